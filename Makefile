@@ -1,0 +1,32 @@
+# Two entry points that work on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+EXTRAS ?= judges,train,perturb,report,test
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE ?= 1
+export WANDB_MODE ?= offline
+
+.PHONY: install demo test test-all lock clean
+
+$(BIN)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -e ".[$(EXTRAS)]"
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/avjudge demo --out demo_out
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-all: install
+	$(BIN)/python -m pytest -q -m "not gpu"
+
+lock: install
+	(grep "^#" constraints.txt; $(BIN)/pip freeze --exclude-editable | sed -E "s/^torch==([0-9.]+)\+cpu/torch==\1/") > constraints.tmp && mv constraints.tmp constraints.txt
+
+clean:
+	rm -rf $(VENV) demo_out .pytest_cache

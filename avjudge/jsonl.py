@@ -1,0 +1,69 @@
+"""Append-only JSONL records: the resumable output format of every batch job."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict]:
+    """Records of a JSONL file; a torn last line (a killed writer) is skipped."""
+    p = Path(path)
+    if not p.exists():
+        return
+    with open(p, encoding="utf-8") as f:
+        lines = f.readlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as err:
+            if i == len(lines) - 1:
+                return  # interrupted mid-write: the record is redone on resume
+            raise ValueError(f"{p}:{i + 1}: not valid JSON ({err})") from err
+
+
+class JsonlWriter:
+    """Appends one record per line and flushes it to disk, so a kill loses at most one line."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._trim_torn_tail()
+        self._f = open(self.path, "a", encoding="utf-8")
+
+    def _trim_torn_tail(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        data = self.path.read_bytes()
+        if not data.endswith(b"\n"):
+            self.path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+    def write(self, record: dict) -> None:
+        self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def write_all(self, records: Iterable[dict]) -> None:
+        for r in records:
+            self.write(r)
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> "JsonlWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def write_json(path: str | Path, obj) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, p)

@@ -1,0 +1,305 @@
+"""Decode a file once into a MediaClip: frames at native or requested fps and size, audio at
+native or requested rate and channel count, over a time window [start, end)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import av
+import numpy as np
+from scipy.signal import resample_poly
+
+from ._open import open_media
+from .clip import MediaClip, file_hash
+from .errors import MediaError
+from .probe import container_duration, stream_origin
+
+# Frame intervals differing from the median by more than this fraction mean variable frame rate.
+VFR_TOLERANCE = 0.05
+# Decoded content may end this much before the declared duration before we call the file truncated.
+TRUNCATION_TOLERANCE_S = 0.25
+
+_ITU_SIDE = 1.0 / math.sqrt(2.0)
+# Gains of each source channel into (left, right) for a stereo downmix (ITU-R BS.775 style; LFE dropped).
+_STEREO_GAINS = {
+    "FL": (1.0, 0.0), "FR": (0.0, 1.0), "FC": (_ITU_SIDE, _ITU_SIDE), "LFE": (0.0, 0.0),
+    "BL": (_ITU_SIDE, 0.0), "BR": (0.0, _ITU_SIDE), "SL": (_ITU_SIDE, 0.0), "SR": (0.0, _ITU_SIDE),
+    "BC": (0.5, 0.5), "FLC": (1.0, 0.0), "FRC": (0.0, 1.0), "TC": (0.5, 0.5),
+}
+_INT_SCALE = {np.dtype(np.int16): 32768.0, np.dtype(np.int32): 2147483648.0}
+
+
+def _frame_samples(frame: av.AudioFrame) -> np.ndarray:
+    """(C, n) float32 from any PyAV sample format."""
+    arr = frame.to_ndarray()
+    nch = frame.layout.nb_channels
+    if not frame.format.is_planar:
+        arr = arr.reshape(-1, nch).T
+    if arr.dtype == np.uint8:
+        return ((arr.astype(np.float32) - 128.0) / 128.0)
+    if arr.dtype in _INT_SCALE:
+        return (arr.astype(np.float32) / _INT_SCALE[arr.dtype])
+    return arr.astype(np.float32, copy=False)
+
+
+def remix(audio: np.ndarray, channel_names: list[str], channels: int) -> np.ndarray:
+    """Mix (C, N) audio to 1 or 2 channels; other counts only pass through unchanged."""
+    have = audio.shape[0]
+    if channels == have:
+        return audio
+    if channels not in (1, 2):
+        raise ValueError(f"can only mix down to 1 or 2 channels, not {channels} (source has {have})")
+    if have == 1:
+        return np.repeat(audio, channels, axis=0)
+    if have == 2:
+        stereo = audio
+    else:
+        gains = np.array([_STEREO_GAINS.get(name, (0.5, 0.5)) for name in channel_names], np.float32)
+        gains /= max(gains.sum(axis=0).max(), 1.0)  # keep a full-scale input from clipping
+        stereo = gains.T @ audio
+    return stereo if channels == 2 else stereo.mean(axis=0, keepdims=True)
+
+
+def resample(audio: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
+    """Zero-phase polyphase resampling of (C, N) audio; timing is preserved exactly."""
+    if rate_in == rate_out:
+        return audio
+    g = math.gcd(rate_in, rate_out)
+    return resample_poly(audio, rate_out // g, rate_in // g, axis=1).astype(np.float32)
+
+
+def _rotate(rgb: np.ndarray, rotation: int) -> np.ndarray:
+    # PyAV reports the display matrix rotation in degrees counter-clockwise.
+    k = (rotation // 90) % 4
+    return np.ascontiguousarray(np.rot90(rgb, k=k)) if k else rgb
+
+
+class _FrameSampler:
+    """Collects frames at native timestamps, or the frame on screen at each target time."""
+
+    def __init__(self, path, start: float, stop: float, fps: float | None, size, nominal_fps):
+        self.path, self.start, self.stop, self.fps, self.size = path, start, stop, fps, size
+        self.nominal_interval = 1.0 / nominal_fps if nominal_fps else None
+        self.frames: list[np.ndarray] = []
+        self.times: list[float] = []
+        self.last_time: float | None = None
+        self.last_frame: av.VideoFrame | None = None
+        self.last_rgb: np.ndarray | None = None
+        if fps is not None:
+            n = max(int(math.ceil((stop - start) * fps - 1e-9)), 0)
+            self.targets = start + np.arange(n) / fps
+        self.next_target = 0
+
+    def _rgb(self, frame: av.VideoFrame) -> np.ndarray:
+        rotation = int(round(frame.rotation)) % 360
+        if self.size is None:
+            rgb = frame.to_ndarray(format="rgb24")
+        else:
+            w, h = self.size
+            if rotation in (90, 270):
+                w, h = h, w
+            rgb = frame.reformat(width=w, height=h, format="rgb24", interpolation="AREA").to_ndarray()
+        return _rotate(rgb, rotation)
+
+    @property
+    def done(self) -> bool:
+        return self.last_time is not None and self.last_time >= self.stop
+
+    def push(self, frame: av.VideoFrame, t: float) -> None:
+        if self.fps is None:
+            if self.start - 1e-6 <= t < self.stop - 1e-6:
+                self.frames.append(self._rgb(frame))
+                self.times.append(t)
+        else:
+            self._emit_until(t)
+            self.last_frame, self.last_rgb = frame, None
+        self.last_time = t
+
+    def _emit_until(self, t: float) -> None:
+        """Targets before time t are showing the previous frame."""
+        while self.next_target < len(self.targets) and self.targets[self.next_target] < t - 1e-6:
+            if self.last_frame is None:  # stream begins after the target: show its first frame
+                return
+            if self.last_rgb is None:
+                self.last_rgb = self._rgb(self.last_frame)
+            self.frames.append(self.last_rgb)
+            self.times.append(float(self.targets[self.next_target]))
+            self.next_target += 1
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray, float]:
+        if self.fps is not None:
+            self._emit_until(math.inf)
+        if not self.frames:
+            raise MediaError(self.path, f"no video frames in the window [{self.start:.3f}, {self.stop:.3f}) s")
+        times = np.asarray(self.times, np.float64)
+        fps = self.fps
+        if fps is None:
+            if len(times) > 1:
+                deltas = np.diff(times)
+                median = float(np.median(deltas))
+                spread = np.abs(deltas - median).max()
+                if median <= 0 or spread > VFR_TOLERANCE * median:
+                    raise MediaError(
+                        self.path,
+                        f"variable frame rate (frame intervals from {deltas.min() * 1e3:.1f} to "
+                        f"{deltas.max() * 1e3:.1f} ms); pass fps=... (CLI: --fps) to sample it at a constant rate",
+                    )
+                nominal = 1.0 / self.nominal_interval if self.nominal_interval else None
+                # Keep the exact container rate (e.g. 30000/1001) when the intervals agree with it.
+                fps = nominal if nominal and abs(median * nominal - 1.0) < 1e-3 else 1.0 / median
+            else:
+                fps = 1.0 / self.nominal_interval if self.nominal_interval else 1.0
+        return np.stack(self.frames), times, float(fps)
+
+    def content_end(self) -> float:
+        if self.last_time is None:
+            return self.start
+        step = self.nominal_interval or (1.0 / self.fps if self.fps else 0.0)
+        return self.last_time + step
+
+
+class _AudioAssembler:
+    """Places decoded audio frames at their timestamps in a buffer covering [start, stop)."""
+
+    def __init__(self, start: float, stop: float):
+        self.start, self.stop = start, stop
+        self.chunks: list[tuple[int, np.ndarray]] = []
+        self.rate: int | None = None
+        self.channel_names: list[str] = []
+        self.cursor: int | None = None  # next expected sample offset, for frames without pts
+        self.end_time: float | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.end_time is not None and self.end_time >= self.stop
+
+    def push(self, frame: av.AudioFrame, t: float | None) -> None:
+        if self.rate is None:
+            self.rate = frame.sample_rate
+            self.channel_names = [ch.name for ch in frame.layout.channels]
+        samples = _frame_samples(frame)
+        offset = round((t - self.start) * self.rate) if t is not None else (self.cursor or 0)
+        self.chunks.append((offset, samples))
+        self.cursor = offset + samples.shape[1]
+        self.end_time = self.start + self.cursor / self.rate
+
+    def finish(self, path, sample_rate: int | None, channels: int | None) -> tuple[np.ndarray, int]:
+        if self.rate is None:
+            raise MediaError(path, f"no audio samples in the window [{self.start:.3f}, {self.stop:.3f}) s")
+        n = int(round((self.stop - self.start) * self.rate))
+        nch = self.chunks[0][1].shape[0]
+        buf = np.zeros((nch, n), np.float32)
+        for offset, data in self.chunks:
+            lo, hi = max(offset, 0), min(offset + data.shape[1], n)
+            if hi > lo:
+                buf[:, lo:hi] = data[:, lo - offset:hi - offset]
+        if channels is not None:
+            buf = remix(buf, self.channel_names, channels)
+        rate = sample_rate or self.rate
+        if rate != self.rate:
+            buf = resample(buf, self.rate, rate)
+            want = int(round((self.stop - self.start) * rate))
+            buf = buf[:, :want] if buf.shape[1] >= want else np.pad(buf, ((0, 0), (0, want - buf.shape[1])))
+        return np.ascontiguousarray(buf, dtype=np.float32), rate
+
+
+def _check_args(fps, size, sample_rate, channels, start, end) -> None:
+    if fps is not None and fps <= 0:
+        raise ValueError(f"fps must be positive, got {fps}")
+    if size is not None and (len(size) != 2 or min(size) <= 0):
+        raise ValueError(f"size must be (width, height) with positive values, got {size}")
+    if sample_rate is not None and sample_rate <= 0:
+        raise ValueError(f"sample_rate must be positive, got {sample_rate}")
+    if channels is not None and channels <= 0:
+        raise ValueError(f"channels must be positive, got {channels}")
+    if start < 0 or (end is not None and end <= start):
+        raise ValueError(f"need 0 <= start < end, got start={start}, end={end}")
+
+
+def decode(
+    path: str | Path,
+    *,
+    video: bool = True,
+    audio: bool = True,
+    fps: float | None = None,
+    size: tuple[int, int] | None = None,
+    sample_rate: int | None = None,
+    channels: int | None = None,
+    start: float = 0.0,
+    end: float | None = None,
+    compute_hash: bool = True,
+) -> MediaClip:
+    """Decode ``path`` into a MediaClip in one demuxing pass.
+
+    ``video`` / ``audio`` say which streams are required: a missing required stream is a
+    MediaError. ``fps=None`` keeps native frames (and rejects variable frame rate);
+    ``fps=f`` returns the frame on screen at ``start + k / f``. Rotation metadata is applied.
+    """
+    if not (video or audio):
+        raise ValueError("decode needs video=True or audio=True")
+    _check_args(fps, size, sample_rate, channels, start, end)
+    with open_media(path) as c:
+        vs = c.streams.video[0] if c.streams.video else None
+        aus = c.streams.audio[0] if c.streams.audio else None
+        if video and vs is None:
+            hint = "; decode with video=False to read its audio" if aus is not None else ""
+            raise MediaError(path, f"has no video stream{hint}")
+        if audio and aus is None:
+            hint = "; decode with audio=False to read its frames" if vs is not None else ""
+            raise MediaError(path, f"has no audio stream{hint}")
+        origin = stream_origin(c)
+        declared = container_duration(c)
+        if declared is not None and start >= declared:
+            raise MediaError(path, f"window starts at {start:.3f} s but the file lasts {declared:.3f} s")
+        stop = end if declared is None else min(end or declared, declared)
+        if stop is None:
+            raise MediaError(path, "duration unknown; pass end=... to bound the window")
+        sampler = assembler = None
+        streams = []
+        if video:
+            vs.thread_type = "AUTO"
+            nominal = vs.average_rate or vs.guessed_rate
+            sampler = _FrameSampler(path, start, stop, fps, size, float(nominal) if nominal else None)
+            streams.append(vs)
+        if audio:
+            assembler = _AudioAssembler(start, stop)
+            streams.append(aus)
+        if start > 0:
+            c.seek(int((start + origin) * av.time_base), backward=True)
+        last_t = start
+        try:
+            for packet in c.demux(*streams):
+                for frame in packet.decode():
+                    t = None if frame.time is None else frame.time - origin
+                    if isinstance(frame, av.VideoFrame):
+                        if t is None:
+                            raise MediaError(path, "video frame without a timestamp")
+                        sampler.push(frame, t)
+                    else:
+                        assembler.push(frame, t)
+                    last_t = t if t is not None else last_t
+                if (sampler is None or sampler.done) and (assembler is None or assembler.done):
+                    break
+        except av.error.FFmpegError as err:
+            raise MediaError(path, f"corrupt data near {last_t:.2f} s ({err.strerror or err})") from err
+        frames = timestamps = samples = None
+        out_fps = rate = None
+        if sampler is not None:
+            frames, timestamps, out_fps = sampler.finish()
+            _check_truncation(path, "video", sampler.content_end(), stop)
+        if assembler is not None:
+            _check_truncation(path, "audio", assembler.end_time or start, stop)
+            samples, rate = assembler.finish(path, sample_rate, channels)
+    return MediaClip(
+        frames=frames, fps=out_fps, timestamps=timestamps, audio=samples, sample_rate=rate,
+        duration=float(stop - start), start=float(start), source=str(path),
+        content_hash=file_hash(path) if compute_hash else None,
+    )
+
+
+def _check_truncation(path, kind: str, content_end: float, stop: float) -> None:
+    if content_end < stop - TRUNCATION_TOLERANCE_S:
+        raise MediaError(
+            path, f"truncated: the {kind} stream ends at {content_end:.2f} s but the file declares "
+            f"{stop:.2f} s; re-encode or re-download it"
+        )

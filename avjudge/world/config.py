@@ -1,0 +1,46 @@
+"""The world's configuration."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..config import ConfigError
+from . import speech as tts
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    n: int = 20
+    seed: int = 0
+    duration: float = 8.0
+    max_duration: float | None = None  # durations drawn uniformly from [duration, max_duration]
+    width: int = 256
+    height: int = 256
+    fps: float = 25.0
+    sample_rate: int = 16000
+    min_objects: int = 1
+    max_objects: int = 4
+    sounding_prob: float = 0.8
+    ambience_prob: float = 0.6
+    speech: Literal["auto", "on", "off"] = "auto"  # auto: speak when espeak-ng is installed
+    speech_prob: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ConfigError(f"n must be at least 1, got {self.n}")
+        lo = self.duration
+        hi = self.max_duration if self.max_duration is not None else lo
+        if not 1.0 <= lo <= hi <= 60.0:
+            raise ConfigError(f"durations must satisfy 1 <= duration <= max_duration <= 60, got {lo}..{hi}")
+        if self.width % 2 or self.height % 2 or min(self.width, self.height) < 32:
+            raise ConfigError(f"size must be even and at least 32x32 (H.264 needs even sizes), got {self.width}x{self.height}")
+        if not 1 <= self.min_objects <= self.max_objects <= 4:
+            raise ConfigError("objects per clip must satisfy 1 <= min_objects <= max_objects <= 4")
+        if self.speech == "on" and not tts.espeak_available():
+            raise ConfigError("speech=on needs espeak-ng (apt-get install espeak-ng); or use speech=off")
+
+    @property
+    def effective_speech_prob(self) -> float:
+        if self.speech == "off" or (self.speech == "auto" and not tts.espeak_available()):
+            return 0.0
+        return self.speech_prob

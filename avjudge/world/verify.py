@@ -1,0 +1,129 @@
+"""Check decoded clips against their ground truth, looking only at pixels and samples.
+
+Nothing here calls the renderer or the synthesiser: events are found from object colours
+in the decoded frames and onsets from the decoded waveform, then matched to world.jsonl.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..media import MediaClip
+from . import vocab
+
+COLOUR_TOLERANCE = 40  # max per-channel distance of a decoded pixel from its object's colour
+ONSET_TOLERANCE_S = 0.005
+
+
+@dataclass
+class VerifyResult:
+    visual_expected: int = 0
+    visual_found: int = 0
+    visual_spurious: int = 0
+    onsets_expected: int = 0
+    onsets_found: int = 0
+    onsets_spurious: int = 0
+    onsets_checked: bool = False
+    max_visual_error_s: float = 0.0
+    max_onset_error_s: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _colour_mask(frames: np.ndarray, rgb) -> np.ndarray:
+    diff = np.abs(frames.astype(np.int16) - np.asarray(rgb, np.int16)).max(axis=-1)
+    return diff < COLOUR_TOLERANCE
+
+
+def _runs(active: np.ndarray) -> list[int]:
+    """Start indices of runs of True."""
+    starts = np.flatnonzero(active & ~np.concatenate([[False], active[:-1]]))
+    return starts.tolist()
+
+
+def _robust_trend(t: np.ndarray, y: np.ndarray, degree: int) -> np.ndarray:
+    """Polynomial fit refitted on the half of the frames closest to it, so events do not bend it."""
+    keep = np.ones_like(t, bool)
+    for _ in range(4):
+        coef = np.polyfit(t[keep], y[keep], degree)
+        residual = np.abs(y - np.polyval(coef, t))
+        keep = residual <= np.quantile(residual, 0.5)
+    return np.polyval(coef, t)
+
+
+def _object_activity(clip: MediaClip, obj: dict) -> np.ndarray:
+    """Frames in which the object shows its event look, found from its colour alone.
+
+    Objects move and scale linearly in time, so area follows a quadratic and the centroid a
+    line; an event is a departure from that trend.
+    """
+    own = _colour_mask(clip.frames, vocab.COLOURS[obj["colour"]])
+    area = own.sum(axis=(1, 2)).astype(float)
+    t = clip.timestamps
+    base_area = _robust_trend(t, area, 2)
+    if obj["event_kind"] == "flash":
+        return area < 0.3 * base_area
+    if obj["event_kind"] == "pulse":
+        return area > 1.4 * base_area
+    ys = np.arange(clip.frames.shape[1])[None, :]
+    cy = (own.sum(axis=2) * ys).sum(axis=1) / np.maximum(area, 1)
+    radius_px = np.sqrt(np.maximum(base_area, 1) / np.pi)
+    return _robust_trend(t, cy, 1) - cy > 0.35 * radius_px
+
+
+def _match(found: list[float], expected: list[float], tolerance: float) -> tuple[int, int, float]:
+    """Greedy one-to-one matching: (matched, spurious, largest error of a match)."""
+    left = list(expected)
+    matched, worst = 0, 0.0
+    for t in found:
+        if not left:
+            break
+        j = int(np.argmin([abs(t - e) for e in left]))
+        if abs(t - left[j]) <= tolerance:
+            worst = max(worst, abs(t - left[j]))
+            matched += 1
+            left.pop(j)
+    return matched, len(found) - matched, worst
+
+
+def detect_onsets(signal: np.ndarray, sample_rate: int, threshold: float = 0.05, min_gap_s: float = 0.1) -> np.ndarray:
+    """Times where |signal| rises above threshold after at least min_gap_s below it."""
+    loud = np.flatnonzero(np.abs(signal) > threshold)
+    if loud.size == 0:
+        return np.zeros(0)
+    starts = [loud[0]] + [b for a, b in zip(loud[:-1], loud[1:]) if b - a > min_gap_s * sample_rate]
+    return np.asarray(starts, float) / sample_rate
+
+
+def verify_clip(clip: MediaClip, record: dict) -> VerifyResult:
+    """Match the clip's visual events and (in clips without ambience or speech) its onsets."""
+    scene = record["scene"]
+    result = VerifyResult()
+    frame_step = 1.0 / clip.fps
+    for i, obj in enumerate(scene["objects"]):
+        expected = [e["time"] for e in scene["events"] if e["object"] == i]
+        found = [float(clip.timestamps[k]) for k in _runs(_object_activity(clip, obj))]
+        matched, spurious, worst = _match(found, expected, frame_step + 1e-6)
+        result.visual_expected += len(expected)
+        result.visual_found += matched
+        result.visual_spurious += spurious
+        result.max_visual_error_s = max(result.max_visual_error_s, worst)
+    if result.visual_found < result.visual_expected or result.visual_spurious:
+        result.problems.append(f"visual events: {result.visual_found}/{result.visual_expected} found, "
+                               f"{result.visual_spurious} spurious")
+    quiet = scene["ambience"] == "none" and scene["speech"] is None
+    if quiet and clip.audio is not None:
+        result.onsets_checked = True
+        expected = record["onsets"]
+        found = detect_onsets(clip.mono_audio(), clip.sample_rate).tolist()
+        matched, spurious, worst = _match(found, expected, ONSET_TOLERANCE_S)
+        result.onsets_expected, result.onsets_found, result.onsets_spurious = len(expected), matched, spurious
+        result.max_onset_error_s = worst
+        if matched < len(expected) or spurious:
+            result.problems.append(f"audio onsets: {matched}/{len(expected)} within {ONSET_TOLERANCE_S * 1e3:.0f} ms, "
+                                   f"{spurious} spurious")
+    return result

@@ -1,0 +1,104 @@
+"""Fixture builders and skip markers shared by the tests."""
+import shutil
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+requires_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs the ffmpeg binary (apt-get install ffmpeg)")
+requires_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng (apt-get install espeak-ng)")
+
+
+def colour_of_frame(k: int) -> tuple[int, int, int]:
+    """A distinct, codec-friendly colour per frame index."""
+    return ((37 * k) % 200 + 28, (91 * k) % 200 + 28, (53 * k) % 200 + 28)
+
+
+def coloured_frames(n: int, width: int, height: int) -> np.ndarray:
+    frames = np.zeros((n, height, width, 3), np.uint8)
+    for k in range(n):
+        frames[k] = colour_of_frame(k)
+    return frames
+
+
+def click_track(onsets, duration: float, sample_rate: int, channels: int = 1) -> np.ndarray:
+    """Silence with a 10 ms 1 kHz burst starting at each onset."""
+    audio = np.zeros((channels, int(round(duration * sample_rate))), np.float32)
+    burst = 0.6 * np.sin(2 * np.pi * 1000 * np.arange(int(0.01 * sample_rate)) / sample_rate)
+    for t in onsets:
+        i = int(round(t * sample_rate))
+        audio[:, i:i + len(burst)] = burst
+    return audio
+
+
+def detect_onsets(signal: np.ndarray, sample_rate: int, threshold: float = 0.1, min_gap: float = 0.05) -> np.ndarray:
+    """Times where |signal| first rises above threshold after at least min_gap of quiet."""
+    loud = np.flatnonzero(np.abs(signal) > threshold)
+    if loud.size == 0:
+        return np.zeros(0)
+    starts = [loud[0]] + [b for a, b in zip(loud[:-1], loud[1:]) if b - a > min_gap * sample_rate]
+    return np.asarray(starts) / sample_rate
+
+
+def write_vfr_video(path: Path, intervals_ms, size=(64, 48)) -> None:
+    """H.264 in mp4 whose frame intervals are the given milliseconds."""
+    with av.open(str(path), "w") as c:
+        s = c.add_stream("libx264", rate=25)
+        s.width, s.height, s.pix_fmt = size[0], size[1], "yuv420p"
+        s.time_base = Fraction(1, 1000)
+        s.codec_context.time_base = Fraction(1, 1000)
+        pts = 0
+        for k, dt in enumerate(intervals_ms):
+            frame = av.VideoFrame.from_ndarray(np.full((size[1], size[0], 3), colour_of_frame(k), np.uint8), format="rgb24")
+            frame.pts = pts
+            frame.time_base = Fraction(1, 1000)
+            pts += dt
+            for p in s.encode(frame):
+                c.mux(p)
+        for p in s.encode(None):
+            c.mux(p)
+
+
+def write_odd_size_video(path: Path, width: int, height: int, n: int = 10) -> None:
+    """H.264 4:4:4 allows odd sizes (4:2:0, which encode_video writes, does not)."""
+    with av.open(str(path), "w") as c:
+        s = c.add_stream("libx264", rate=25)
+        s.width, s.height, s.pix_fmt = width, height, "yuv444p"
+        for k in range(n):
+            frame = av.VideoFrame.from_ndarray(np.full((height, width, 3), colour_of_frame(k), np.uint8), format="rgb24")
+            for p in s.encode(frame):
+                c.mux(p)
+        for p in s.encode(None):
+            c.mux(p)
+
+
+def ffmpeg(*args: str) -> None:
+    subprocess.run(["ffmpeg", "-y", "-loglevel", "error", *args], check=True)
+
+
+def ffmpeg_rgb_frames(path: Path) -> np.ndarray:
+    """Frames as the ffmpeg CLI displays them (autorotation applied): an independent reference."""
+    info = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height:stream_side_data=rotation",
+         "-of", "default=nw=1", str(path)], check=True, capture_output=True, text=True).stdout
+    fields = dict(line.split("=", 1) for line in info.split() if "=" in line)
+    w, h = int(fields["width"]), int(fields["height"])
+    if int(float(fields.get("rotation", 0))) % 180:
+        w, h = h, w
+    raw = subprocess.run(["ffmpeg", "-loglevel", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                         check=True, capture_output=True).stdout
+    return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
+
+
+def remux_faststart(src: Path, dst: Path) -> None:
+    """Copy every packet into an mp4 whose index (moov) precedes the data, as streaming files do."""
+    with av.open(str(src)) as inp, av.open(str(dst), "w", options={"movflags": "faststart"}) as out:
+        streams = {s.index: out.add_stream_from_template(s) for s in inp.streams}
+        for packet in inp.demux():
+            if packet.dts is None:
+                continue
+            packet.stream = streams[packet.stream.index]
+            out.mux(packet)

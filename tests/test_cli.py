@@ -1,0 +1,57 @@
+import json
+
+import pytest
+
+from avjudge.cli import COMMANDS, build_parser, main
+from avjudge.media import encode_audio
+
+from .helpers import click_track
+
+
+def test_every_command_has_help(capsys):
+    for words in COMMANDS:
+        with pytest.raises(SystemExit) as exit_:
+            main([*words, "--help"])
+        assert exit_.value.code == 0
+        out = capsys.readouterr().out
+        assert "usage: avjudge " + " ".join(words) in out
+        assert COMMANDS[words].description.splitlines()[0] in out
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "avjudge demo" in capsys.readouterr().out
+
+
+def test_world_make_and_probe(tmp_path, capsys):
+    assert main(["world", "make", "--out", str(tmp_path / "w"), "--n", "2", "--duration", "2", "--size", "64x48",
+                 "--speech", "off", "--no-progress"]) == 0
+    assert json.loads((tmp_path / "w" / "world_summary.json").read_text())["clips"] == 2
+    capsys.readouterr()
+    clip = next((tmp_path / "w" / "clips").iterdir())
+    encode_audio(tmp_path / "a.wav", click_track([0.1], 1.0, 8000), 8000)
+    (tmp_path / "bad.mp4").write_text("not media")
+    assert main(["media", "probe", str(clip), str(tmp_path / "a.wav"), str(tmp_path / "bad.mp4")]) == 1
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines[0]["video"]["width"] == 64 and lines[0]["video"]["height"] == 48
+    assert lines[1]["video"] is None and lines[1]["audio"]["sample_rate"] == 8000
+    assert "not a readable" in lines[2]["error"]
+
+
+def test_bad_configuration_is_a_clear_error(tmp_path, capsys):
+    assert main(["world", "make", "--out", str(tmp_path), "--size", "63x64", "--no-progress"]) == 2
+    assert "even" in capsys.readouterr().err
+
+
+def test_bad_size_flag():
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["world", "make", "--out", "x", "--size", "big"])
+
+
+def test_demo_verifies_its_world(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--n", "3"]) == 0
+    report = json.loads((tmp_path / "demo_report.json").read_text())
+    checks = report["verification"]
+    assert checks["clips"] == checks["clips_ok"] == 3 and not checks["errors"]
+    assert checks["visual_found"] == checks["visual_events"] > 0
+    assert "ground truth after decoding: 3/3" in capsys.readouterr().out
