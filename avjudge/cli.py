@@ -117,6 +117,49 @@ def _probe(args: argparse.Namespace) -> int:
 register("media probe", "print stream facts of media files as JSON lines", _probe_args, _probe)
 
 
+# ---- judges ----------------------------------------------------------------------------
+
+def _score_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--judge", required=True, choices=["av", "vt", "at"], help="which consistency to judge")
+    p.add_argument("--checkpoint", required=True, type=Path, help="local checkpoint directory")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--video", type=Path, action="append", help="a media file (repeatable)")
+    src.add_argument("--manifest", type=Path,
+                     help="JSONL of {id, video, captions: {video, audio, utterance}} (world.jsonl works)")
+    p.add_argument("--text", help="description for --video with the vt/at judges")
+    p.add_argument("--out", required=True, type=Path, help="results JSONL; rerun to resume")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: AVBench's 1.0)")
+    p.add_argument("--max-pixels", type=int, help="pixels per frame (default: AVBench's per judge)")
+    p.add_argument("--long-audio", choices=["error", "head"], default="error",
+                   help="audio longer than the model's window: report an error, or score its beginning")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _score(args: argparse.Namespace) -> int:
+    from .judges import Judge
+    from .judges.batch import file_items, manifest_items, score_items
+
+    judge = Judge.load(args.judge, args.checkpoint, batch_size=args.batch_size, fps=args.fps,
+                       max_pixels=args.max_pixels, long_audio=args.long_audio, device=args.device, dtype=args.dtype)
+    items = manifest_items(args.manifest) if args.manifest else file_items(args.video, args.text)
+    summary = score_items(judge, items, args.out, progress=not args.no_progress)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+register("score", "score clips with a Yes/No judge: S = P(Yes) / (P(Yes) + P(No))", _score_args, _score,
+         "Score each clip with one judge and append one JSON line per clip to OUT, with\n"
+         "score, delta (log P(Yes) - log P(No)), mass (P(Yes) + P(No)) and yes/no probabilities.\n"
+         "A clip that cannot be read gets an `error` and no score (never 0). Rerunning with the\n"
+         "same OUT resumes; OUT's .summary.json counts errors.\n\n"
+         "examples:\n"
+         "  avjudge score --judge av --checkpoint ckpt/av --manifest world/world.jsonl --out av.jsonl\n"
+         "  avjudge score --judge vt --checkpoint ckpt/vt --video a.mp4 --text \"a red circle moves left\" --out r.jsonl")
+
+
 # ---- demo ------------------------------------------------------------------------------
 
 def _demo_args(p: argparse.ArgumentParser) -> None:

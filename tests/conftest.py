@@ -20,3 +20,19 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def tiny_judges(tmp_path_factory):
+    from avjudge.judges.tiny import make_tiny_judges
+
+    return make_tiny_judges(tmp_path_factory.mktemp("tiny_judges"))
+
+
+@pytest.fixture(scope="session")
+def small_world(tmp_path_factory):
+    from avjudge.world import WorldConfig, make_world
+
+    out = tmp_path_factory.mktemp("small_world")
+    make_world(WorldConfig(n=6, seed=21, duration=3.0, max_duration=5.0), out, progress=False)
+    return out

@@ -1,0 +1,285 @@
+"""Model adapters: turn judge samples into one model's inputs and return next-token logits.
+
+One registry keyed by the checkpoint's ``model_type``. Checkpoints load only from a local
+directory (``local_files_only``), never with ``trust_remote_code`` unless asked.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+from .media_inputs import VisionPreprocess, audio_feature_tokens, log_mel_torch, video_patches, video_patches_torch
+from .prompts import render_prompt
+
+
+class CheckpointError(Exception):
+    """A judge checkpoint directory that cannot be used, with what to do about it."""
+
+
+@dataclass
+class JudgeSample:
+    """One thing to judge: frames sampled at the judge's fps, 16 kHz mono audio, texts."""
+    frames: np.ndarray | None = None
+    fps: float | None = None
+    audio: np.ndarray | None = None
+    text: str | None = None
+    utterance: str | None = None
+
+
+@dataclass
+class PreparedSample:
+    """Model-ready pieces of one sample, built on the CPU (in DataLoader workers when training)."""
+    input_ids: list[int]
+    pixel_values_videos: np.ndarray | None = None
+    video_grid_thw: tuple[int, int, int] | None = None
+    video_second_per_grid: float | None = None
+    input_features: np.ndarray | None = None
+    feature_attention_mask: np.ndarray | None = None
+
+    @property
+    def length(self) -> int:
+        return len(self.input_ids)
+
+
+def _read_json(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def resolve_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    if dtype == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    try:
+        return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+    except KeyError as err:
+        raise ValueError(f"dtype must be auto, float32, bfloat16 or float16, not {dtype!r}") from err
+
+
+class Adapter:
+    """Base: tokenisation, audio features, left-padded collation, last-position logits."""
+
+    family: ClassVar[str]
+    model_types: ClassVar[tuple[str, ...]]
+
+    def __init__(self, model, tokenizer, feature_extractor, vision: VisionPreprocess | None, checkpoint: Path):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.feature_extractor = feature_extractor
+        self.vision = vision
+        self.checkpoint = checkpoint
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    # -- loading ---------------------------------------------------------------------------
+    @classmethod
+    def model_class(cls):
+        raise NotImplementedError
+
+    @classmethod
+    def load(cls, checkpoint: Path, device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
+             config=None) -> "Adapter":
+        from transformers import AutoTokenizer, WhisperFeatureExtractor
+
+        dev = resolve_device(device)
+        kwargs = dict(local_files_only=True, trust_remote_code=trust_remote_code, dtype=resolve_dtype(dtype, dev))
+        if config is not None:
+            kwargs["config"] = config
+        model = cls.model_class().from_pretrained(str(checkpoint), **kwargs).to(dev).eval()
+        tokenizer = AutoTokenizer.from_pretrained(str(checkpoint), local_files_only=True)
+        feature_extractor = WhisperFeatureExtractor.from_pretrained(str(checkpoint), local_files_only=True)
+        pre = _read_json(checkpoint / "preprocessor_config.json")
+        vision = VisionPreprocess.from_config(pre) if cls.family == "qwen2_5_omni" else None
+        return cls(model, tokenizer, feature_extractor, vision, checkpoint)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def max_audio_seconds(self) -> float:
+        return self.feature_extractor.n_samples / self.feature_extractor.sampling_rate
+
+    # -- inputs ----------------------------------------------------------------------------
+    def audio_features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        fe = self.feature_extractor
+        out = fe(audio, sampling_rate=fe.sampling_rate, padding="max_length", return_attention_mask=True,
+                 return_tensors="np")
+        mask = out["attention_mask"][0].astype(np.int64)
+        return out["input_features"][0].astype(np.float32), mask, audio_feature_tokens(int(mask.sum()))
+
+    def token_ids(self, text: str, video_tokens: int = 0, audio_tokens: int = 0) -> list[int]:
+        """Tokenise a rendered prompt, expanding each media placeholder to its token count."""
+        text = text.replace("<|VIDEO|>", "<|VIDEO|>" * video_tokens).replace("<|AUDIO|>", "<|AUDIO|>" * audio_tokens)
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def prepare(self, task: str, sample: JudgeSample, answer: str | None = None,
+                system: str | None = None) -> PreparedSample:
+        raise NotImplementedError
+
+    def collate(self, samples: list[PreparedSample]) -> dict[str, torch.Tensor]:
+        width = max(s.length for s in samples)
+        ids = torch.full((len(samples), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(samples), width), dtype=torch.long)
+        for i, s in enumerate(samples):
+            ids[i, width - s.length:] = torch.tensor(s.input_ids)
+            mask[i, width - s.length:] = 1
+        batch: dict[str, torch.Tensor] = {"input_ids": ids, "attention_mask": mask}
+        if samples[0].input_features is not None:
+            batch["input_features"] = torch.from_numpy(np.stack([s.input_features for s in samples]))
+            batch["feature_attention_mask"] = torch.from_numpy(np.stack([s.feature_attention_mask for s in samples]))
+        if samples[0].pixel_values_videos is not None:
+            batch["pixel_values_videos"] = torch.from_numpy(np.concatenate([s.pixel_values_videos for s in samples]))
+            batch["video_grid_thw"] = torch.tensor([s.video_grid_thw for s in samples], dtype=torch.long)
+            batch["video_second_per_grid"] = torch.tensor([s.video_second_per_grid for s in samples])
+        return batch
+
+    # -- forward ---------------------------------------------------------------------------
+    def _to_model(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        dtype = next(self.model.parameters()).dtype
+        out = {}
+        for key, value in batch.items():
+            value = value.to(self.device)
+            out[key] = value.to(dtype) if value.is_floating_point() and key != "video_second_per_grid" else value
+        return out
+
+    def forward_kwargs(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return batch
+
+    def next_token_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(B, V) float32 logits of the token after each (left-padded) prompt; raw, no processors."""
+        outputs = self.model.model(**self.forward_kwargs(self._to_model(batch)), use_cache=False)
+        return self.model.lm_head(outputs.last_hidden_state[:, -1]).float()
+
+
+class Qwen25OmniThinkerAdapter(Adapter):
+    """Qwen2.5-Omni thinker: frames as a video item plus the audio as a separate audio item."""
+
+    family = "qwen2_5_omni"
+    model_types = ("qwen2_5_omni_thinker", "qwen2_5_omni")
+
+    def __init__(self, *args, use_audio_in_video: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.use_audio_in_video = use_audio_in_video
+
+    @classmethod
+    def model_class(cls):
+        from transformers import Qwen2_5OmniThinkerForConditionalGeneration
+
+        return Qwen2_5OmniThinkerForConditionalGeneration
+
+    @classmethod
+    def load(cls, checkpoint: Path, **kwargs) -> "Adapter":
+        config = _read_json(checkpoint / "config.json")
+        if config.get("model_type") == "qwen2_5_omni":  # full model: load the thinker, never the talker
+            from transformers import Qwen2_5OmniConfig
+
+            kwargs["config"] = Qwen2_5OmniConfig.from_pretrained(str(checkpoint), local_files_only=True).thinker_config
+        return super().load(checkpoint, **kwargs)
+
+    def prepare(self, task, sample, answer=None, system=None):
+        video_tokens = audio_tokens = 0
+        prepared = PreparedSample(input_ids=[])
+        if sample.frames is not None:
+            patches, grid = video_patches(sample.frames, self.vision)
+            prepared.pixel_values_videos, prepared.video_grid_thw = patches, grid
+            prepared.video_second_per_grid = self.vision.temporal_patch_size / sample.fps
+            video_tokens = self.vision.tokens(grid)
+        if sample.audio is not None:
+            prepared.input_features, prepared.feature_attention_mask, audio_tokens = self.audio_features(sample.audio)
+        text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system)
+        prepared.input_ids = self.token_ids(text, video_tokens, audio_tokens)
+        return prepared
+
+    def forward_kwargs(self, batch):
+        return {**batch, "use_audio_in_video": self.use_audio_in_video}
+
+    def differentiable_inputs(self, task: str, frames: torch.Tensor | None, fps: float | None,
+                              waveform: torch.Tensor | None, text: str | None, utterance: str | None):
+        """Inputs whose pixel values and audio features keep their autograd history."""
+        batch: dict[str, torch.Tensor] = {}
+        video_tokens = audio_tokens = 0
+        if frames is not None:
+            patches, grid = video_patches_torch(frames, self.vision)
+            batch.update(pixel_values_videos=patches, video_grid_thw=torch.tensor([grid]),
+                         video_second_per_grid=torch.tensor([self.vision.temporal_patch_size / fps]))
+            video_tokens = self.vision.tokens(grid)
+        if waveform is not None:
+            features, mask, audio_tokens = _differentiable_audio(self, waveform)
+            batch.update(input_features=features, feature_attention_mask=mask)
+        ids = self.token_ids(render_prompt(task, self.family, text, utterance), video_tokens, audio_tokens)
+        batch.update(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long))
+        return batch
+
+
+class Qwen2AudioAdapter(Adapter):
+    """Qwen2-Audio: one audio item, always padded to the encoder's 30 s window."""
+
+    family = "qwen2_audio"
+    model_types = ("qwen2_audio",)
+
+    @classmethod
+    def model_class(cls):
+        from transformers import Qwen2AudioForConditionalGeneration
+
+        return Qwen2AudioForConditionalGeneration
+
+    def prepare(self, task, sample, answer=None, system=None):
+        if sample.audio is None:
+            raise ValueError("the Qwen2-Audio judge needs audio")
+        features, mask, audio_tokens = self.audio_features(sample.audio)
+        text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system)
+        return PreparedSample(input_ids=self.token_ids(text, 0, audio_tokens), input_features=features,
+                              feature_attention_mask=mask)
+
+    def forward_kwargs(self, batch):
+        # Positions count real tokens only, so a left-padded row matches the same row alone.
+        position_ids = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+        return {**batch, "position_ids": position_ids}
+
+    def differentiable_inputs(self, task, frames, fps, waveform, text, utterance):
+        features, mask, audio_tokens = _differentiable_audio(self, waveform)
+        ids = self.token_ids(render_prompt(task, self.family, text, utterance), 0, audio_tokens)
+        return {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long),
+                "input_features": features, "feature_attention_mask": mask}
+
+
+def _differentiable_audio(adapter: Adapter, waveform: torch.Tensor):
+    fe = adapter.feature_extractor
+    n = waveform.shape[-1]
+    padded = torch.nn.functional.pad(waveform, (0, fe.n_samples - n))
+    features = log_mel_torch(padded, fe)[None]
+    valid = min(n // fe.hop_length, features.shape[-1])
+    mask = torch.zeros(1, features.shape[-1], dtype=torch.long)
+    mask[0, :valid] = 1
+    return features, mask, audio_feature_tokens(valid)
+
+
+ADAPTERS: dict[str, type[Adapter]] = {
+    model_type: cls for cls in (Qwen25OmniThinkerAdapter, Qwen2AudioAdapter) for model_type in cls.model_types
+}
+
+
+def adapter_for(checkpoint: str | Path) -> type[Adapter]:
+    path = Path(checkpoint)
+    if not (path / "config.json").is_file():
+        raise CheckpointError(
+            f"{path}: no config.json; pass a local checkpoint directory (downloaded beforehand, e.g. with "
+            "`huggingface-cli download Qwen/Qwen2.5-Omni-7B --local-dir DIR`), or build tiny judges with "
+            "`python scripts/make_tiny_judges.py`"
+        )
+    model_type = _read_json(path / "config.json").get("model_type")
+    if model_type not in ADAPTERS:
+        raise CheckpointError(f"{path}: model_type {model_type!r} has no adapter; supported: {sorted(ADAPTERS)}")
+    missing = [f for f in ("tokenizer_config.json", "preprocessor_config.json") if not (path / f).exists()]
+    if missing:
+        raise CheckpointError(f"{path}: missing {missing}; copy them from the base model's repository")
+    return ADAPTERS[model_type]

@@ -1,0 +1,162 @@
+"""`Judge`: load a checkpoint for one task and score clips in true batches."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal, Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ..media import MediaClip, MediaError, decode, resample
+from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for
+from .calibration import load_temperature
+from .prompts import task as get_task
+from .scorer import NO_VARIANTS, YES_VARIANTS, ScoreResult, YesNoHead
+
+# AVBench's frame sampling per task (fps, max pixels per frame).
+TASK_VISION_DEFAULTS = {"av": (1.0, 480 * 640), "vt": (1.0, 360 * 420), "at": (1.0, 480 * 640)}
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    task: str
+    fps: float | None = None  # None: the task's AVBench default
+    max_pixels: int | None = None
+    min_pixels: int | None = None
+    max_frames: int = 64  # longer clips are sampled uniformly down to this many frames
+    sample_rate: int = 16000
+    long_audio: Literal["error", "head"] = "error"  # audio longer than the model's window
+    batch_size: int = 8
+    device: str = "auto"
+    dtype: str = "auto"
+    yes_variants: tuple[str, ...] = YES_VARIANTS
+    no_variants: tuple[str, ...] = NO_VARIANTS
+    temperature: float | None = None  # None: the checkpoint's calibration file, else 1.0
+    system_prompt: str | None = None  # None: the model family's own
+    use_audio_in_video: bool = False
+    trust_remote_code: bool = False
+
+    def resolved(self) -> "JudgeSettings":
+        fps, max_pixels = TASK_VISION_DEFAULTS[self.task]
+        return replace(self, fps=self.fps or fps, max_pixels=self.max_pixels or max_pixels)
+
+
+@dataclass
+class _Work:
+    index: int
+    prepared: PreparedSample | None = None
+    result: ScoreResult | None = None
+
+
+class Judge:
+    """A Yes/No judge of one task (av, vt or at) on one checkpoint."""
+
+    def __init__(self, adapter: Adapter, settings: JudgeSettings):
+        self.adapter = adapter
+        self.settings = settings.resolved()
+        self.task = get_task(settings.task)
+        if adapter.vision is not None:
+            adapter.vision = adapter.vision.with_pixels(self.settings.min_pixels, self.settings.max_pixels)
+        temperature = self.settings.temperature or load_temperature(adapter.checkpoint, self.task.name) or 1.0
+        self.head = YesNoHead.from_tokenizer(adapter.tokenizer, self.settings.yes_variants,
+                                             self.settings.no_variants, temperature)
+
+    @classmethod
+    def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":
+        s = JudgeSettings(task=get_task(task).name, **settings)
+        path = Path(checkpoint)
+        adapter_cls = adapter_for(path)
+        adapter = adapter_cls.load(path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code)
+        if hasattr(adapter, "use_audio_in_video"):
+            adapter.use_audio_in_video = s.use_audio_in_video
+        return cls(adapter, s)
+
+    # -- media -----------------------------------------------------------------------------
+    def decode(self, path: str | Path) -> MediaClip:
+        """Decode what this judge needs, at its own frame rate and audio rate."""
+        return decode(path, video=self.task.needs_video, audio=self.task.needs_audio,
+                      fps=self.settings.fps if self.task.needs_video else None,
+                      sample_rate=self.settings.sample_rate if self.task.needs_audio else None, channels=1)
+
+    def sample(self, clip: MediaClip, text: str | None = None, utterance: str | None = None) -> JudgeSample:
+        """A judge sample from a clip decoded by anyone (frames and audio re-sampled as needed)."""
+        s = self.settings
+        frames = fps = audio = None
+        if self.task.needs_video:
+            if clip.frames is None:
+                raise MediaError(clip.source, "has no video frames for the judge")
+            fps = s.fps
+            n = max(1, int(np.ceil(clip.duration * fps - 1e-9)))
+            if n > s.max_frames:
+                n, fps = s.max_frames, s.max_frames / clip.duration
+            targets = clip.start + np.arange(n) / fps
+            idx = np.clip(np.searchsorted(clip.timestamps, targets + 1e-6) - 1, 0, clip.num_frames - 1)
+            frames = clip.frames[idx]
+        if self.task.needs_audio:
+            if clip.audio is None:
+                raise MediaError(clip.source, "has no audio for the judge")
+            audio = clip.mono_audio()
+            if clip.sample_rate != s.sample_rate:
+                audio = resample(audio[None], clip.sample_rate, s.sample_rate)[0]
+            limit = int(self.adapter.max_audio_seconds * s.sample_rate)
+            if len(audio) > limit:
+                if s.long_audio == "error":
+                    raise MediaError(clip.source, f"audio lasts {len(audio) / s.sample_rate:.1f} s, longer than the "
+                                     f"judge's {self.adapter.max_audio_seconds:.0f} s window; set long_audio=head to "
+                                     "score its beginning, or cut the clip")
+                audio = audio[:limit]
+        return JudgeSample(frames=frames, fps=fps, audio=audio, text=text, utterance=utterance)
+
+    def prepare(self, sample: JudgeSample, answer: str | None = None) -> PreparedSample:
+        return self.adapter.prepare(self.task.name, sample, answer, self.settings.system_prompt)
+
+    # -- scoring ---------------------------------------------------------------------------
+    def score(self, videos: Sequence[str | Path | MediaClip] | None = None, texts: Sequence[str] | None = None,
+              utterances: Sequence[str | None] | None = None, progress: bool = False) -> list[ScoreResult]:
+        """Score media (paths or decoded clips) with optional texts; one result per input, in order.
+
+        A clip that cannot be decoded or prepared gets a result with ``error`` set, never a score.
+        """
+        n = len(videos) if videos is not None else len(texts or [])
+        if self.task.needs_text and (texts is None or len(texts) != n):
+            raise ValueError(f"the {self.task.name} judge needs one text per input")
+        samples: list[JudgeSample | ScoreResult] = []
+        for i in range(n):
+            try:
+                item = videos[i]
+                clip = item if isinstance(item, MediaClip) else self.decode(item)
+                samples.append(self.sample(clip, texts[i] if texts else None, utterances[i] if utterances else None))
+            except (MediaError, ValueError) as err:
+                samples.append(ScoreResult.failed(str(err)))
+        return self.score_samples(samples, progress=progress)
+
+    def score_samples(self, samples: Sequence[JudgeSample | ScoreResult], progress: bool = False) -> list[ScoreResult]:
+        work = []
+        for i, sample in enumerate(samples):
+            if isinstance(sample, ScoreResult):
+                work.append(_Work(i, result=sample))
+                continue
+            try:
+                work.append(_Work(i, prepared=self.prepare(sample)))
+            except (ValueError, MediaError) as err:
+                work.append(_Work(i, result=ScoreResult.failed(str(err))))
+        todo = sorted((w for w in work if w.result is None), key=lambda w: w.prepared.length)
+        batches = [todo[i:i + self.settings.batch_size] for i in range(0, len(todo), self.settings.batch_size)]
+        for batch in tqdm(batches, desc=f"{self.task.name} judge", disable=not progress, unit="batch"):
+            with torch.inference_mode():
+                logits = self.adapter.next_token_logits(self.adapter.collate([w.prepared for w in batch]))
+            for w, result in zip(batch, self.head.results(logits)):
+                w.result = result
+        return [w.result for w in sorted(work, key=lambda w: w.index)]
+
+    def score_differentiable(self, frames: torch.Tensor | None = None, fps: float | None = None,
+                             waveform: torch.Tensor | None = None, text: str | None = None,
+                             utterance: str | None = None) -> torch.Tensor:
+        """The score of one sample as a tensor whose gradient reaches ``frames`` ((T, H, W, 3) in [0, 1],
+        sampled at ``fps``) and ``waveform`` ((N,) at the judge's sample rate)."""
+        batch = self.adapter.differentiable_inputs(self.task.name, frames, fps or self.settings.fps, waveform,
+                                                   text, utterance)
+        logits = self.adapter.next_token_logits(batch)
+        return self.head.score_tensor(logits)[0]

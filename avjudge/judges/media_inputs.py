@@ -1,0 +1,125 @@
+"""Model inputs from decoded media, without torchvision.
+
+Vision follows Qwen2-VL's processor exactly (smart resize to multiples of patch*merge,
+bicubic resize, rescale, normalise, patchify in its token order); a test checks it against
+transformers' own PIL image processor. Audio uses transformers' WhisperFeatureExtractor as
+the checkpoint configures it. Torch twins of both keep gradients for the differentiable mode.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from PIL import Image
+
+
+@dataclass(frozen=True)
+class VisionPreprocess:
+    patch_size: int = 14
+    temporal_patch_size: int = 2
+    merge_size: int = 2
+    min_pixels: int = 3136
+    max_pixels: int = 12845056
+    image_mean: tuple[float, float, float] = (0.48145466, 0.4578275, 0.40821073)
+    image_std: tuple[float, float, float] = (0.26862954, 0.26130258, 0.27577711)
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "VisionPreprocess":
+        known = {f: cfg[f] for f in ("patch_size", "temporal_patch_size", "merge_size", "min_pixels", "max_pixels")
+                 if f in cfg}
+        if "image_mean" in cfg:
+            known["image_mean"] = tuple(cfg["image_mean"])
+            known["image_std"] = tuple(cfg["image_std"])
+        return cls(**known)
+
+    def with_pixels(self, min_pixels: int | None, max_pixels: int | None) -> "VisionPreprocess":
+        from dataclasses import replace
+
+        return replace(self, min_pixels=min_pixels or self.min_pixels, max_pixels=max_pixels or self.max_pixels)
+
+    def target_size(self, height: int, width: int) -> tuple[int, int]:
+        """Qwen2-VL's smart resize: multiples of patch*merge, pixel count within [min, max]."""
+        factor = self.patch_size * self.merge_size
+        if max(height, width) / min(height, width) > 200:
+            raise ValueError(f"aspect ratio must be below 200, got {width}x{height}")
+        h = max(factor, round(height / factor) * factor)
+        w = max(factor, round(width / factor) * factor)
+        if h * w > self.max_pixels:
+            beta = math.sqrt(height * width / self.max_pixels)
+            h = max(factor, math.floor(height / beta / factor) * factor)
+            w = max(factor, math.floor(width / beta / factor) * factor)
+        elif h * w < self.min_pixels:
+            beta = math.sqrt(self.min_pixels / (height * width))
+            h = math.ceil(height * beta / factor) * factor
+            w = math.ceil(width * beta / factor) * factor
+        return h, w
+
+    def tokens(self, grid_thw) -> int:
+        t, h, w = (int(v) for v in grid_thw)
+        return t * h * w // self.merge_size ** 2
+
+
+def _patchify(video, p: VisionPreprocess):
+    """(T, C, H, W) -> ((grid_t*grid_h*grid_w), C*tp*ps*ps) in the vision tower's order; numpy or torch."""
+    t, c, h, w = video.shape
+    tp, ps, m = p.temporal_patch_size, p.patch_size, p.merge_size
+    gt, gh, gw = t // tp, h // ps, w // ps
+    x = video.reshape(gt, tp, c, gh // m, m, ps, gw // m, m, ps)
+    order = (0, 3, 6, 4, 7, 2, 1, 5, 8)
+    x = x.transpose(order) if isinstance(x, np.ndarray) else x.permute(order)
+    return x.reshape(gt * gh * gw, c * tp * ps * ps), (gt, gh, gw)
+
+
+def _pad_frames(frames, temporal: int):
+    """Repeat the last frame so the count divides the temporal patch (as the official processor does)."""
+    pad = -len(frames) % temporal
+    if not pad:
+        return frames
+    tail = frames[-1:]
+    if isinstance(frames, np.ndarray):
+        return np.concatenate([frames] + [tail] * pad)
+    return torch.cat([frames] + [tail] * pad)
+
+
+def video_patches(frames: np.ndarray, p: VisionPreprocess) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """(T, H, W, 3) uint8 frames -> (pixel_values float32, grid_thw)."""
+    if frames.ndim != 4 or frames.shape[-1] != 3:
+        raise ValueError(f"frames must be (T, H, W, 3), got {frames.shape}")
+    h, w = p.target_size(frames.shape[1], frames.shape[2])
+    resized = np.stack([np.asarray(Image.fromarray(f).resize((w, h), Image.BICUBIC)) for f in frames])
+    mean = np.asarray(p.image_mean, np.float32)
+    std = np.asarray(p.image_std, np.float32)
+    x = ((resized.astype(np.float32) / 255.0 - mean) / std).transpose(0, 3, 1, 2)
+    patches, grid = _patchify(_pad_frames(x, p.temporal_patch_size), p)
+    return np.ascontiguousarray(patches, dtype=np.float32), grid
+
+
+def video_patches_torch(frames: torch.Tensor, p: VisionPreprocess) -> tuple[torch.Tensor, tuple[int, int, int]]:
+    """Differentiable twin: (T, H, W, 3) float frames in [0, 1] -> (pixel_values, grid_thw)."""
+    h, w = p.target_size(frames.shape[1], frames.shape[2])
+    x = frames.permute(0, 3, 1, 2)
+    if (h, w) != tuple(x.shape[-2:]):
+        x = torch.nn.functional.interpolate(x, size=(h, w), mode="bicubic", align_corners=False, antialias=True)
+    mean = torch.tensor(p.image_mean, dtype=x.dtype, device=x.device)[None, :, None, None]
+    std = torch.tensor(p.image_std, dtype=x.dtype, device=x.device)[None, :, None, None]
+    return _patchify(_pad_frames((x - mean) / std, p.temporal_patch_size), p)
+
+
+def log_mel_torch(waveform: torch.Tensor, feature_extractor) -> torch.Tensor:
+    """Differentiable Whisper log-mel of a (N,) waveform, as WhisperFeatureExtractor computes it."""
+    fe = feature_extractor
+    window = torch.hann_window(fe.n_fft, device=waveform.device, dtype=waveform.dtype)
+    stft = torch.stft(waveform, fe.n_fft, fe.hop_length, window=window, return_complex=True)
+    power = stft[..., :-1].abs() ** 2
+    filters = torch.as_tensor(np.asarray(fe.mel_filters), dtype=waveform.dtype, device=waveform.device)
+    log_spec = torch.clamp(filters.T @ power, min=1e-10).log10()
+    log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)
+    return (log_spec + 4.0) / 4.0
+
+
+def audio_feature_tokens(valid_frames: int) -> int:
+    """Tokens the Whisper-style audio encoders emit for a number of valid mel frames."""
+    after_conv = (valid_frames - 1) // 2 + 1
+    return (after_conv - 2) // 2 + 1

@@ -1,0 +1,103 @@
+"""The single source of truth for judge prompts.
+
+Scoring, the SFT collator and the dataset exporters all render through this module, so the
+text a judge is trained on is exactly the text it is scored with.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ANSWERS = {1: "Yes", 0: "No"}
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    name: str
+    title: str
+    query: str  # may hold {text} and {utterance}
+    needs_video: bool
+    needs_audio: bool
+    needs_text: bool
+    family: str  # default model family (AVBench: Omni for AV and VT, Qwen2-Audio for AT)
+
+
+TASKS: dict[str, JudgeTask] = {
+    "av": JudgeTask(
+        "av", "audio-video consistency",
+        "Does the audio accurately match the video content? Answer only Yes or No.",
+        needs_video=True, needs_audio=True, needs_text=False, family="qwen2_5_omni"),
+    "vt": JudgeTask(
+        "vt", "video-text consistency",
+        "Does the video accurately match the following description?\nDescription: {text}\nAnswer only Yes or No.",
+        needs_video=True, needs_audio=False, needs_text=True, family="qwen2_5_omni"),
+    "at": JudgeTask(
+        "at", "audio-text consistency",
+        "Does the audio accurately match the following description?\nDescription: {text}{utterance}\n"
+        "Answer only Yes or No.",
+        needs_video=False, needs_audio=True, needs_text=True, family="qwen2_audio"),
+}
+
+
+@dataclass(frozen=True)
+class ChatFormat:
+    """How one model family lays out a single-turn ChatML prompt with media placeholders."""
+    system: str | None
+    video: str  # placeholder run for one video; the adapter expands the inner token
+    audio: str
+    media_separator: str  # between the media block and the query
+
+    def render(self, media: list[str], query: str, answer: str | None = None) -> str:
+        parts = []
+        if self.system is not None:
+            parts.append(f"<|im_start|>system\n{self.system}<|im_end|>\n")
+        block = "".join(getattr(self, kind) for kind in media)
+        parts.append(f"<|im_start|>user\n{block}{self.media_separator if block else ''}{query}<|im_end|>\n")
+        parts.append("<|im_start|>assistant\n")
+        if answer is not None:
+            parts.append(f"{answer}<|im_end|>\n")
+        return "".join(parts)
+
+
+CHAT_FORMATS: dict[str, ChatFormat] = {
+    # Qwen2.5-Omni's own system prompt; media items come before the text in the user turn.
+    "qwen2_5_omni": ChatFormat(
+        system="You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
+               "auditory and visual inputs, as well as generating text and speech.",
+        video="<|vision_bos|><|VIDEO|><|vision_eos|>", audio="<|audio_bos|><|AUDIO|><|audio_eos|>",
+        media_separator=""),
+    # Qwen2-Audio-Instruct's template: "Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>\n" then the text.
+    "qwen2_audio": ChatFormat(
+        system="You are a helpful assistant.", video="", audio="Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>",
+        media_separator="\n"),
+}
+
+
+def task(name: str) -> JudgeTask:
+    if name not in TASKS:
+        raise ValueError(f"unknown judge {name!r}; choose one of {sorted(TASKS)}")
+    return TASKS[name]
+
+
+def render_query(task_name: str, text: str | None = None, utterance: str | None = None) -> str:
+    """The question a judge answers for one sample."""
+    t = task(task_name)
+    if t.needs_text and not text:
+        raise ValueError(f"the {t.name} judge needs a description text")
+    speech = f"\nSpeech: {utterance}" if utterance else ""
+    return t.query.format(text=(text or "").strip(), utterance=speech)
+
+
+def media_kinds(task_name: str) -> list[str]:
+    t = task(task_name)
+    return [kind for kind, needed in (("video", t.needs_video), ("audio", t.needs_audio)) if needed]
+
+
+def render_prompt(task_name: str, family: str, text: str | None = None, utterance: str | None = None,
+                  answer: str | None = None, system: str | None = None) -> str:
+    """The full chat text (placeholders unexpanded); ``answer`` appends the supervised reply."""
+    if family not in CHAT_FORMATS:
+        raise ValueError(f"unknown model family {family!r}; choose one of {sorted(CHAT_FORMATS)}")
+    fmt = CHAT_FORMATS[family]
+    if system is not None:
+        fmt = ChatFormat(system or None, fmt.video, fmt.audio, fmt.media_separator)
+    return fmt.render(media_kinds(task_name), render_query(task_name, text, utterance), answer)

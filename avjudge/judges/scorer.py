@@ -1,0 +1,81 @@
+"""Continuous scores from next-token logits: S = P(Yes) / (P(Yes) + P(No)).
+
+Each answer is a set of token variants ("Yes", " Yes", "yes", ...) whose probabilities are
+summed (logsumexp of log-probabilities). delta = log P(Yes) - log P(No) is the same as
+logit_yes - logit_no for single tokens, and S = sigmoid(delta / temperature).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+
+YES_VARIANTS = ("Yes", " Yes", "yes", " yes", "YES")
+NO_VARIANTS = ("No", " No", "no", " no", "NO")
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """One judged sample; an unscorable sample has ``error`` set and every number None (never 0)."""
+    score: float | None
+    delta: float | None = None
+    mass: float | None = None
+    yes_prob: float | None = None
+    no_prob: float | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def failed(cls, error: str) -> "ScoreResult":
+        return cls(score=None, error=error)
+
+
+def answer_token_ids(tokenizer, variants: tuple[str, ...]) -> list[int]:
+    """Ids of the variants the tokenizer encodes as one token (others cannot be a next token)."""
+    ids = []
+    for text in variants:
+        encoded = tokenizer(text, add_special_tokens=False)["input_ids"]
+        if len(encoded) == 1 and encoded[0] not in ids:
+            ids.append(encoded[0])
+    if not ids:
+        raise ValueError(f"none of {variants} is a single token for this tokenizer")
+    return ids
+
+
+@dataclass(frozen=True)
+class YesNoHead:
+    yes_ids: tuple[int, ...]
+    no_ids: tuple[int, ...]
+    temperature: float = 1.0
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer, yes=YES_VARIANTS, no=NO_VARIANTS, temperature: float = 1.0) -> "YesNoHead":
+        yes_ids, no_ids = answer_token_ids(tokenizer, tuple(yes)), answer_token_ids(tokenizer, tuple(no))
+        if set(yes_ids) & set(no_ids):
+            raise ValueError("a token cannot be both a Yes and a No answer")
+        return cls(tuple(yes_ids), tuple(no_ids), temperature)
+
+    def log_probs(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log P(Yes), log P(No)) per row of (B, V) logits; differentiable."""
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        yes = torch.logsumexp(logp[:, list(self.yes_ids)], dim=-1)
+        no = torch.logsumexp(logp[:, list(self.no_ids)], dim=-1)
+        return yes, no
+
+    def score_tensor(self, logits: torch.Tensor) -> torch.Tensor:
+        yes, no = self.log_probs(logits)
+        return torch.sigmoid((yes - no) / self.temperature)
+
+    def results(self, logits: torch.Tensor) -> list[ScoreResult]:
+        with torch.no_grad():
+            yes, no = self.log_probs(logits)
+            delta = yes - no
+            score = torch.sigmoid(delta / self.temperature)
+            rows = zip(score.tolist(), delta.tolist(), yes.exp().tolist(), no.exp().tolist())
+            return [ScoreResult(score=s, delta=d, mass=py + pn, yes_prob=py, no_prob=pn) for s, d, py, pn in rows]

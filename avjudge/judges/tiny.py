@@ -1,0 +1,140 @@
+"""Tiny random-initialised judges of the real architectures, built offline in seconds.
+
+Real 7B weights cannot be downloaded everywhere; these checkpoints exercise every code path
+(processing, scoring, training, saving) with the same model classes. The tokenizer is a
+small byte-level BPE trained here, carrying Qwen's special tokens, with "Yes" and "No" as
+single tokens.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+
+from ..world import vocab
+from .prompts import TASKS
+
+TINY_VERSION = 1
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",
+                  "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>", "<|vision_eos|>"]
+ANSWER_WORDS = ["Yes", "No", " Yes", " No", "yes", "no", " yes", " no", "YES", "NO"]
+HIDDEN = 64
+OMNI_DIR, AUDIO_DIR = "qwen2_5_omni_thinker", "qwen2_audio"
+
+
+def default_cache() -> Path:
+    return Path(os.environ.get("AVJUDGE_CACHE", Path.home() / ".cache" / "avjudge"))
+
+
+def _corpus() -> list[str]:
+    """Text the BPE is trained on: the judges' queries, world captions' words, the answers."""
+    lines = [t.query for t in TASKS.values()]
+    words = (list(vocab.COLOURS) + list(vocab.SHAPES) + list(vocab.SIZES) + list(vocab.MOTION_PHRASES.values())
+             + list(vocab.TIMBRE_WORDS.values()) + list(vocab.AMBIENCE_PHRASES.values()) + list(vocab.EVENTS.values())
+             + [b["phrase"] for b in vocab.BACKGROUNDS.values()] + vocab.NUMBER_WORDS)
+    lines += [" ".join(words)] * 3
+    lines += ["user", "assistant", "system", "Audio 1:", "Description:", "Speech:", "The video shows"] * 5
+    lines += [w for w in ANSWER_WORDS for _ in range(200)]
+    return lines
+
+
+def build_tokenizer(out: Path):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=1024, special_tokens=SPECIAL_TOKENS, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(_corpus(), trainer)
+    hf = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                 additional_special_tokens=SPECIAL_TOKENS[3:])
+    for word in ANSWER_WORDS:
+        ids = hf(word, add_special_tokens=False)["input_ids"]
+        if len(ids) != 1:
+            raise RuntimeError(f"tiny tokenizer splits {word!r} into {ids}; raise the corpus weight of answers")
+    hf.save_pretrained(str(out))
+    return hf
+
+
+def _feature_extractor(out: Path, extra: dict | None = None) -> None:
+    from transformers import WhisperFeatureExtractor
+
+    # A 30 s window (the real Omni processor uses 300 s; Qwen2-Audio uses 30 s).
+    WhisperFeatureExtractor(feature_size=128, sampling_rate=16000, hop_length=160, chunk_length=30,
+                            n_fft=400).save_pretrained(str(out))
+    if extra:
+        path = out / "preprocessor_config.json"
+        cfg = json.loads(path.read_text())
+        cfg.update(extra)
+        path.write_text(json.dumps(cfg, indent=2))
+
+
+def _text_config(tokenizer) -> dict:
+    return dict(vocab_size=len(tokenizer), hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
+                pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+
+
+def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0) -> Path:
+    from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
+
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    text = _text_config(tokenizer)
+    # mrope_section must sum to head_dim / 2 = (64 / 4) / 2
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]}
+    config = Qwen2_5OmniThinkerConfig(
+        audio_config=dict(num_mel_bins=128, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=64,
+                          d_model=32, output_dim=HIDDEN, n_window=100, max_source_positions=1500),
+        vision_config=dict(depth=2, hidden_size=32, num_heads=2, intermediate_size=64, out_hidden_size=HIDDEN,
+                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
+                           fullatt_block_indexes=[1]),
+        text_config=text,
+        audio_token_index=ids["<|AUDIO|>"], image_token_index=ids["<|IMAGE|>"], video_token_index=ids["<|VIDEO|>"],
+        audio_start_token_id=ids["<|audio_bos|>"], audio_end_token_id=ids["<|audio_eos|>"],
+        user_token_id=tokenizer.convert_tokens_to_ids("user"),
+    )
+    config.vision_start_token_id = ids["<|vision_bos|>"]  # read by get_rope_index though not a declared field
+    torch.manual_seed(seed)
+    Qwen2_5OmniThinkerForConditionalGeneration(config).save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+    _feature_extractor(out, {"patch_size": 14, "temporal_patch_size": 2, "merge_size": 2, "min_pixels": 3136,
+                             "max_pixels": 112 * 112, "image_mean": [0.48145466, 0.4578275, 0.40821073],
+                             "image_std": [0.26862954, 0.26130258, 0.27577711]})
+    return out
+
+
+def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0) -> Path:
+    from transformers import Qwen2AudioConfig, Qwen2AudioForConditionalGeneration
+
+    config = Qwen2AudioConfig(
+        audio_config=dict(num_mel_bins=128, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=64,
+                          d_model=32, max_source_positions=1500),
+        text_config=dict(model_type="qwen2", **_text_config(tokenizer)),
+        audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
+    )
+    torch.manual_seed(seed)
+    Qwen2AudioForConditionalGeneration(config).save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+    _feature_extractor(out)
+    return out
+
+
+def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool = False) -> dict[str, Path]:
+    """Build (or reuse) tiny checkpoints under ``root``/tiny; returns family -> directory."""
+    root = Path(root) if root is not None else default_cache()
+    base = root / "tiny"
+    dirs = {"qwen2_5_omni": base / OMNI_DIR, "qwen2_audio": base / AUDIO_DIR}
+    stamp = base / "tiny_judges.json"
+    want = {"version": TINY_VERSION, "seed": seed}
+    if not force and stamp.exists() and json.loads(stamp.read_text()) == want and all(d.exists() for d in dirs.values()):
+        return dirs
+    base.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(base / "tokenizer")
+    build_tiny_omni_thinker(dirs["qwen2_5_omni"], tokenizer, seed)
+    build_tiny_qwen2_audio(dirs["qwen2_audio"], tokenizer, seed)
+    stamp.write_text(json.dumps(want))
+    return dirs
