@@ -8,7 +8,7 @@ from avjudge.jsonl import read_jsonl
 from avjudge.judges import CheckpointError, Judge, render_prompt
 from avjudge.judges.calibration import fit_temperature, load_temperature, save_temperature
 from avjudge.judges.media_inputs import VisionPreprocess, audio_feature_tokens, log_mel_torch, video_patches
-from avjudge.judges.media_inputs import video_patches_torch
+from avjudge.judges.media_inputs import video_patches_torch, whisper_features
 from avjudge.judges.reward import AVReward, RewardTerm
 from avjudge.judges.scorer import YesNoHead
 from avjudge.media import decode, encode_audio
@@ -69,6 +69,19 @@ def test_token_ids_expand_media_placeholders(judges, world_items):
         "<|VIDEO|>", "").replace("<|AUDIO|>", "")
     # frames were sampled at AVBench's 1 fps: grid_t = ceil(duration) / temporal patch
     assert prepared.video_grid_thw[0] == int(np.ceil(np.ceil(clip.duration) / 2))
+
+
+@pytest.mark.parametrize("seconds", [0.0003, 1.0, 3.0048, 29.97, 30.0])
+def test_audio_features_equal_whisper_extractor_without_padding_work(judges, seconds):
+    fe = judges["at"].adapter.feature_extractor
+    audio = (np.random.default_rng(2).standard_normal(int(seconds * 16000)) * 0.2).astype(np.float32)
+    reference = fe(audio, sampling_rate=16000, padding="max_length", return_attention_mask=True, return_tensors="np")
+    features, mask = whisper_features(audio, fe, fe.nb_max_frames)
+    np.testing.assert_allclose(features, reference["input_features"][0], atol=1e-6)
+    np.testing.assert_array_equal(mask, reference["attention_mask"][0])
+    valid_only, valid_mask = whisper_features(audio, fe)
+    assert valid_only.shape[1] == valid_mask.sum() == mask.sum()
+    np.testing.assert_array_equal(valid_only, features[:, :valid_only.shape[1]])
 
 
 @pytest.mark.parametrize("size, max_pixels", [((130, 170), 200 * 28 * 28), ((256, 256), 112 * 112), ((90, 400), 480 * 640)])

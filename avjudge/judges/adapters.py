@@ -13,7 +13,9 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from .media_inputs import VisionPreprocess, audio_feature_tokens, log_mel_torch, video_patches, video_patches_torch
+from .media_inputs import (
+    VisionPreprocess, audio_feature_tokens, log_mel_torch, video_patches, video_patches_torch, whisper_features,
+)
 from .prompts import render_prompt
 
 
@@ -109,12 +111,14 @@ class Adapter:
         return self.feature_extractor.n_samples / self.feature_extractor.sampling_rate
 
     # -- inputs ----------------------------------------------------------------------------
+    # Mel frames fed to the model: the whole window (an encoder of fixed length) or only the valid ones.
+    pad_audio_to_window: ClassVar[bool] = True
+
     def audio_features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         fe = self.feature_extractor
-        out = fe(audio, sampling_rate=fe.sampling_rate, padding="max_length", return_attention_mask=True,
-                 return_tensors="np")
-        mask = out["attention_mask"][0].astype(np.int64)
-        return out["input_features"][0].astype(np.float32), mask, audio_feature_tokens(int(mask.sum()))
+        total = fe.nb_max_frames if self.pad_audio_to_window else None
+        features, mask = whisper_features(audio, fe, total)
+        return features, mask, audio_feature_tokens(int(mask.sum()))
 
     def token_ids(self, text: str, video_tokens: int = 0, audio_tokens: int = 0) -> list[int]:
         """Tokenise a rendered prompt, expanding each media placeholder to its token count."""
@@ -134,10 +138,16 @@ class Adapter:
             mask[i, width - s.length:] = 1
         batch: dict[str, torch.Tensor] = {"input_ids": ids, "attention_mask": mask}
         if samples[0].input_features is not None:
-            batch["input_features"] = torch.from_numpy(np.stack([s.input_features for s in samples]))
-            batch["feature_attention_mask"] = torch.from_numpy(np.stack([s.feature_attention_mask for s in samples]))
+            frames = max(s.input_features.shape[1] for s in samples)
+            features = torch.zeros((len(samples), samples[0].input_features.shape[0], frames))
+            masks = torch.zeros((len(samples), frames), dtype=torch.long)
+            for i, s in enumerate(samples):
+                features[i, :, :s.input_features.shape[1]] = torch.from_numpy(s.input_features)
+                masks[i, :len(s.feature_attention_mask)] = torch.from_numpy(s.feature_attention_mask)
+            batch["input_features"], batch["feature_attention_mask"] = features, masks
         if samples[0].pixel_values_videos is not None:
-            batch["pixel_values_videos"] = torch.from_numpy(np.concatenate([s.pixel_values_videos for s in samples]))
+            # torch.cat: several times faster than np.concatenate on these large arrays
+            batch["pixel_values_videos"] = torch.cat([torch.from_numpy(s.pixel_values_videos) for s in samples])
             batch["video_grid_thw"] = torch.tensor([s.video_grid_thw for s in samples], dtype=torch.long)
             batch["video_second_per_grid"] = torch.tensor([s.video_second_per_grid for s in samples])
         return batch
@@ -165,6 +175,7 @@ class Qwen25OmniThinkerAdapter(Adapter):
 
     family = "qwen2_5_omni"
     model_types = ("qwen2_5_omni_thinker", "qwen2_5_omni")
+    pad_audio_to_window = False  # the thinker keeps only frames its feature mask marks valid
 
     def __init__(self, *args, use_audio_in_video: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -257,7 +268,9 @@ def _differentiable_audio(adapter: Adapter, waveform: torch.Tensor):
     n = waveform.shape[-1]
     padded = torch.nn.functional.pad(waveform, (0, fe.n_samples - n))
     features = log_mel_torch(padded, fe)[None]
-    valid = min(n // fe.hop_length, features.shape[-1])
+    valid = max(1, -(-n // fe.hop_length))
+    if not adapter.pad_audio_to_window:
+        features = features[..., :valid]
     mask = torch.zeros(1, features.shape[-1], dtype=torch.long)
     mask[0, :valid] = 1
     return features, mask, audio_feature_tokens(valid)

@@ -1,6 +1,7 @@
 """`Judge`: load a checkpoint for one task and score clips in true batches."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Sequence
@@ -29,6 +30,7 @@ class JudgeSettings:
     sample_rate: int = 16000
     long_audio: Literal["error", "head"] = "error"  # audio longer than the model's window
     batch_size: int = 8
+    workers: int = 2  # threads that decode and prepare clips while others wait (PyAV and PIL release the GIL)
     device: str = "auto"
     dtype: str = "auto"
     yes_variants: tuple[str, ...] = YES_VARIANTS
@@ -122,26 +124,35 @@ class Judge:
         n = len(videos) if videos is not None else len(texts or [])
         if self.task.needs_text and (texts is None or len(texts) != n):
             raise ValueError(f"the {self.task.name} judge needs one text per input")
-        samples: list[JudgeSample | ScoreResult] = []
-        for i in range(n):
+
+        def load(i: int) -> JudgeSample | ScoreResult:
             try:
                 item = videos[i]
                 clip = item if isinstance(item, MediaClip) else self.decode(item)
-                samples.append(self.sample(clip, texts[i] if texts else None, utterances[i] if utterances else None))
+                return self.sample(clip, texts[i] if texts else None, utterances[i] if utterances else None)
             except (MediaError, ValueError) as err:
-                samples.append(ScoreResult.failed(str(err)))
-        return self.score_samples(samples, progress=progress)
+                return ScoreResult.failed(str(err))
+
+        return self.score_samples(self._map(load, range(n)), progress=progress)
+
+    def _map(self, fn, items) -> list:
+        items = list(items)
+        if self.settings.workers <= 1 or len(items) <= 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(self.settings.workers) as pool:
+            return list(pool.map(fn, items))
 
     def score_samples(self, samples: Sequence[JudgeSample | ScoreResult], progress: bool = False) -> list[ScoreResult]:
-        work = []
-        for i, sample in enumerate(samples):
+        def prepare(indexed) -> _Work:
+            i, sample = indexed
             if isinstance(sample, ScoreResult):
-                work.append(_Work(i, result=sample))
-                continue
+                return _Work(i, result=sample)
             try:
-                work.append(_Work(i, prepared=self.prepare(sample)))
+                return _Work(i, prepared=self.prepare(sample))
             except (ValueError, MediaError) as err:
-                work.append(_Work(i, result=ScoreResult.failed(str(err))))
+                return _Work(i, result=ScoreResult.failed(str(err)))
+
+        work = self._map(prepare, enumerate(samples))
         todo = sorted((w for w in work if w.result is None), key=lambda w: w.prepared.length)
         batches = [todo[i:i + self.settings.batch_size] for i in range(0, len(todo), self.settings.batch_size)]
         for batch in tqdm(batches, desc=f"{self.task.name} judge", disable=not progress, unit="batch"):

@@ -89,10 +89,11 @@ def video_patches(frames: np.ndarray, p: VisionPreprocess) -> tuple[np.ndarray, 
         raise ValueError(f"frames must be (T, H, W, 3), got {frames.shape}")
     h, w = p.target_size(frames.shape[1], frames.shape[2])
     resized = np.stack([np.asarray(Image.fromarray(f).resize((w, h), Image.BICUBIC)) for f in frames])
-    mean = np.asarray(p.image_mean, np.float32)
     std = np.asarray(p.image_std, np.float32)
-    x = ((resized.astype(np.float32) / 255.0 - mean) / std).transpose(0, 3, 1, 2)
-    patches, grid = _patchify(_pad_frames(x, p.temporal_patch_size), p)
+    x = resized.astype(np.float32)
+    x *= 1.0 / (255.0 * std)  # (x / 255 - mean) / std in two in-place passes
+    x -= np.asarray(p.image_mean, np.float32) / std
+    patches, grid = _patchify(_pad_frames(x.transpose(0, 3, 1, 2), p.temporal_patch_size), p)
     return np.ascontiguousarray(patches, dtype=np.float32), grid
 
 
@@ -109,14 +110,50 @@ def video_patches_torch(frames: torch.Tensor, p: VisionPreprocess) -> tuple[torc
 
 def log_mel_torch(waveform: torch.Tensor, feature_extractor) -> torch.Tensor:
     """Differentiable Whisper log-mel of a (N,) waveform, as WhisperFeatureExtractor computes it."""
-    fe = feature_extractor
+    log_spec = _log_mel(waveform, feature_extractor)
+    return (torch.maximum(log_spec, log_spec.max() - 8.0) + 4.0) / 4.0
+
+
+def _log_mel(waveform: torch.Tensor, fe) -> torch.Tensor:
     window = torch.hann_window(fe.n_fft, device=waveform.device, dtype=waveform.dtype)
     stft = torch.stft(waveform, fe.n_fft, fe.hop_length, window=window, return_complex=True)
     power = stft[..., :-1].abs() ** 2
     filters = torch.as_tensor(np.asarray(fe.mel_filters), dtype=waveform.dtype, device=waveform.device)
-    log_spec = torch.clamp(filters.T @ power, min=1e-10).log10()
-    log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)
-    return (log_spec + 4.0) / 4.0
+    return torch.clamp(filters.T @ power, min=1e-10).log10()
+
+
+def whisper_features(audio: np.ndarray, fe, total_frames: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(features (n_mels, frames), mask) equal to WhisperFeatureExtractor(padding="max_length") on the
+    frames it marks valid, computed over the valid audio only.
+
+    The extractor zero-pads every clip to its whole window (30 s for Qwen2-Audio, 300 s for
+    Qwen2.5-Omni) before the STFT. A valid frame only sees the clip and the zeros just after it,
+    and the normalisation's maximum lies in the valid part, so a short zero-padded copy gives the
+    same numbers. ``total_frames`` pads with the value the extractor gives padding frames
+    (Qwen2-Audio needs its full 3000); ``None`` returns the valid frames only.
+    """
+    n = len(audio)
+    if n > fe.n_samples:
+        raise ValueError(f"audio of {n} samples is longer than the feature window of {fe.n_samples}")
+    valid = max(1, -(-n // fe.hop_length))
+    frames = total_frames or valid
+    # frames just past the valid ones still overlap the clip's tail through the STFT window
+    computed = min(frames, valid + fe.n_fft // fe.hop_length + 1)
+    # near the window's end the extractor reflects the real signal: then use the whole window as it does
+    length = computed * fe.hop_length + fe.n_fft
+    short = np.zeros(fe.n_samples if length >= fe.n_samples else length, np.float32)
+    short[:n] = audio
+    with torch.no_grad():
+        log_spec = _log_mel(torch.from_numpy(short), fe)[:, :computed]
+        floor = log_spec.max() - 8.0
+        # the value of frames that see only zeros: log10(1e-10) = -10, clamped like the rest
+        pad_value = float((max(floor.item(), -10.0) + 4.0) / 4.0)
+        features = ((torch.maximum(log_spec, floor) + 4.0) / 4.0).numpy()
+    out = np.full((features.shape[0], frames), pad_value, np.float32)
+    out[:, :computed] = features
+    mask = np.zeros(frames, np.int64)
+    mask[:valid] = 1
+    return out, mask
 
 
 def audio_feature_tokens(valid_frames: int) -> int:
