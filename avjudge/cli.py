@@ -166,19 +166,22 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("demo_out"), help="output folder")
     p.add_argument("--n", type=int, default=12, help="clips in the demo world")
     p.add_argument("--seed", type=int, default=0, help="world seed")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="where tiny judges are built (default: $AVJUDGE_CACHE or ~/.cache/avjudge)")
 
 
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    report = run_demo(args.out, n=args.n, seed=args.seed)
+    report = run_demo(args.out, n=args.n, seed=args.seed, cache=args.cache)
     print(report["text"])
     return 0
 
 
 register("demo", "run the end-to-end demo on built-in defaults", _demo_args, _demo,
-         "Make a small synthetic world, decode it back and check it against its ground truth.\n"
-         "Later stages (hard negatives, judges, training, reports) join as they land.")
+         "Make a small synthetic world, decode it back and check it against its ground truth,\n"
+         "then score it with tiny untrained AV / VT / AT judges (built offline on first use).\n"
+         "Later stages (hard-negative pairs, training, reports) join as they land.")
 
 
 # ---- parser ----------------------------------------------------------------------------

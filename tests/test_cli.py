@@ -48,10 +48,14 @@ def test_bad_size_flag():
         build_parser().parse_args(["world", "make", "--out", "x", "--size", "big"])
 
 
-def test_demo_verifies_its_world(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--n", "3"]) == 0
+def test_demo_verifies_its_world_and_scores_it(tmp_path, capsys, tiny_judges):
+    cache = tiny_judges["qwen2_5_omni"].parent.parent
+    assert main(["demo", "--out", str(tmp_path), "--n", "3", "--cache", str(cache)]) == 0
     report = json.loads((tmp_path / "demo_report.json").read_text())
     checks = report["verification"]
     assert checks["clips"] == checks["clips_ok"] == 3 and not checks["errors"]
     assert checks["visual_found"] == checks["visual_events"] > 0
     assert "ground truth after decoding: 3/3" in capsys.readouterr().out
+    for task in ("av", "vt", "at"):
+        assert report["judges"][task]["n"] == 3 and report["judges"][task]["errors"] == 0
+        assert 0 < report["judges"][task]["mean"] < 1

@@ -274,3 +274,27 @@ def test_reward_combines_terms_and_reports_failures(judges, world_items, tmp_pat
     assert np.isnan(scores[2]) and abs(scores[0] - combined[0]) < 1e-6
     delta_reward = AVReward({"av": judges["av"]}, use_delta=True)
     assert abs(delta_reward(completions=videos[:1])[0] - av[0].delta) < 1e-4
+
+
+def test_full_omni_checkpoint_loads_thinker_only(tiny_judges, tmp_path, world_items):
+    """Official Qwen2.5-Omni repos hold thinker + talker under one config with 'thinker.'-prefixed weights."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    src = tiny_judges["qwen2_5_omni"]
+    dst = tmp_path / "full"
+    shutil.copytree(src, dst)
+    thinker_config = json.loads((src / "config.json").read_text())
+    (dst / "config.json").write_text(json.dumps({"model_type": "qwen2_5_omni", "thinker_config": thinker_config,
+                                                 "enable_audio_output": False}))
+    weights = load_file(src / "model.safetensors")
+    save_file({f"thinker.{k}": v for k, v in weights.items()}, dst / "model.safetensors", metadata={"format": "pt"})
+    judge = Judge.load("av", dst)
+    assert type(judge.adapter.model).__name__ == "Qwen2_5OmniThinkerForConditionalGeneration"
+    direct = Judge.load("av", src)
+    loaded, expected = judge.adapter.model.state_dict(), direct.adapter.model.state_dict()
+    assert loaded.keys() == expected.keys()
+    for key, value in expected.items():
+        assert torch.equal(loaded[key], value), key
+    assert judge.score(world_items[0][:1])[0].score == direct.score(world_items[0][:1])[0].score
