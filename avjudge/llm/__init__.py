@@ -1,0 +1,23 @@
+"""Text backends behind one interface: offline rules, an OpenAI-compatible server, a local LM."""
+from .base import BackendError, ChatRequest, TextBackend
+from .http import OpenAIChatBackend
+from .rules import RuleBackend
+
+
+def _transformers_backend(**options) -> TextBackend:
+    from .local import TransformersBackend  # imports torch: only when asked for
+
+    return TransformersBackend(**options)
+
+
+BACKENDS = {"rules": RuleBackend, "openai": OpenAIChatBackend, "transformers": _transformers_backend}
+
+
+def make_backend(name: str, **options) -> TextBackend:
+    if name not in BACKENDS:
+        raise ValueError(f"unknown text backend {name!r}; choose one of {sorted(BACKENDS)}")
+    return BACKENDS[name](**options)
+
+
+__all__ = ["BACKENDS", "BackendError", "ChatRequest", "OpenAIChatBackend", "RuleBackend", "TextBackend",
+           "make_backend"]

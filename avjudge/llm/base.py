@@ -1,0 +1,38 @@
+"""One interface for text backends: a chat request in, the reply text out."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
+
+
+class BackendError(RuntimeError):
+    """A backend that failed to answer after its retries (timeouts, server errors, refusals)."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    prompt: str
+    system: str | None = None
+    json_mode: bool = True
+    temperature: float = 0.7
+    seed: int | None = None
+    max_tokens: int = 1024
+    # What an offline backend needs to act without reading the prompt (task, dimension, original...).
+    meta: dict = field(default_factory=dict)
+
+    def messages(self) -> list[dict]:
+        msgs = [{"role": "system", "content": self.system}] if self.system else []
+        return msgs + [{"role": "user", "content": self.prompt}]
+
+    def cache_key(self, model: str) -> str:
+        payload = {"model": model, **{k: v for k, v in asdict(self).items() if k != "meta"}}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+class TextBackend(Protocol):
+    name: str
+
+    def complete(self, request: ChatRequest) -> str:
+        """The reply's text; raises BackendError when no answer could be had."""

@@ -1,0 +1,88 @@
+"""The offline rule backend: minimal, category-preserving swaps from lexicons.
+
+It reads what to change from ``request.meta`` (the original text and the lexicon
+categories of the target dimension) and answers in the same JSON as an LLM would, so the
+quality control downstream treats both alike. Deterministic for a given request seed.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from .base import ChatRequest
+from .lexicons import LEXICONS
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+_VOWEL_SOUND = re.compile(r"^(?:[aeio]|u(?!ni|se|sa))", re.I)
+
+
+def _occurrences(text: str, phrases, start: int = 0, end: int | None = None):
+    end = len(text) if end is None else end
+    for phrase in phrases:
+        for m in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text[start:end], re.I):
+            yield start + m.start(), start + m.end(), phrase
+
+
+def _match_case(template: str, word: str) -> str:
+    return word[0].upper() + word[1:] if template[:1].isupper() else word
+
+
+def _fix_article(text: str, start: int, new_word: str) -> tuple[str, int]:
+    """Make 'a'/'an' just before position ``start`` agree with ``new_word``."""
+    m = re.search(r"\b(a|an|A|An)\s+$", text[:start])
+    if not m:
+        return text, 0
+    want = "an" if _VOWEL_SOUND.match(new_word) else "a"
+    want = _match_case(m.group(1), want)
+    return text[:m.start(1)] + want + text[m.end(1):], len(want) - len(m.group(1))
+
+
+def swap_in_category(text: str, categories: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
+    """Replace one phrase of a category with another phrase of the same category."""
+    found = [(s, e, p, c) for c in categories if c in LEXICONS for s, e, p in _occurrences(text, LEXICONS[c])]
+    # prefer the longest match at each position ("to the left of" over "left")
+    found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
+    if not found:
+        return None
+    start, end, phrase, category = found[int(rng.integers(len(found)))]
+    options = [w for w in LEXICONS[category] if w.lower() != phrase.lower()]
+    new = _match_case(text[start:end], options[int(rng.integers(len(options)))])
+    text2, shift = _fix_article(text, start, new)
+    start, end = start + shift, end + shift
+    return text2[:start] + new + text2[end:], f"Changed '{text[start - shift:end - shift]}' to '{new}'"
+
+
+def swap_order(text: str, categories: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
+    """Exchange two different phrases of one category inside a sentence that states an order."""
+    sentences = [m for m in _SENTENCE.finditer(text) if re.search(r"\b(then|before|after|first)\b", m.group(), re.I)]
+    options = []
+    for m in sentences:
+        for c in categories:
+            hits = sorted(_occurrences(text, LEXICONS.get(c, ()), m.start(), m.end()))
+            pairs = [(a, b) for i, a in enumerate(hits) for b in hits[i + 1:]
+                     if a[2].lower() != b[2].lower() and a[1] <= b[0]]
+            options += pairs
+    if not options:
+        return None
+    (s1, e1, _), (s2, e2, _) = options[int(rng.integers(len(options)))]
+    first, second = text[s1:e1], text[s2:e2]
+    swapped = text[:s1] + _match_case(first, second.lower()) + text[e1:s2] + _match_case(second, first.lower()) + text[e2:]
+    return swapped, f"Swapped the order of '{first}' and '{second}'"
+
+
+class RuleBackend:
+    """meta: {"original": str, "categories": [...], "mode": "swap" | "order"}."""
+
+    name = "rules"
+
+    def complete(self, request: ChatRequest) -> str:
+        meta = request.meta
+        rng = np.random.default_rng(request.seed)
+        edit = (swap_order if meta.get("mode") == "order" else swap_in_category)(
+            meta["original"], list(meta.get("categories", ())), rng)
+        if edit is None:
+            return json.dumps({"modified_description": meta["original"],
+                               "modification_detail": "no word of the target dimension was found"})
+        return json.dumps({"modified_description": edit[0], "modification_detail": edit[1]})

@@ -1,0 +1,5 @@
+from . import audio  # noqa: F401  (registers the audio strategies)
+from .base import STRATEGIES, Context, PerturbError, describe_all, get_strategy
+from .pool import SourcePool
+
+__all__ = ["Context", "PerturbError", "STRATEGIES", "SourcePool", "describe_all", "get_strategy"]

@@ -1,0 +1,245 @@
+"""Audio-video hard negatives (AVBench Table 3 and §3.2): the picture stays, the audio changes.
+
+Default ranges are the paper's main text (§3.2); its appendix (§7.1) gives others (micro
+< 0.1 s, medium 0.5-2 s), which a recipe sets as parameter overrides.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from scipy.signal import butter, resample_poly, sosfiltfilt
+
+from ..media import MediaClip
+from .base import Choice, Context, PerturbError, Range, Strategy, register
+from .signal import fit_length, mix_at_snr, pink_noise
+
+
+def _audio(clip: MediaClip) -> np.ndarray:
+    if clip.audio is None:
+        raise PerturbError(f"{clip.source or 'clip'} has no audio to perturb")
+    return clip.audio
+
+
+def _with_audio(clip: MediaClip, audio: np.ndarray) -> MediaClip:
+    return clip.replace(audio=np.ascontiguousarray(audio, dtype=np.float32))
+
+
+def shift(audio: np.ndarray, samples: int) -> np.ndarray:
+    """Positive: the audio comes later than the picture (silence first); negative: earlier."""
+    n = audio.shape[1]
+    out = np.zeros_like(audio)
+    if samples >= 0:
+        out[:, samples:] = audio[:, :max(n - samples, 0)]
+    else:
+        out[:, :max(n + samples, 0)] = audio[:, -samples:]
+    return out
+
+
+class _TimeShift(Strategy):
+    family = "temporal"
+
+    def apply(self, clip, params, ctx):
+        audio = _audio(clip)
+        samples = int(round(params["shift_s"] * clip.sample_rate))
+        if abs(samples) >= audio.shape[1]:
+            raise PerturbError(f"a shift of {params['shift_s']:.2f} s is longer than the clip")
+        return _with_audio(clip, shift(audio, samples))
+
+
+@register
+class TimeShiftMicro(_TimeShift):
+    name = "time_shift_micro"
+    description = "audio moved a fraction of a second against the picture (high-precision temporal negative)"
+    defaults = {"shift_s": Range(0.2, 1.0, signed=True, unit="s")}
+
+
+@register
+class TimeShiftMedium(_TimeShift):
+    name = "time_shift_medium"
+    description = "audio moved seconds against the picture (temporal negative)"
+    defaults = {"shift_s": Range(1.0, 3.0, signed=True, unit="s")}
+
+
+@register
+class SpeedChange(Strategy):
+    name = "speed_change"
+    family = "acoustic"
+    description = "audio played faster or slower (pitch follows), cropped or padded to its length"
+    defaults = {"factor": Range(0.8, 1.2, unit="x"), "min_deviation": Range(0.05, 0.05)}
+
+    def sample(self, rng, clip, ctx):
+        lo, hi = self.ranges["factor"].low, self.ranges["factor"].high
+        dev = self.ranges["min_deviation"].low
+        for _ in range(100):
+            factor = float(rng.uniform(lo, hi))
+            if abs(factor - 1.0) >= dev:
+                return {"factor": factor}
+        raise PerturbError(f"factor range {lo}..{hi} has nothing at least {dev} away from 1")
+
+    def apply(self, clip, params, ctx):
+        audio = _audio(clip)
+        ratio = Fraction(params["factor"]).limit_denominator(1000)
+        # playing f times faster = resampling to 1/f of the samples
+        faster = resample_poly(audio, ratio.denominator, ratio.numerator, axis=1)
+        return _with_audio(clip, fit_length(faster, audio.shape[1]))
+
+
+@register
+class PitchShift(Strategy):
+    name = "pitch_shift"
+    family = "acoustic"
+    description = "pitch moved by a few semitones, duration and timing kept (speaker / physical negative)"
+    defaults = {"semitones": Range(2.0, 3.0, signed=True, unit="semitones")}
+
+    def apply(self, clip, params, ctx):
+        import pedalboard
+
+        audio = _audio(clip)
+        shifted = pedalboard.PitchShift(semitones=params["semitones"])(audio, clip.sample_rate)
+        return _with_audio(clip, fit_length(shifted, audio.shape[1]))
+
+
+@register
+class Filter(Strategy):
+    name = "filter"
+    family = "acoustic"
+    description = "high- or low-pass filtering, zero phase (acoustic structural negative)"
+    defaults = {"kind": Choice(("lowpass", "highpass")), "lowpass_hz": Range(300.0, 1000.0, unit="Hz"),
+                "highpass_hz": Range(2000.0, 4000.0, unit="Hz"), "order": Range(6, 6)}
+
+    def sample(self, rng, clip, ctx):
+        kind = self.ranges["kind"].sample(rng)
+        cutoff = self.ranges[f"{kind}_hz"].sample(rng)
+        return {"kind": kind, "cutoff_hz": cutoff, "order": int(self.ranges["order"].low)}
+
+    def apply(self, clip, params, ctx):
+        audio = _audio(clip)
+        nyquist = clip.sample_rate / 2
+        if not 0 < params["cutoff_hz"] < nyquist:
+            raise PerturbError(f"cutoff {params['cutoff_hz']:.0f} Hz is outside (0, {nyquist:.0f}) Hz")
+        sos = butter(params["order"], params["cutoff_hz"], params["kind"], fs=clip.sample_rate, output="sos")
+        return _with_audio(clip, sosfiltfilt(sos, audio, axis=1))
+
+
+def _need_pool(ctx: Context, name: str):
+    if ctx.pool is None:
+        raise PerturbError(f"{name} borrows audio from other clips: give it a source pool")
+    return ctx.pool
+
+
+def _record_id(ctx: Context) -> str | None:
+    return ctx.record.get("id") if ctx.record else None
+
+
+@register
+class NoiseAddition(Strategy):
+    name = "noise_addition"
+    family = "scene"
+    description = "noise mixed in at a set SNR: white, pink, babble of other clips, or another clip's ambience"
+    defaults = {"kind": Choice(("white", "pink", "babble", "ambience")), "snr_db": Range(0.0, 15.0, unit="dB"),
+                "babble_voices": Range(3, 5)}
+
+    def sample(self, rng, clip, ctx):
+        kind = self.ranges["kind"].sample(rng)
+        params = {"kind": kind, "snr_db": self.ranges["snr_db"].sample(rng), "seed": int(rng.integers(2**31))}
+        if kind in ("babble", "ambience"):
+            pool = _need_pool(ctx, f"noise_addition ({kind})")
+            count = int(rng.integers(self.ranges["babble_voices"].low, self.ranges["babble_voices"].high + 1))
+            params["sources"] = [pool.random_other(rng, _record_id(ctx)) for _ in range(count if kind == "babble" else 1)]
+        return params
+
+    def apply(self, clip, params, ctx):
+        audio = _audio(clip)
+        n = audio.shape[1]
+        rng = np.random.default_rng(params["seed"])
+        if params["kind"] == "white":
+            noise = rng.standard_normal(audio.shape)
+        elif params["kind"] == "pink":
+            noise = np.stack([pink_noise(n, rng) for _ in range(audio.shape[0])])
+        else:
+            pool = _need_pool(ctx, "noise_addition")
+            parts = [fit_length(pool.audio(s, clip.sample_rate, audio.shape[0]), n) for s in params["sources"]]
+            noise = np.sum(parts, axis=0)
+        return _with_audio(clip, mix_at_snr(audio, noise, params["snr_db"]))
+
+
+@register
+class RandomMismatch(Strategy):
+    name = "random_mismatch"
+    family = "semantic"
+    description = "the audio of a random other clip (basic semantic negative)"
+    needs_pool = True
+
+    def sample(self, rng, clip, ctx):
+        return {"source": _need_pool(ctx, self.name).random_other(rng, _record_id(ctx))}
+
+    def apply(self, clip, params, ctx):
+        audio = _audio(clip)
+        other = _need_pool(ctx, self.name).audio(params["source"], clip.sample_rate, audio.shape[0])
+        return _with_audio(clip, fit_length(other, audio.shape[1]))
+
+
+@register
+class SemanticMismatch(RandomMismatch):
+    name = "semantic_mismatch"
+    description = "the audio of a clip whose audio caption is among the most similar (high-level semantic negative)"
+    defaults = {"top_k": Range(3, 3)}
+
+    def sample(self, rng, clip, ctx):
+        pool = _need_pool(ctx, self.name)
+        if _record_id(ctx) is None:
+            raise PerturbError("semantic_mismatch needs the clip's source record to find its neighbours")
+        return {"source": pool.nearest(_record_id(ctx), rng, int(self.ranges["top_k"].low))}
+
+
+@register
+class SpeakerCount(Strategy):
+    name = "speaker_count"
+    family = "scene"
+    description = "an extra voice speaking over the clip (speaker-count conflict); needs espeak-ng"
+    defaults = {"voice": Choice(("male", "female")), "snr_db": Range(0.0, 6.0, unit="dB"),
+                "offset_s": Range(0.0, 1.5, unit="s")}
+
+    def sample(self, rng, clip, ctx):
+        pool = _need_pool(ctx, self.name)
+        texts = pool.utterances(_record_id(ctx))
+        text = texts[int(rng.integers(len(texts)))][1] if texts else "and then I heard someone say something else"
+        return {"text": text, **super().sample(rng, clip, ctx)}
+
+    def apply(self, clip, params, ctx):
+        from ..world.speech import synthesize
+
+        audio = _audio(clip)
+        try:
+            voice = synthesize(params["text"], params["voice"], clip.sample_rate)
+        except RuntimeError as err:
+            raise PerturbError(str(err)) from err
+        extra = shift(fit_length(np.repeat(voice[None], audio.shape[0], 0), audio.shape[1]),
+                      int(params["offset_s"] * clip.sample_rate))
+        return _with_audio(clip, mix_at_snr(audio, extra, params["snr_db"]))
+
+
+# background (clip metadata) -> ambiences that contradict it
+_OPPOSITE_AMBIENCE = {"indoor": ("rain", "wind"), "outdoor": ("hum", "babble")}
+
+
+@register
+class AmbienceSwap(Strategy):
+    name = "ambience_swap"
+    family = "scene"
+    description = "ambience of the other kind of place mixed in (indoor picture, outdoor rain; and the reverse)"
+    defaults = {"snr_db": Range(0.0, 10.0, unit="dB")}
+
+    def sample(self, rng, clip, ctx):
+        background = ((ctx.record or {}).get("meta") or {}).get("background")
+        options = _OPPOSITE_AMBIENCE.get(background, ("rain", "wind", "hum", "babble"))
+        return {"ambience": str(options[int(rng.integers(len(options)))]),
+                "snr_db": self.ranges["snr_db"].sample(rng), "seed": int(rng.integers(2**31))}
+
+    def apply(self, clip, params, ctx):
+        from ..world.sound import ambience
+
+        audio = _audio(clip)
+        bed = ambience(params["ambience"], audio.shape[1], clip.sample_rate, np.random.default_rng(params["seed"]))
+        return _with_audio(clip, mix_at_snr(audio, np.repeat(bed[None], audio.shape[0], 0), params["snr_db"]))

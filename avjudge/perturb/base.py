@@ -1,0 +1,125 @@
+"""Strategies, their parameter ranges and the registry every perturbation lives in.
+
+A strategy is split in two so a negative can be stored as a recipe: ``sample`` draws the
+parameters (from ranges a recipe may override) and ``apply`` is a pure function of the
+clip and those parameters. Applying a stored recipe later, in a data loader or when
+materialising files, gives bit-identical samples.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..media import MediaClip
+
+
+class PerturbError(ValueError):
+    """A perturbation that cannot be applied to this clip (no audio, no pool, too short...)."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """A numeric range; ``signed`` draws a random sign for a magnitude in [low, high]."""
+    low: float
+    high: float
+    signed: bool = False
+    unit: str = ""
+
+    def sample(self, rng: np.random.Generator) -> float:
+        value = float(rng.uniform(self.low, self.high))
+        return -value if self.signed and rng.random() < 0.5 else value
+
+    def describe(self) -> str:
+        sign = "±" if self.signed else ""
+        return f"{sign}{self.low:g}..{self.high:g}{(' ' + self.unit) if self.unit else ''}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    options: tuple[str, ...]
+
+    def sample(self, rng: np.random.Generator) -> str:
+        return str(self.options[int(rng.integers(len(self.options)))])
+
+    def describe(self) -> str:
+        return "|".join(self.options)
+
+
+def parse_override(spec, value):
+    """A recipe's override for one parameter: [low, high] for a Range, a list for a Choice."""
+    if isinstance(spec, Range):
+        if isinstance(value, (int, float)):
+            return Range(float(value), float(value), spec.signed, spec.unit)
+        low, high = value
+        if low > high:
+            raise PerturbError(f"range {value} has low > high")
+        return Range(float(low), float(high), spec.signed, spec.unit)
+    options = (value,) if isinstance(value, str) else tuple(value)
+    unknown = set(options) - set(spec.options)
+    if unknown:
+        raise PerturbError(f"unknown option(s) {sorted(unknown)}; known: {list(spec.options)}")
+    return Choice(options)
+
+
+@dataclass
+class Context:
+    """What a strategy may look at beyond the clip: its source record and a pool of other clips."""
+    record: dict | None = None
+    pool: Any = None  # avjudge.perturb.pool.SourcePool
+
+
+class Strategy:
+    name: ClassVar[str]
+    family: ClassVar[str]
+    description: ClassVar[str]
+    defaults: ClassVar[dict[str, Range | Choice]] = {}
+    needs_pool: ClassVar[bool] = False
+
+    def __init__(self, overrides: dict | None = None):
+        self.ranges = dict(self.defaults)
+        for key, value in (overrides or {}).items():
+            if key not in self.defaults:
+                raise PerturbError(f"{self.name} has no parameter {key!r}; it has {sorted(self.defaults)}")
+            self.ranges[key] = parse_override(self.defaults[key], value)
+
+    def sample(self, rng: np.random.Generator, clip: MediaClip, ctx: Context) -> dict:
+        return {key: spec.sample(rng) for key, spec in self.ranges.items()}
+
+    def apply(self, clip: MediaClip, params: dict, ctx: Context) -> MediaClip:
+        raise NotImplementedError
+
+    def __call__(self, clip: MediaClip, rng: np.random.Generator, ctx: Context | None = None):
+        ctx = ctx or Context()
+        params = self.sample(rng, clip, ctx)
+        return self.apply(clip, params, ctx), params
+
+
+STRATEGIES: dict[str, type[Strategy]] = {}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    if cls.name in STRATEGIES:
+        raise ValueError(f"strategy {cls.name!r} registered twice")
+    STRATEGIES[cls.name] = cls
+    return cls
+
+
+def get_strategy(name: str, overrides: dict | None = None) -> Strategy:
+    if name not in STRATEGIES:
+        raise PerturbError(f"unknown strategy {name!r}; run `avjudge perturb list` (known: {sorted(STRATEGIES)})")
+    return STRATEGIES[name](overrides)
+
+
+@dataclass
+class StrategyInfo:
+    name: str
+    family: str
+    description: str
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+def describe_all() -> list[StrategyInfo]:
+    return [StrategyInfo(cls.name, cls.family, cls.description, {k: v.describe() for k, v in cls.defaults.items()})
+            for cls in STRATEGIES.values()]

@@ -1,0 +1,198 @@
+import numpy as np
+import pytest
+from scipy.signal import correlate
+
+from avjudge.media import MediaClip, encode_audio
+from avjudge.perturb.base import Context, PerturbError, get_strategy
+from avjudge.perturb.pool import SourcePool
+
+from .helpers import requires_espeak
+
+SR = 16000
+
+
+def clip_of(audio: np.ndarray, sr: int = SR) -> MediaClip:
+    audio = np.atleast_2d(audio).astype(np.float32)
+    return MediaClip(audio=audio, sample_rate=sr, duration=audio.shape[1] / sr)
+
+
+def harmonic_tone(f0: float, seconds: float = 2.0, sr: int = SR) -> np.ndarray:
+    t = np.arange(int(seconds * sr)) / sr
+    return sum(np.sin(2 * np.pi * k * f0 * t) / k for k in range(1, 6)).astype(np.float32) * 0.2
+
+
+def f0_of(x: np.ndarray, sr: int = SR, lo: float = 60, hi: float = 1000) -> float:
+    """Autocorrelation pitch with parabolic peak interpolation (independent of pedalboard)."""
+    x = x[len(x) // 4: 3 * len(x) // 4] - x.mean()
+    ac = np.correlate(x, x, "full")[len(x) - 1:]
+    lags = np.arange(int(sr / hi), int(sr / lo))
+    k = lags[np.argmax(ac[lags])]
+    a, b, c = ac[k - 1], ac[k], ac[k + 1]
+    return sr / (k + 0.5 * (a - c) / (a - 2 * b + c))
+
+
+def lag_of(original: np.ndarray, shifted: np.ndarray) -> float:
+    """Seconds by which ``shifted`` lags ``original`` (cross-correlation peak)."""
+    corr = correlate(shifted, original, "full", method="fft")
+    return (np.argmax(corr) - (len(original) - 1)) / SR
+
+
+def noise_signal(seconds: float = 4.0, seed: int = 0) -> np.ndarray:
+    """Band-limited noise bursts: a signal with a sharp autocorrelation peak."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(int(seconds * SR)) * (rng.random(int(seconds * SR) // 800).repeat(800) > 0.5)
+    return (0.2 * x).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["time_shift_micro", "time_shift_medium"])
+def test_time_shift_is_recovered_by_cross_correlation(name):
+    original = noise_signal(6.0)
+    strategy = get_strategy(name)
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        out, params = strategy(clip_of(original), rng)
+        lo, hi = strategy.defaults["shift_s"].low, strategy.defaults["shift_s"].high
+        assert lo <= abs(params["shift_s"]) <= hi
+        assert abs(lag_of(original, out.audio[0]) - params["shift_s"]) < 0.005
+
+
+def test_shift_ranges_are_recipe_parameters():
+    appendix = get_strategy("time_shift_micro", {"shift_s": [0.0, 0.1]})
+    rng = np.random.default_rng(0)
+    shifts = [appendix.sample(rng, clip_of(noise_signal()), Context())["shift_s"] for _ in range(200)]
+    assert max(abs(s) for s in shifts) <= 0.1 and min(shifts) < 0 < max(shifts)
+    with pytest.raises(PerturbError, match="no parameter"):
+        get_strategy("time_shift_micro", {"delay": [0, 1]})
+
+
+def test_pitch_shift_moves_f0_and_keeps_duration_and_timing():
+    tone = harmonic_tone(220.0)
+    strategy = get_strategy("pitch_shift")
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        out, params = strategy(clip_of(tone), rng)
+        assert 2.0 <= abs(params["semitones"]) <= 3.0
+        measured = 12 * np.log2(f0_of(out.audio[0]) / f0_of(tone))
+        assert abs(measured - params["semitones"]) < 0.15
+        assert out.audio.shape == (1, len(tone))
+    # timing kept: the envelope of a gated tone does not move
+    gated = harmonic_tone(220.0, 4.0) * np.repeat(np.random.default_rng(0).random(40) > 0.5, SR // 10)
+    out = get_strategy("pitch_shift").apply(clip_of(gated), {"semitones": 2.5}, Context())
+    assert abs(lag_of(np.abs(gated), np.abs(out.audio[0]))) < 0.005
+
+
+def test_speed_change_factor_is_measured():
+    tone = harmonic_tone(200.0, 3.0)
+    strategy = get_strategy("speed_change")
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        out, params = strategy(clip_of(tone), rng)
+        assert 0.8 <= params["factor"] <= 1.2 and abs(params["factor"] - 1) >= 0.05
+        assert abs(f0_of(out.audio[0]) / f0_of(tone) / params["factor"] - 1) < 0.01
+        assert out.audio.shape == (1, len(tone))
+
+
+@pytest.mark.parametrize("kind", ["lowpass", "highpass"])
+def test_filters_attenuate_an_octave_past_the_cutoff(kind):
+    t = np.arange(2 * SR) / SR
+    strategy = get_strategy("filter", {"kind": [kind]})
+    params = strategy.sample(np.random.default_rng(4), None, Context())
+    cutoff = params["cutoff_hz"]
+    stop, passband = (2 * cutoff, cutoff / 4) if kind == "lowpass" else (cutoff / 2, min(4 * cutoff, 7500))
+
+    def gain_db(freq):
+        x = np.sin(2 * np.pi * freq * t).astype(np.float32)
+        y = strategy.apply(clip_of(x), params, Context()).audio[0]
+        core = slice(SR // 2, -SR // 2)
+        return 10 * np.log10(np.mean(y[core] ** 2) / np.mean(x[core] ** 2))
+
+    assert gain_db(stop) <= -20
+    assert gain_db(passband) > -1
+
+
+@pytest.mark.parametrize("kind", ["white", "pink"])
+def test_noise_snr_is_measured(kind):
+    signal = harmonic_tone(330.0)
+    strategy = get_strategy("noise_addition", {"kind": [kind]})
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        out, params = strategy(clip_of(signal), rng)
+        noise = out.audio[0].astype(np.float64) - signal
+        snr = 10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise ** 2))
+        assert abs(snr - params["snr_db"]) < 0.5
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pool")
+    captions = {
+        "dog": "a dog barks loudly twice in a quiet yard",
+        "wolf": "a wolf barks loudly twice in a quiet forest",
+        "piano": "soft piano music plays in a hall",
+        "rain": "rain falls steadily on a roof",
+    }
+    records = []
+    for i, (name, caption) in enumerate(captions.items()):
+        path = folder / f"{name}.wav"
+        encode_audio(path, noise_signal(3.0, seed=10 + i)[None], SR)
+        records.append({"id": name, "video": str(path), "captions": {"audio": caption, "utterance": f"this is {name}"}})
+    return SourcePool(records)
+
+
+def test_random_and_semantic_mismatch_borrow_other_audio(pool):
+    own = clip_of(noise_signal(2.0, seed=99))
+    ctx = Context(record={"id": "dog"}, pool=pool)
+    out, params = get_strategy("random_mismatch")(own, np.random.default_rng(0), ctx)
+    assert params["source"] != "dog"
+    expected = pool.audio(params["source"], SR, 1)[:, :own.audio.shape[1]]
+    np.testing.assert_array_equal(out.audio, expected)
+    nearest = get_strategy("semantic_mismatch", {"top_k": 1})
+    assert nearest.sample(np.random.default_rng(0), own, ctx)["source"] == "wolf"
+
+
+def test_babble_noise_from_other_clips_at_snr(pool):
+    signal = harmonic_tone(200.0, 2.0)
+    strategy = get_strategy("noise_addition", {"kind": ["babble"]})
+    out, params = strategy(clip_of(signal), np.random.default_rng(1), Context(record={"id": "rain"}, pool=pool))
+    assert 3 <= len(params["sources"]) <= 5 and "rain" not in params["sources"]
+    noise = out.audio[0].astype(np.float64) - signal
+    assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise ** 2)) - params["snr_db"]) < 0.5
+
+
+def test_ambience_swap_contradicts_the_background():
+    signal = harmonic_tone(200.0, 2.0)
+    strategy = get_strategy("ambience_swap")
+    for background, allowed in (("indoor", {"rain", "wind"}), ("outdoor", {"hum", "babble"})):
+        out, params = strategy(clip_of(signal), np.random.default_rng(2), Context(record={"meta": {"background": background}}))
+        assert params["ambience"] in allowed
+        noise = out.audio[0].astype(np.float64) - signal
+        assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise ** 2)) - params["snr_db"]) < 0.5
+
+
+@requires_espeak
+def test_speaker_count_adds_a_voice(pool):
+    signal = harmonic_tone(200.0, 3.0)
+    out, params = get_strategy("speaker_count")(clip_of(signal), np.random.default_rng(3), Context(record={"id": "dog"}, pool=pool))
+    assert params["text"].startswith("this is") and params["text"] != "this is dog"
+    extra = out.audio[0].astype(np.float64) - signal
+    assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(extra ** 2)) - params["snr_db"]) < 0.5
+
+
+@pytest.mark.parametrize("name", ["time_shift_micro", "speed_change", "pitch_shift", "filter", "noise_addition"])
+def test_stored_params_reapply_identically(name):
+    clip = clip_of(noise_signal(2.0))
+    strategy = get_strategy(name, {"kind": ["white"]} if name == "noise_addition" else None)
+    out, params = strategy(clip, np.random.default_rng(7))
+    again = get_strategy(name).apply(clip, params, Context())
+    np.testing.assert_array_equal(out.audio, again.audio)
+    assert params == strategy.sample(np.random.default_rng(7), clip, Context())
+
+
+def test_clear_errors():
+    silent_video = MediaClip(frames=np.zeros((1, 4, 4, 3), np.uint8), fps=1.0, timestamps=np.zeros(1), duration=1.0)
+    with pytest.raises(PerturbError, match="no audio"):
+        get_strategy("pitch_shift")(silent_video, np.random.default_rng(0))
+    with pytest.raises(PerturbError, match="source pool"):
+        get_strategy("random_mismatch")(clip_of(noise_signal(1.0)), np.random.default_rng(0))
+    with pytest.raises(PerturbError, match="unknown strategy"):
+        get_strategy("reverse")
