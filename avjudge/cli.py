@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
-from .config import ConfigError
+from .errors import AvjudgeError
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ COMMANDS: dict[tuple[str, ...], Command] = {}
 GROUP_HELP: dict[str, str] = {
     "world": "make the synthetic audio-video world",
     "media": "inspect media files",
+    "perturb": "hard-negative strategies: list them, apply one",
+    "data": "build and export judge pair datasets",
 }
 
 
@@ -115,6 +117,135 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 register("media probe", "print stream facts of media files as JSON lines", _probe_args, _probe)
+
+
+# ---- hard negatives --------------------------------------------------------------------
+
+def _perturb_list_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _perturb_list(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from .perturb import describe_all
+    from .perturb.taxonomy import taxonomy
+
+    infos = describe_all()
+    text = {task: [{"dimension": d.key, "category": d.primary, "weight": round(d.weight, 4), "errors": d.error_types}
+                   for d in taxonomy(task)] for task in ("vt", "at")}
+    if args.json:
+        print(json.dumps({"audio_video": [asdict(i) for i in infos], "text": text}, indent=2))
+        return 0
+    print("audio-video strategies (the picture stays, the audio changes):")
+    for info in infos:
+        params = ", ".join(f"{k}={v}" for k, v in info.parameters.items()) or "-"
+        print(f"  {info.name:<18} {info.family:<9} {params}\n  {'':<18} {info.description}")
+    for task, title in (("vt", "video-text"), ("at", "audio-text")):
+        print(f"\n{title} caption-edit dimensions (weight):")
+        for row in text[task]:
+            print(f"  {row['dimension']:<22} {row['category']:<24} {row['weight']:.3f}")
+    return 0
+
+
+def _perturb_apply_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strategy", required=True, help="a name from `avjudge perturb list`")
+    p.add_argument("--input", required=True, type=Path, help="a video (its picture is kept) or an audio file")
+    p.add_argument("--output", required=True, type=Path, help="where the negative goes (same kind as the input)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a parameter range, e.g. shift_s=[0.0,0.1] or kind=lowpass (repeatable)")
+    p.add_argument("--params", help='exact parameters as JSON instead of sampling, e.g. \'{"shift_s": -0.5}\'')
+    p.add_argument("--pool", type=Path, help="a manifest of other clips (mismatch, babble, extra voices)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _perturb_apply(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .config import parse_overrides
+    from .data import load_manifest
+    from .media import decode, encode_audio, probe, replace_audio
+    from .perturb import Context, SourcePool, get_strategy
+
+    info = probe(args.input)
+    clip = decode(args.input, video=False)
+    pool = SourcePool(load_manifest(args.pool)) if args.pool else None
+    ctx = Context(record={"id": str(args.input)}, pool=pool)
+    strategy = get_strategy(args.strategy, parse_overrides(args.set))
+    if args.params:
+        params = json.loads(args.params)
+        out_clip = strategy.apply(clip, params, ctx)
+    else:
+        out_clip, params = strategy(clip, np.random.default_rng(args.seed), ctx)
+    if info.video is not None:
+        replace_audio(args.input, out_clip.audio, out_clip.sample_rate, args.output)
+    else:
+        encode_audio(args.output, out_clip.audio, out_clip.sample_rate)
+    print(json.dumps({"strategy": args.strategy, "params": params, "output": str(args.output)}))
+    return 0
+
+
+register("perturb list", "show every hard-negative strategy and caption-edit dimension", _perturb_list_args,
+         _perturb_list)
+register("perturb apply", "make one hard negative of a file and print the parameters applied", _perturb_apply_args,
+         _perturb_apply,
+         "Apply one strategy to one file so you can hear and see what it does. The picture of a\n"
+         "video is copied untouched; only its audio track changes.\n\n"
+         "examples:\n"
+         "  avjudge perturb apply --strategy time_shift_micro --input a.mp4 --output a_shift.mp4\n"
+         "  avjudge perturb apply --strategy filter --set kind=lowpass --input a.mp4 --output lp.mp4\n"
+         "  avjudge perturb apply --strategy pitch_shift --params '{\"semitones\": -3}' --input a.wav --output p.wav")
+
+
+# ---- datasets ----------------------------------------------------------------------------
+
+def _data_build_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--recipe", required=True, type=Path, help="a YAML recipe (see data_recipes/)")
+    p.add_argument("--out", required=True, type=Path, help="dataset folder; rerun to resume")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a recipe field, e.g. source=world/world.jsonl or judges.av.pairs=1000")
+    p.add_argument("--materialize", action="store_true",
+                   help="also write each audio negative (float32 WAV) instead of only its recipe")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _data_build(args: argparse.Namespace) -> int:
+    from .data import build_dataset, load_recipe
+
+    recipe, source = load_recipe(args.recipe, args.set)
+    stats = build_dataset(recipe, source, args.out, materialize=args.materialize, progress=not args.no_progress)
+    for judge, entry in stats["judges"].items():
+        short = f" (asked for {entry['requested']})" if entry["pairs"] < entry["requested"] else ""
+        print(f"{judge}: {entry['pairs']} pairs{short}: {entry['positives']} positive, {entry['negatives']} negative; "
+              f"splits {entry['splits']}; rejected {entry['rejected']} {entry['rejection_reasons']}")
+        print(f"    negatives by type: {entry['negative_types']}")
+    print(f"dataset hash {stats['dataset_hash']}; stats in {args.out / 'stats.json'}")
+    return 0
+
+
+def _data_export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", required=True, type=Path, help="a folder made by `avjudge data build`")
+    p.add_argument("--format", required=True, choices=["llamafactory", "swift"])
+    p.add_argument("--out", required=True, type=Path)
+
+
+def _data_export(args: argparse.Namespace) -> int:
+    from .data.export import export_dataset
+
+    for path in export_dataset(args.dataset, args.format, args.out):
+        print(path)
+    return 0
+
+
+register("data build", "build balanced judge pair datasets with hard negatives from a recipe", _data_build_args,
+         _data_build,
+         "Read the recipe's source manifest, split sources (no clip, or copy of a clip, in two\n"
+         "splits), and write positives and hard negatives per judge to OUT/pairs/<judge>/<split>.jsonl,\n"
+         "a Hugging Face dataset to OUT/hf/<judge>, and counts to OUT/stats.json. A negative is\n"
+         "stored as its recipe and applied when loaded; --materialize writes its audio too.\n"
+         "Killed and rerun with the same OUT, it continues where it stopped.\n\n"
+         "example:\n  avjudge data build --recipe data_recipes/world_demo.yaml --set source=world/world.jsonl --out pairs")
+register("data export", "write pairs in LLaMA-Factory or ms-swift format", _data_export_args, _data_export)
 
 
 # ---- judges ----------------------------------------------------------------------------
@@ -217,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args._run(args)
-    except ConfigError as err:
-        print(f"avjudge: configuration error: {err}", file=sys.stderr)
+    except AvjudgeError as err:
+        print(f"avjudge: error: {err}", file=sys.stderr)
         return 2
 
 

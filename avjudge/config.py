@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from .errors import AvjudgeError
+
 T = TypeVar("T")
 
 
@@ -34,7 +36,7 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=_Yaml12Loader)
 
 
-class ConfigError(ValueError):
+class ConfigError(AvjudgeError, ValueError):
     """A configuration file or override that does not fit its dataclass."""
 
 

@@ -13,13 +13,14 @@ from typing import ClassVar
 import numpy as np
 import torch
 
+from ..errors import AvjudgeError
 from .media_inputs import (
     VisionPreprocess, audio_feature_tokens, log_mel_torch, video_patches, video_patches_torch, whisper_features,
 )
 from .prompts import render_prompt
 
 
-class CheckpointError(Exception):
+class CheckpointError(AvjudgeError):
     """A judge checkpoint directory that cannot be used, with what to do about it."""
 
 

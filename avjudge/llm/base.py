@@ -6,8 +6,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
+from ..errors import AvjudgeError
 
-class BackendError(RuntimeError):
+
+class BackendError(AvjudgeError, RuntimeError):
     """A backend that failed to answer after its retries (timeouts, server errors, refusals)."""
 
 

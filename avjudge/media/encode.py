@@ -63,7 +63,7 @@ def _layout(channels: int) -> str:
     return layouts[channels]
 
 
-def _check_audio(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+def _check_audio(audio: np.ndarray, sample_rate: int, clip: bool = True) -> np.ndarray:
     audio = np.asarray(audio)
     if audio.ndim == 1:
         audio = audio[None, :]
@@ -73,7 +73,7 @@ def _check_audio(audio: np.ndarray, sample_rate: int) -> np.ndarray:
         raise ValueError(f"sample_rate must be positive, got {sample_rate}")
     if not np.isfinite(audio).all():
         raise ValueError("audio contains NaN or infinite samples")
-    return np.ascontiguousarray(np.clip(audio, -1.0, 1.0), dtype=np.float32)
+    return np.ascontiguousarray(np.clip(audio, -1.0, 1.0) if clip else audio, dtype=np.float32)
 
 
 def _encode_audio_stream(container, stream, audio: np.ndarray, sample_rate: int) -> None:
@@ -149,13 +149,20 @@ def encode_video(
     return path
 
 
-def encode_audio(path: str | Path, audio: np.ndarray, sample_rate: int) -> Path:
-    """Write (C, N) or (N,) float audio to .wav (16-bit PCM) or .flac."""
+def encode_audio(path: str | Path, audio: np.ndarray, sample_rate: int, float32: bool = False) -> Path:
+    """Write (C, N) or (N,) float audio to .wav (16-bit PCM) or .flac.
+
+    ``float32=True`` writes a 32-bit float WAV that decodes back bit-identically (no clipping).
+    """
     path = Path(path)
     codec = AUDIO_CODECS.get(path.suffix.lower())
     if codec is None:
         raise ValueError(f"{path}: unsupported audio extension; use one of {sorted(AUDIO_CODECS)}")
-    audio = _check_audio(audio, sample_rate)
+    if float32:
+        if path.suffix.lower() != ".wav":
+            raise ValueError(f"{path}: float32 audio is written as .wav")
+        codec = "pcm_f32le"
+    audio = _check_audio(audio, sample_rate, clip=not float32)
     with atomic_path(path) as tmp:
         with av.open(str(tmp), "w") as container:
             stream = container.add_stream(codec, rate=sample_rate)

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import AvjudgeError
 
-class MediaError(Exception):
+
+class MediaError(AvjudgeError):
     """A media file that cannot be used, with the file named and what is wrong with it."""
 
     def __init__(self, path: str | Path | None, problem: str):

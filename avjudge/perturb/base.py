@@ -12,10 +12,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..errors import AvjudgeError
 from ..media import MediaClip
 
 
-class PerturbError(ValueError):
+class PerturbError(AvjudgeError, ValueError):
     """A perturbation that cannot be applied to this clip (no audio, no pool, too short...)."""
 
 

@@ -102,11 +102,21 @@ _EMPHASIS = {"vt": {"temporal", "logical"}, "at": {"event_order", "temporal_sync
 EMPHASIS_SHARE = 0.25
 
 
-def taxonomy(task: str, emphasis_share: float = EMPHASIS_SHARE) -> tuple[Dimension, ...]:
-    """The task's dimensions with weights that sum to 1."""
+def taxonomy(task: str, emphasis_share: float = EMPHASIS_SHARE,
+             weights: dict[str, float] | None = None) -> tuple[Dimension, ...]:
+    """The task's dimensions with weights that sum to 1; ``weights`` keeps only the named
+    dimensions, with those relative weights (a recipe's choice)."""
     dims = {"vt": VT_DIMENSIONS, "at": AT_DIMENSIONS}.get(task)
     if dims is None:
         raise ValueError(f"text negatives exist for vt and at, not {task!r}")
+    if weights:
+        known = {d.key: d for d in dims}
+        unknown = sorted(set(weights) - set(known))
+        if unknown:
+            raise ValueError(f"unknown {task} dimension(s) {unknown}; known: {sorted(known)}")
+        total = sum(weights.values())
+        return tuple(Dimension(d.key, d.primary, d.description, d.error_types, d.categories, d.mode, weights[d.key] / total)
+                     for d in dims if weights.get(d.key, 0) > 0)
     emphasis = _EMPHASIS[task]
     rest = [d for d in dims if d.key not in emphasis]
     out = []

@@ -11,9 +11,11 @@ with its reasons counted.
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import numpy as np
 
@@ -142,9 +144,9 @@ def make_text_negative(original: str, task: str, dimension: Dimension, backend: 
     return TextRejection(dimension.key, max_regenerations + 1, tuple(reasons))
 
 
-def rotate_dimensions(task: str, n_samples: int, seed: int, per_sample: int = 3,
-                      dims: tuple[Dimension, ...] | None = None) -> list[tuple[str, ...]]:
-    """``per_sample`` distinct dimensions for each sample; each dimension's share follows its weight.
+def iter_rotation(task: str, seed: int, per_sample: int = 3,
+                  dims: tuple[Dimension, ...] | None = None) -> Iterator[tuple[str, ...]]:
+    """Endless ``per_sample`` distinct dimensions per sample; each dimension's share follows its weight.
 
     Each sample takes the dimensions furthest behind their target count (ties broken at
     random), so counts never drift more than about one sample from their targets.
@@ -156,11 +158,13 @@ def rotate_dimensions(task: str, n_samples: int, seed: int, per_sample: int = 3,
     weights = np.array([d.weight for d in dims])
     weights = weights / weights.sum()
     counts = np.zeros(len(dims))
-    out = []
-    for i in range(n_samples):
+    for i in itertools.count():
         deficit = per_sample * (i + 1) * weights - counts
-        order = np.lexsort((rng.random(len(dims)), -deficit))
-        chosen = order[:per_sample]
+        chosen = np.lexsort((rng.random(len(dims)), -deficit))[:per_sample]
         counts[chosen] += 1
-        out.append(tuple(dims[j].key for j in chosen))
-    return out
+        yield tuple(dims[j].key for j in chosen)
+
+
+def rotate_dimensions(task: str, n_samples: int, seed: int, per_sample: int = 3,
+                      dims: tuple[Dimension, ...] | None = None) -> list[tuple[str, ...]]:
+    return list(itertools.islice(iter_rotation(task, seed, per_sample, dims), n_samples))

@@ -1,0 +1,266 @@
+"""`avjudge data build`: source manifest + recipe -> balanced pair datasets per judge.
+
+Every pair is a pure function of (recipe seed, judge, split, slot), and files are written
+in slot order, so a killed build resumes by counting what it finished and ends with the
+same dataset as an uninterrupted run. A negative is stored as its recipe (strategy,
+params, seed); ``--materialize`` also writes its audio (float32 WAV beside the untouched
+source video), which loads bit-identically to applying the recipe on the fly.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import shutil
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+from tqdm import tqdm
+
+from ..config import dump_yaml
+from ..jsonl import JsonlWriter, read_jsonl, write_json
+from ..llm import make_backend
+from ..media import encode_audio
+from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
+from ..perturb.taxonomy import taxonomy
+from ..perturb.text import TextNegative, iter_rotation, make_text_negative
+from .manifest import load_manifest
+from .pairs import pair_clip
+from .recipe import Recipe
+from .splits import assign_splits
+
+JUDGE_INDEX = {"av": 0, "vt": 1, "at": 2}
+TEXT_FIELD = {"vt": "video", "at": "audio"}
+TEXT_WORKERS = 8  # text negatives requested at once (an HTTP backend's own limit still applies)
+
+
+@dataclass
+class Slot:
+    """One place in a split's output: a finished pair or a counted rejection."""
+    record: dict | None = None
+    rejection: dict | None = None
+
+
+def _split_sizes(total: int, weights: list[int]) -> list[int]:
+    """Largest-remainder apportionment of ``total`` over ``weights``."""
+    exact = [total * w / sum(weights) for w in weights]
+    sizes = [int(e) for e in exact]
+    for i in sorted(range(len(weights)), key=lambda i: exact[i] - sizes[i], reverse=True)[: total - sum(sizes)]:
+        sizes[i] += 1
+    return sizes
+
+
+class _SplitBuilder:
+    def __init__(self, recipe: Recipe, judge: str, split: str, split_index: int, sources: list[dict],
+                 n_pairs: int, out: Path, backend, materialize: bool):
+        self.recipe, self.judge, self.split, self.sources = recipe, judge, split, sources
+        self.cfg = recipe.judges[judge]
+        self.key = [recipe.seed, JUDGE_INDEX[judge], split_index]
+        self.n_pos = int(round(n_pairs * self.cfg.positive_fraction))
+        self.n_neg = n_pairs - self.n_pos
+        self.pool = SourcePool(sources)  # negatives borrow only from their own split: no leakage
+        self.order = [sources[i] for i in np.random.default_rng(self.key).permutation(len(sources))]
+        self.out, self.backend, self.materialize = out, backend, materialize
+
+    def _base(self, kind: str, k: int, source: dict, label: int) -> dict:
+        captions = source.get("captions") or {}
+        text = captions.get(TEXT_FIELD[self.judge]) if self.judge in TEXT_FIELD else None
+        return {
+            "id": f"{self.judge}-{self.split}-{kind}{k:07d}", "source_id": source["id"], "dimension": self.judge,
+            "label": label, "strategy": "positive", "negative_type": "positive", "params": {},
+            "media": {"video": source["video"]}, "text": text,
+            "utterance": (captions.get("utterance") or None) if self.judge == "at" else None,
+            "split": self.split, "seed": [*self.key, k],
+        }
+
+    def positives(self) -> Iterator[Slot]:
+        for k in range(self.n_pos):
+            yield Slot(record=self._base("p", k, self.order[k % len(self.order)], 1))
+
+    def av_negatives(self) -> Iterator[Slot]:
+        weights = self.recipe.strategy_weights("av")
+        names = sorted(weights)
+        probs = np.array([weights[n] for n in names]) / sum(weights.values())
+        strategies = {n: get_strategy(n, self.cfg.strategy_params.get(n)) for n in names}
+        for k in range(self.n_neg):
+            rng = np.random.default_rng([*self.key, 1, k])
+            source = self.order[k % len(self.order)]
+            errors = []
+            for _ in range(10):  # another strategy when one cannot apply here (e.g. a one-clip pool)
+                name = names[int(rng.choice(len(names), p=probs))]
+                try:
+                    params = strategies[name].sample(rng, None, Context(record=source, pool=self.pool))
+                except PerturbError as err:
+                    errors.append(f"{name}: {err}")
+                    continue
+                record = self._base("n", k, source, 0)
+                record.update(strategy=name, negative_type=name, params=params)
+                yield Slot(record=record)
+                break
+            else:
+                yield Slot(rejection={"slot": k, "source_id": source["id"], "reasons": errors})
+
+    def _materialize(self, record: dict) -> str:
+        clip = pair_clip(record, self.pool, self.recipe.sample_rate)
+        rel = f"media/{self.judge}/{record['id']}.wav"
+        encode_audio(self.out / rel, clip.audio, clip.sample_rate, float32=True)
+        return rel
+
+    def _text_candidates(self) -> Iterator[tuple[dict, str]]:
+        """(source, dimension) in rotation order, round after round over the sources."""
+        rotation = iter_rotation(self.judge, self.recipe.seed + JUDGE_INDEX[self.judge], self.cfg.dimensions_per_sample,
+                                 self.dims)
+        for _ in range(self.cfg.max_rounds):
+            for source, keys in zip(self.order, rotation):
+                for key in keys:
+                    yield source, key
+
+    def text_negatives(self) -> Iterator[Slot]:
+        self.dims = taxonomy(self.judge, weights=self.cfg.dimensions or None)
+        dims = {d.key: d for d in self.dims}
+        accepted, seen = 0, set()
+
+        def attempt(item):
+            c, (source, key) = item
+            original = (source.get("captions") or {}).get(TEXT_FIELD[self.judge]) or ""
+            seed = int(np.random.default_rng([*self.key, 2, c]).integers(2**31))
+            return c, source, key, make_text_negative(original, self.judge, dims[key], self.backend, seed,
+                                                      self.recipe.max_regenerations, self.recipe.similarity_range)
+
+        candidates = enumerate(self._text_candidates())
+        with ThreadPoolExecutor(TEXT_WORKERS) as pool:
+            while accepted < self.n_neg:
+                chunk = list(itertools.islice(candidates, TEXT_WORKERS))
+                if not chunk:
+                    return
+                for c, source, key, result in pool.map(attempt, chunk):
+                    if accepted >= self.n_neg:
+                        return
+                    duplicate = isinstance(result, TextNegative) and (source["id"], result.text) in seen
+                    if isinstance(result, TextNegative) and not duplicate:
+                        seen.add((source["id"], result.text))
+                        record = self._base("n", accepted, source, 0)
+                        record.update(strategy="text_edit", negative_type=key, text=result.text,
+                                      params={"dimension": key, "detail": result.detail, "attempts": result.attempts,
+                                              "similarity": round(result.similarity, 4)})
+                        accepted += 1
+                        yield Slot(record=record)
+                    else:
+                        reasons = ["duplicate"] if duplicate else list(result.reasons)
+                        yield Slot(rejection={"candidate": c, "source_id": source["id"], "dimension": key,
+                                              "reasons": reasons})
+
+    def slots(self) -> Iterator[Slot]:
+        yield from self.positives()
+        yield from (self.av_negatives() if self.judge == "av" else self.text_negatives())
+
+    def run(self, progress: bool) -> None:
+        pairs_path = self.out / "pairs" / self.judge / f"{self.split}.jsonl"
+        rejected_path = pairs_path.with_name(f"{self.split}.rejected.jsonl")
+        done = sum(1 for _ in read_jsonl(pairs_path)) + sum(1 for _ in read_jsonl(rejected_path))
+        with JsonlWriter(pairs_path) as pairs, JsonlWriter(rejected_path) as rejected, \
+                tqdm(total=self.n_pos + self.n_neg, desc=f"{self.judge}/{self.split}", disable=not progress,
+                     unit="pair") as bar:
+            for index, slot in enumerate(self.slots()):
+                if index < done:
+                    if slot.record is not None:
+                        bar.update(1)
+                    continue
+                if slot.record is not None:
+                    if self.materialize and slot.record["strategy"] in STRATEGIES:
+                        slot.record["media"]["audio"] = self._materialize(slot.record)
+                    pairs.write(slot.record)
+                    bar.update(1)
+                else:
+                    rejected.write(slot.rejection)
+
+
+def dataset_hash(out: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted((out / "pairs").rglob("*.jsonl")):
+        h.update(str(path.relative_to(out)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materialize: bool = False,
+                  progress: bool = True) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = out / "recipe.yaml"
+    text = dump_yaml(recipe) + f"materialize: {str(materialize).lower()}\n"
+    if saved.exists() and saved.read_text() != text:
+        raise ValueError(f"{out} holds a dataset built from another recipe ({saved}); use another --out")
+    saved.write_text(text)
+    records = load_manifest(manifest)
+    splits = assign_splits(records, recipe.splits, recipe.seed, recipe.dedupe)
+    write_json(out / "splits.json", splits)
+    backend = None
+    if {"vt", "at"} & set(recipe.judges):
+        options = dict(recipe.text_backend_options)
+        if recipe.text_backend == "openai":
+            options.setdefault("cache_dir", str(out / "llm_cache"))  # a resumed build pays for no request twice
+        backend = make_backend(recipe.text_backend, **options)
+    split_names = list(recipe.splits)
+    for judge, cfg in recipe.judges.items():
+        by_split = [[r for r in records if splits[r["id"]] == s] for s in split_names]
+        sizes = _split_sizes(cfg.pairs, [len(group) for group in by_split])
+        for index, (split, sources, size) in enumerate(zip(split_names, by_split, sizes)):
+            if sources and size:
+                _SplitBuilder(recipe, judge, split, index, sources, size, out, backend, materialize).run(progress)
+    stats = dataset_stats(out, recipe)
+    write_json(out / "stats.json", stats)
+    export_hf(out, list(recipe.judges))
+    return stats
+
+
+def dataset_stats(out: Path, recipe: Recipe) -> dict:
+    stats = {"name": recipe.name, "dataset_hash": dataset_hash(out), "judges": {}}
+    for judge, cfg in recipe.judges.items():
+        entry = {"requested": cfg.pairs, "pairs": 0, "positives": 0, "negatives": 0, "splits": {},
+                 "negative_types": Counter(), "rejected": 0, "rejection_reasons": Counter()}
+        for pairs_path in sorted((out / "pairs" / judge).glob("*.jsonl")):
+            if pairs_path.name.endswith(".rejected.jsonl"):
+                for r in read_jsonl(pairs_path):
+                    entry["rejected"] += 1
+                    entry["rejection_reasons"].update(r["reasons"][-1:])  # the final reason
+                continue
+            split_counts = Counter()
+            for r in read_jsonl(pairs_path):
+                split_counts["positives" if r["label"] else "negatives"] += 1
+                if not r["label"]:
+                    entry["negative_types"][r["negative_type"]] += 1
+            entry["splits"][pairs_path.stem] = dict(split_counts)
+            entry["positives"] += split_counts["positives"]
+            entry["negatives"] += split_counts["negatives"]
+        entry["pairs"] = entry["positives"] + entry["negatives"]
+        entry["negative_types"] = dict(sorted(entry["negative_types"].items()))
+        entry["rejection_reasons"] = dict(entry["rejection_reasons"])
+        stats["judges"][judge] = entry
+    return stats
+
+
+def export_hf(out: Path, judges: list[str]) -> None:
+    """The pairs as a Hugging Face DatasetDict per judge (params as JSON text: their keys vary)."""
+    import json
+
+    from datasets import Dataset, DatasetDict
+
+    for judge in judges:
+        splits = {}
+        for path in sorted((out / "pairs" / judge).glob("*.jsonl")):
+            if path.name.endswith(".rejected.jsonl"):
+                continue
+            rows = [{**{k: v for k, v in r.items() if k not in ("params", "media", "seed")},
+                     "params": json.dumps(r["params"], sort_keys=True), "video": r["media"]["video"],
+                     "audio": r["media"].get("audio"), "seed": r["seed"]} for r in read_jsonl(path)]
+            if rows:
+                splits[path.stem] = Dataset.from_list(rows)
+        target = out / "hf" / judge
+        if target.exists():
+            shutil.rmtree(target)
+        if splits:
+            DatasetDict(splits).save_to_disk(str(target))

@@ -1,0 +1,88 @@
+"""Export pairs for other trainers: LLaMA-Factory (sharegpt JSON) and ms-swift (JSONL).
+
+Both use ``{"messages", "videos", "audios"}`` with ``<video>`` / ``<audio>`` tags, and the
+same system prompt, query and answer the judges are scored with (avjudge.judges.prompts).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import AvjudgeError
+from ..judges.prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
+from ..judges.prompts import task as judge_task
+from ..jsonl import read_jsonl
+
+TAGS = {"video": "<video>", "audio": "<audio>"}
+
+
+class ExportError(AvjudgeError, ValueError):
+    pass
+
+
+def to_messages(record: dict, root: Path, family: str | None = None) -> dict:
+    judge = record["dimension"]
+    family = family or judge_task(judge).family
+    kinds = media_kinds(judge)
+    media = record["media"]
+    videos, audios = [], []
+    if "video" in kinds:
+        videos.append(media["video"])
+    if "audio" in kinds:
+        if record["label"] == 0 and record["strategy"] != "text_edit":
+            if not media.get("audio"):
+                raise ExportError(f"pair {record['id']} is a lazy audio negative; rebuild with --materialize to export it")
+            audios.append(str(root / media["audio"]))
+        else:
+            audios.append(media["video"])  # the source's own audio track
+    user = "".join(TAGS[k] for k in kinds) + render_query(judge, record.get("text"), record.get("utterance"))
+    messages = []
+    system = CHAT_FORMATS[family].system
+    if system:
+        messages.append({"role": "system", "content": system})
+    messages += [{"role": "user", "content": user}, {"role": "assistant", "content": ANSWERS[record["label"]]}]
+    row = {"messages": messages}
+    if videos:
+        row["videos"] = videos
+    if audios:
+        row["audios"] = audios
+    return row
+
+
+def _write_llamafactory(rows_by_name: dict[str, list[dict]], out: Path) -> list[Path]:
+    written, info = [], {}
+    for name, rows in rows_by_name.items():
+        path = out / f"{name}.json"
+        path.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
+        columns = {"messages": "messages"}
+        columns.update({k: k for k in ("videos", "audios") if rows and k in rows[0]})
+        info[name] = {"file_name": path.name, "formatting": "sharegpt", "columns": columns,
+                      "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user",
+                               "assistant_tag": "assistant", "system_tag": "system"}}
+        written.append(path)
+    (out / "dataset_info.json").write_text(json.dumps(info, indent=2))
+    return written + [out / "dataset_info.json"]
+
+
+def _write_swift(rows_by_name: dict[str, list[dict]], out: Path) -> list[Path]:
+    written = []
+    for name, rows in rows_by_name.items():
+        path = out / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+        written.append(path)
+    return written
+
+
+EXPORTERS = {"llamafactory": _write_llamafactory, "swift": _write_swift}
+
+
+def export_dataset(dataset: str | Path, fmt: str, out: str | Path) -> list[Path]:
+    if fmt not in EXPORTERS:
+        raise ExportError(f"unknown format {fmt!r}; choose one of {sorted(EXPORTERS)}")
+    root, out = Path(dataset), Path(out)
+    files = sorted(p for p in (root / "pairs").glob("*/*.jsonl") if not p.name.endswith(".rejected.jsonl"))
+    if not files:
+        raise ExportError(f"{root}: no pairs found; build them with `avjudge data build`")
+    out.mkdir(parents=True, exist_ok=True)
+    rows = {f"{p.parent.name}_{p.stem}": [to_messages(r, root) for r in read_jsonl(p)] for p in files}
+    return EXPORTERS[fmt](rows, out)

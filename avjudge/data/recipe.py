@@ -1,0 +1,68 @@
+"""Dataset recipes: what to build from which sources, as a dataclass loadable from YAML."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..config import ConfigError, load_config
+
+# AVBench §7.2: about a quarter to temporal and a quarter to semantic negatives, the rest even.
+AV_STRATEGY_WEIGHTS = {
+    "time_shift_micro": 0.125, "time_shift_medium": 0.125, "random_mismatch": 0.125, "semantic_mismatch": 0.125,
+    "speed_change": 0.1, "pitch_shift": 0.1, "filter": 0.1, "noise_addition": 0.1, "ambience_swap": 0.05,
+    "speaker_count": 0.05,
+}
+
+
+@dataclass(frozen=True)
+class JudgeRecipe:
+    pairs: int = 1000
+    positive_fraction: float = 0.5
+    # av: strategy -> weight; vt / at use the taxonomy's dimension weights
+    strategies: dict[str, float] = field(default_factory=dict)
+    strategy_params: dict[str, dict] = field(default_factory=dict)  # strategy -> parameter overrides
+    dimensions_per_sample: int = 3  # vt / at: dimensions rotated per source clip and round
+    dimensions: dict[str, float] = field(default_factory=dict)  # vt / at: restrict and reweight the taxonomy
+    max_rounds: int = 10  # vt / at: rotation rounds over the sources before a shortfall is reported
+
+    def __post_init__(self):
+        if self.pairs < 2:
+            raise ConfigError(f"pairs must be at least 2, got {self.pairs}")
+        if not 0 < self.positive_fraction < 1:
+            raise ConfigError(f"positive_fraction must be in (0, 1), got {self.positive_fraction}")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    source: str  # manifest path, relative to the recipe file
+    judges: dict[str, JudgeRecipe]
+    name: str = "dataset"
+    seed: int = 0
+    splits: dict[str, float] = field(default_factory=lambda: {"train": 0.9, "val": 0.05, "test": 0.05})
+    dedupe: Literal["content", "none"] = "content"  # content: sha256 of the media file (or the record's)
+    sample_rate: int = 16000  # audio rate negatives are made at (the judges' rate)
+    text_backend: str = "rules"
+    text_backend_options: dict = field(default_factory=dict)
+    max_regenerations: int = 3
+    similarity_range: tuple[float, float] = (0.70, 0.995)
+
+    def __post_init__(self):
+        unknown = set(self.judges) - {"av", "vt", "at"}
+        if unknown or not self.judges:
+            raise ConfigError(f"judges must be some of av, vt, at; got {sorted(self.judges)}")
+        if abs(sum(self.splits.values()) - 1) > 1e-6 or min(self.splits.values()) < 0:
+            raise ConfigError(f"split fractions must be non-negative and sum to 1, got {self.splits}")
+
+    def strategy_weights(self, judge: str) -> dict[str, float]:
+        weights = self.judges[judge].strategies or (AV_STRATEGY_WEIGHTS if judge == "av" else {})
+        return {k: v for k, v in weights.items() if v > 0}
+
+
+def load_recipe(path: str | Path, overrides: list[str] | None = None) -> tuple[Recipe, Path]:
+    """The recipe and its manifest path (resolved against the recipe's folder)."""
+    recipe = load_config(Recipe, path, overrides)
+    source = Path(recipe.source)
+    if not source.is_absolute():
+        source = Path(path).parent / source
+    return recipe, source
