@@ -195,6 +195,8 @@ def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materia
     if saved.exists() and saved.read_text() != text:
         raise ValueError(f"{out} holds a dataset built from another recipe ({saved}); use another --out")
     saved.write_text(text)
+    for leftover in (out / "media").rglob(".*.wav"):  # temp files of a killed run (one writer per folder)
+        leftover.unlink()
     records = load_manifest(manifest)
     splits = assign_splits(records, recipe.splits, recipe.seed, recipe.dedupe)
     write_json(out / "splits.json", splits)

@@ -9,6 +9,21 @@ from ..perturb import STRATEGIES, Context, SourcePool, get_strategy
 NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
 
 
+class PairDataset:
+    """Map-style dataset of pair records (usable with a torch DataLoader): item -> (record, clip)."""
+
+    def __init__(self, records: list[dict], pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
+                 root: Path | None = None):
+        self.records, self.pool, self.sample_rate, self.fps, self.root = records, pool, sample_rate, fps, root
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index: int) -> tuple[dict, MediaClip]:
+        record = self.records[index]
+        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root)
+
+
 def pair_clip(record: dict, pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
               root: Path | None = None) -> MediaClip:
     """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now."""

@@ -6,6 +6,7 @@ quality control downstream treats both alike. Deterministic for a given request 
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -18,11 +19,18 @@ _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 _VOWEL_SOUND = re.compile(r"^(?:[aeio]|u(?!ni|se|sa))", re.I)
 
 
-def _occurrences(text: str, phrases, start: int = 0, end: int | None = None):
+@functools.lru_cache(maxsize=None)
+def _pattern(phrases: tuple[str, ...]) -> re.Pattern:
+    """One alternation per category, longest phrases first so the longest match wins."""
+    ordered = sorted(phrases, key=len, reverse=True)
+    return re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w-])", re.I)
+
+
+def _occurrences(text: str, phrases: tuple[str, ...], start: int = 0, end: int | None = None):
     end = len(text) if end is None else end
-    for phrase in phrases:
-        for m in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text[start:end], re.I):
-            yield start + m.start(), start + m.end(), phrase
+    canonical = {p.lower(): p for p in phrases}
+    for m in _pattern(tuple(phrases)).finditer(text, start, end):
+        yield m.start(), m.end(), canonical[m.group().lower()]
 
 
 def _match_case(template: str, word: str) -> str:

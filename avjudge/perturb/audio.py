@@ -96,7 +96,9 @@ class PitchShift(Strategy):
         import pedalboard
 
         audio = _audio(clip)
-        shifted = pedalboard.PitchShift(semitones=params["semitones"])(audio, clip.sample_rate)
+        # offline Rubber Band: no latency to undo; the faster engine measured as accurate as the high-quality one
+        shifted = pedalboard.time_stretch(audio, clip.sample_rate, stretch_factor=1.0,
+                                          pitch_shift_in_semitones=params["semitones"], high_quality=False)
         return _with_audio(clip, fit_length(shifted, audio.shape[1]))
 
 

@@ -34,9 +34,13 @@ class SourcePool:
             raise PerturbError("the source pool is empty")
         self.records = {r["id"]: r for r in records}
         self.ids = list(self.records)
+        self.index = {source_id: i for i, source_id in enumerate(self.ids)}
         self._audio: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
-        self._index = None
+        self._tfidf = None
+        self._caption_group = None
+        self._utterances = [(i, (r.get("captions") or {}).get("utterance") or "") for i, r in self.records.items()
+                            if (r.get("captions") or {}).get("utterance")]
 
     def audio(self, source_id: str, sample_rate: int, channels: int) -> np.ndarray:
         key = (source_id, sample_rate, channels)
@@ -50,25 +54,31 @@ class SourcePool:
         return self._audio[key]
 
     def random_other(self, rng: np.random.Generator, exclude: str | None) -> str:
-        others = [i for i in self.ids if i != exclude]
-        if not others:
+        skip = self.index.get(exclude)
+        n = len(self.ids) - (skip is not None)
+        if n < 1:
             raise PerturbError("the pool holds no other clip")
-        return others[int(rng.integers(len(others)))]
+        j = int(rng.integers(n))
+        return self.ids[j + 1 if skip is not None and j >= skip else j]
 
     def nearest(self, source_id: str, rng: np.random.Generator, k: int = 3) -> str:
         """One of the k clips whose audio caption is most similar (never an identical caption)."""
-        if self._index is None:
+        if self._tfidf is None:
             texts = [(self.records[i].get("captions") or {}).get("audio", "") for i in self.ids]
-            self._index = _tfidf(texts)
-        row = self.ids.index(source_id)
-        sims = self._index @ self._index[row]
-        own = (self.records[source_id].get("captions") or {}).get("audio", "")
-        candidates = [j for j in np.argsort(-sims)
-                      if self.ids[j] != source_id and (self.records[self.ids[j]].get("captions") or {}).get("audio") != own]
-        if not candidates:
+            self._tfidf = _tfidf(texts)
+            groups: dict[str, int] = {}
+            self._caption_group = np.array([groups.setdefault(t, len(groups)) for t in texts])
+        row = self.index[source_id]
+        sims = self._tfidf @ self._tfidf[row]
+        sims[self._caption_group == self._caption_group[row]] = -np.inf  # itself and identical captions
+        if not np.isfinite(sims).any():
             raise PerturbError("no clip with a different audio caption in the pool")
-        return self.ids[int(candidates[int(rng.integers(min(k, len(candidates))))])]
+        best = []
+        for _ in range(min(k, int(np.isfinite(sims).sum()))):  # k is small: k passes of argmax
+            j = int(np.argmax(sims))
+            best.append(j)
+            sims[j] = -np.inf
+        return self.ids[best[int(rng.integers(len(best)))]]
 
     def utterances(self, exclude: str | None = None) -> list[tuple[str, str]]:
-        return [(i, (r.get("captions") or {}).get("utterance") or "") for i, r in self.records.items()
-                if i != exclude and (r.get("captions") or {}).get("utterance")]
+        return [u for u in self._utterances if u[0] != exclude]

@@ -92,16 +92,19 @@ def parse_reply(reply: str) -> tuple[str, str]:
     return data["modified_description"].strip(), str(data.get("modification_detail", ""))
 
 
+def quality_check(original: str, modified: str, bounds=SIMILARITY_RANGE) -> tuple[str | None, float | None]:
+    """(None, similarity) if the negative passes quality control, else (the reason, similarity if computed)."""
+    if modified.strip() == original.strip():
+        return "unchanged", None
+    if _LABEL.findall(original) != _LABEL.findall(modified) or original.count("|") != modified.count("|"):
+        return "structural_markers_changed", None
+    s = similarity(original, modified)
+    return (None if bounds[0] <= s <= bounds[1] else "similarity_out_of_range"), s
+
+
 def quality_problem(original: str, modified: str, bounds=SIMILARITY_RANGE) -> str | None:
     """None if the negative passes quality control, else the reason."""
-    if modified.strip() == original.strip():
-        return "unchanged"
-    if _LABEL.findall(original) != _LABEL.findall(modified) or original.count("|") != modified.count("|"):
-        return "structural_markers_changed"
-    s = similarity(original, modified)
-    if not bounds[0] <= s <= bounds[1]:
-        return "similarity_out_of_range"
-    return None
+    return quality_check(original, modified, bounds)[0]
 
 
 @dataclass(frozen=True)
@@ -137,9 +140,9 @@ def make_text_negative(original: str, task: str, dimension: Dimension, backend: 
         except (ValueError, json.JSONDecodeError):
             reasons.append("malformed_json")
             continue
-        problem = quality_problem(original, modified, bounds)
+        problem, sim = quality_check(original, modified, bounds)
         if problem is None:
-            return TextNegative(modified, detail, dimension.key, attempt + 1, similarity(original, modified))
+            return TextNegative(modified, detail, dimension.key, attempt + 1, sim)
         reasons.append(problem)
     return TextRejection(dimension.key, max_regenerations + 1, tuple(reasons))
 

@@ -1,0 +1,172 @@
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from avjudge.config import ConfigError
+from avjudge.data import assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
+from avjudge.data.export import ExportError, export_dataset
+from avjudge.jsonl import read_jsonl
+from avjudge.judges.prompts import render_query
+from avjudge.media import decode
+from avjudge.perturb import SourcePool
+from avjudge.world import MANIFEST
+
+RECIPE = Path(__file__).parent.parent / "data_recipes" / "world_demo.yaml"
+
+
+def small_recipe(world: Path, pairs: int = 48, **extra):
+    overrides = [f"source={world / MANIFEST}", f"judges.av.pairs={pairs}", f"judges.vt.pairs={pairs}",
+                 f"judges.at.pairs={pairs}", "splits={train: 0.5, test: 0.5}"]
+    overrides += [f"{k}={v}" for k, v in extra.items()]
+    return load_recipe(RECIPE, overrides)
+
+
+def pairs_of(out: Path, judge: str) -> list[dict]:
+    return [r for p in sorted((out / "pairs" / judge).glob("*.jsonl")) if "rejected" not in p.name for r in read_jsonl(p)]
+
+
+@pytest.fixture(scope="module")
+def built(small_world, tmp_path_factory):
+    recipe, source = small_recipe(small_world)
+    out = tmp_path_factory.mktemp("built")
+    stats = build_dataset(recipe, source, out, progress=False)
+    return out, stats
+
+
+def test_build_is_balanced_split_by_source_and_deterministic(built, small_world, tmp_path):
+    out, stats = built
+    for judge in ("av", "vt", "at"):
+        entry = stats["judges"][judge]
+        assert entry["pairs"] == 48 and entry["positives"] == entry["negatives"] == 24
+        records = pairs_of(out, judge)
+        splits_of_source = {}
+        for r in records:
+            splits_of_source.setdefault(r["source_id"], set()).add(r["split"])
+        assert all(len(s) == 1 for s in splits_of_source.values())
+        assert len({r["id"] for r in records}) == len(records)
+        rejected = sum(1 for p in (out / "pairs" / judge).glob("*.rejected.jsonl") for _ in read_jsonl(p))
+        assert entry["rejected"] == rejected
+    assert set(stats["judges"]["av"]["negative_types"]) <= {"random_mismatch", "time_shift_medium", "time_shift_micro",
+                                                            "pitch_shift", "filter"}
+    recipe, source = small_recipe(small_world)
+    again = build_dataset(recipe, source, tmp_path / "again", progress=False)
+    assert again["dataset_hash"] == stats["dataset_hash"]
+    other, _ = small_recipe(small_world, seed=1)
+    assert build_dataset(other, source, tmp_path / "other", progress=False)["dataset_hash"] != stats["dataset_hash"]
+
+
+def test_positives_are_untouched_and_negatives_differ(built, small_world):
+    out, _ = built
+    pool = SourcePool(load_manifest(small_world / MANIFEST))
+    records = pairs_of(out, "av")
+    positive = next(r for r in records if r["label"] == 1)
+    clip = pair_clip(positive, pool)
+    reference = decode(pool.records[positive["source_id"]]["video"], sample_rate=16000, channels=1)
+    np.testing.assert_array_equal(clip.audio, reference.audio)
+    np.testing.assert_array_equal(clip.frames, reference.frames)
+    for negative in (r for r in records if r["label"] == 0):
+        source = decode(pool.records[negative["source_id"]]["video"], video=False, sample_rate=16000, channels=1)
+        assert not np.array_equal(pair_clip(negative, pool).audio, source.audio), negative["strategy"]
+    for judge, field in (("vt", "video"), ("at", "audio")):
+        for r in pairs_of(out, judge):
+            original = pool.records[r["source_id"]]["captions"][field]
+            assert (r["text"] == original) == (r["label"] == 1)
+
+
+def test_lazy_and_materialized_negatives_are_identical(small_world, tmp_path):
+    recipe, source = load_recipe(RECIPE, [f"source={small_world / MANIFEST}", "judges={av: {pairs: 24}}",
+                                          "splits={train: 0.5, test: 0.5}"])
+    out = tmp_path / "mat"
+    build_dataset(recipe, source, out, materialize=True, progress=False)
+    pool = SourcePool(load_manifest(small_world / MANIFEST))
+    negatives = [r for r in pairs_of(out, "av") if r["label"] == 0]
+    assert negatives and all(r["media"].get("audio") for r in negatives)
+    for r in negatives:
+        materialized = pair_clip(r, pool, root=out)
+        lazy = pair_clip({**r, "media": {"video": r["media"]["video"]}}, pool)
+        np.testing.assert_array_equal(materialized.audio, lazy.audio)
+        np.testing.assert_array_equal(materialized.frames, lazy.frames)
+    exported = export_dataset(out, "llamafactory", tmp_path / "lf")
+    info = json.loads((tmp_path / "lf" / "dataset_info.json").read_text())
+    assert set(info) == {p.stem for p in exported if p.name != "dataset_info.json"}
+    rows = json.loads((tmp_path / "lf" / "av_train.json").read_text())
+    negative = next(row for row in rows if row["messages"][-1]["content"] == "No")
+    assert negative["messages"][1]["content"] == "<video><audio>" + render_query("av")
+    assert Path(negative["audios"][0]).exists() and negative["audios"][0].endswith(".wav")
+
+
+def test_export_of_text_pairs_and_lazy_refusal(built, tmp_path):
+    out, _ = built
+    with pytest.raises(ExportError, match="--materialize"):
+        export_dataset(out, "swift", tmp_path / "swift")
+    only_text = tmp_path / "text"
+    shutil.copytree(out / "pairs" / "vt", only_text / "pairs" / "vt")
+    files = export_dataset(only_text, "swift", tmp_path / "swift_vt")
+    rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    records = pairs_of(out, "vt")
+    assert len(rows) == len(records)
+    by_text = {render_query("vt", r["text"]): r["label"] for r in records}
+    for row in rows:
+        user = row["messages"][1]["content"]
+        assert user.startswith("<video>") and "audios" not in row
+        assert {1: "Yes", 0: "No"}[by_text[user[len("<video>"):]]] == row["messages"][2]["content"]
+
+
+def test_hf_dataset_matches_jsonl(built):
+    from datasets import load_from_disk
+
+    out, stats = built
+    for judge in ("av", "vt", "at"):
+        ds = load_from_disk(str(out / "hf" / judge))
+        assert sum(len(ds[s]) for s in ds) == stats["judges"][judge]["pairs"]
+        row = ds["train"][0]
+        assert json.loads(row["params"]) is not None and row["video"].endswith(".mp4")
+
+
+def test_identical_media_never_crosses_splits(small_world, tmp_path):
+    records = load_manifest(small_world / MANIFEST)
+    copy = tmp_path / "copy.mp4"
+    shutil.copy(records[0]["video"], copy)
+    records.append({**records[0], "id": "copy_of_first", "video": str(copy)})
+    for seed in range(8):
+        splits = assign_splits(records, {"train": 0.5, "val": 0.25, "test": 0.25}, seed)
+        assert splits["copy_of_first"] == splits[records[0]["id"]]
+    counts = {s: list(assign_splits(records, {"train": 0.5, "test": 0.5}, 0).values()).count(s) for s in ("train", "test")}
+    assert abs(counts["train"] - counts["test"]) <= 2  # six groups of sources, one of them doubled
+
+
+def test_build_resumes_after_sigkill_with_the_same_result(small_world, tmp_path):
+    args = [sys.executable, "-m", "avjudge.cli", "data", "build", "--recipe", str(RECIPE), "--no-progress",
+            "--materialize", "--set", f"source={small_world / MANIFEST}", "--set", "judges={av: {pairs: 160}}"]
+    whole = tmp_path / "whole"
+    subprocess.run(args + ["--out", str(whole)], check=True, stdout=subprocess.DEVNULL)
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(args + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    target = killed / "pairs" / "av" / "train.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if target.exists() and len(target.read_bytes().splitlines()) >= 90:  # past the positives, into negatives
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "stats.json").exists()
+    subprocess.run(args + ["--out", str(killed)], check=True, stdout=subprocess.DEVNULL)
+    a = json.loads((whole / "stats.json").read_text())
+    b = json.loads((killed / "stats.json").read_text())
+    assert a["dataset_hash"] == b["dataset_hash"] and a["judges"]["av"]["pairs"] == 160
+
+
+def test_recipe_errors_are_clear(tmp_path, small_world):
+    with pytest.raises(ConfigError, match="judges must be"):
+        load_recipe(RECIPE, ["judges={xx: {pairs: 4}}"])
+    with pytest.raises(ConfigError, match="sum to 1"):
+        load_recipe(RECIPE, ["splits={train: 0.5}"])
