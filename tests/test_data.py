@@ -170,3 +170,16 @@ def test_recipe_errors_are_clear(tmp_path, small_world):
         load_recipe(RECIPE, ["judges={xx: {pairs: 4}}"])
     with pytest.raises(ConfigError, match="sum to 1"):
         load_recipe(RECIPE, ["splits={train: 0.5}"])
+
+
+@pytest.mark.parametrize("name", ["avbench_av_100k", "avbench_vt_100k", "avbench_at_100k", "world_demo"])
+def test_shipped_recipes_load(name):
+    recipe, source = load_recipe(RECIPE.parent / f"{name}.yaml")
+    assert source.name.endswith(".jsonl")
+    for judge, cfg in recipe.judges.items():
+        assert cfg.pairs >= 2
+        if judge == "av":
+            from avjudge.perturb import get_strategy
+
+            for strategy, overrides in cfg.strategy_params.items():
+                get_strategy(strategy, overrides)
