@@ -214,6 +214,7 @@ def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materia
             if sources and size:
                 _SplitBuilder(recipe, judge, split, index, sources, size, out, backend, materialize).run(progress)
     stats = dataset_stats(out, recipe)
+    stats["manifest"] = str(Path(manifest).resolve())  # where loaders find the sources again
     write_json(out / "stats.json", stats)
     export_hf(out, list(recipe.judges))
     return stats

@@ -43,6 +43,7 @@ class PreparedSample:
     video_second_per_grid: float | None = None
     input_features: np.ndarray | None = None
     feature_attention_mask: np.ndarray | None = None
+    labels: list[int] | None = None  # training: -100 except the supervised answer token
 
     @property
     def length(self) -> int:
@@ -73,6 +74,8 @@ class Adapter:
 
     family: ClassVar[str]
     model_types: ClassVar[tuple[str, ...]]
+    # parameter-name prefixes of each part of the model (the longest matching prefix decides)
+    module_groups: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init__(self, model, tokenizer, feature_extractor, vision: VisionPreprocess | None, checkpoint: Path):
         self.model = model
@@ -130,14 +133,21 @@ class Adapter:
                 system: str | None = None) -> PreparedSample:
         raise NotImplementedError
 
-    def collate(self, samples: list[PreparedSample]) -> dict[str, torch.Tensor]:
+    def collate(self, samples: list[PreparedSample], padding_side: str = "left") -> dict[str, torch.Tensor]:
+        """Pad to one batch; scoring pads on the left so every prompt ends at the last position."""
         width = max(s.length for s in samples)
         ids = torch.full((len(samples), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(samples), width), dtype=torch.long)
+        labels = torch.full((len(samples), width), -100, dtype=torch.long)
         for i, s in enumerate(samples):
-            ids[i, width - s.length:] = torch.tensor(s.input_ids)
-            mask[i, width - s.length:] = 1
+            span = slice(width - s.length, width) if padding_side == "left" else slice(0, s.length)
+            ids[i, span] = torch.tensor(s.input_ids)
+            mask[i, span] = 1
+            if s.labels is not None:
+                labels[i, span] = torch.tensor(s.labels)
         batch: dict[str, torch.Tensor] = {"input_ids": ids, "attention_mask": mask}
+        if samples[0].labels is not None:
+            batch["labels"] = labels
         if samples[0].input_features is not None:
             frames = max(s.input_features.shape[1] for s in samples)
             features = torch.zeros((len(samples), samples[0].input_features.shape[0], frames))
@@ -167,8 +177,10 @@ class Adapter:
 
     def next_token_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, V) float32 logits of the token after each (left-padded) prompt; raw, no processors."""
-        outputs = self.model.model(**self.forward_kwargs(self._to_model(batch)), use_cache=False)
-        return self.model.lm_head(outputs.last_hidden_state[:, -1]).float()
+        # a peft-wrapped model (LoRA training) scores through its base model, adapters included
+        core = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        outputs = core.model(**self.forward_kwargs(self._to_model(batch)), use_cache=False)
+        return core.lm_head(outputs.last_hidden_state[:, -1]).float()
 
 
 class Qwen25OmniThinkerAdapter(Adapter):
@@ -177,6 +189,12 @@ class Qwen25OmniThinkerAdapter(Adapter):
     family = "qwen2_5_omni"
     model_types = ("qwen2_5_omni_thinker", "qwen2_5_omni")
     pad_audio_to_window = False  # the thinker keeps only frames its feature mask marks valid
+    module_groups = {
+        "llm": ("model.language_model.", "lm_head."),
+        "connector": ("model.audio_tower.proj.", "model.visual.merger."),
+        "audio_encoder": ("model.audio_tower.",),
+        "vision_encoder": ("model.visual.",),
+    }
 
     def __init__(self, *args, use_audio_in_video: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -237,6 +255,11 @@ class Qwen2AudioAdapter(Adapter):
 
     family = "qwen2_audio"
     model_types = ("qwen2_audio",)
+    module_groups = {
+        "llm": ("model.language_model.", "lm_head."),
+        "connector": ("model.multi_modal_projector.",),
+        "audio_encoder": ("model.audio_tower.",),
+    }
 
     @classmethod
     def model_class(cls):

@@ -153,6 +153,13 @@ class Judge:
                 return _Work(i, result=ScoreResult.failed(str(err)))
 
         work = self._map(prepare, enumerate(samples))
+        return self._score_work(work, progress)
+
+    def score_prepared(self, prepared: Sequence[PreparedSample], progress: bool = False) -> list[ScoreResult]:
+        """Score samples already prepared (an evaluation set reused across training steps)."""
+        return self._score_work([_Work(i, prepared=p) for i, p in enumerate(prepared)], progress)
+
+    def _score_work(self, work: list[_Work], progress: bool) -> list[ScoreResult]:
         todo = sorted((w for w in work if w.result is None), key=lambda w: w.prepared.length)
         batches = [todo[i:i + self.settings.batch_size] for i in range(0, len(todo), self.settings.batch_size)]
         for batch in tqdm(batches, desc=f"{self.task.name} judge", disable=not progress, unit="batch"):

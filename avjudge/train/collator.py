@@ -1,0 +1,50 @@
+"""Training examples: the judge's own prompt with the answer appended, loss on the answer token only."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from ..judges import Judge
+from ..judges.adapters import PreparedSample
+from ..judges.prompts import ANSWERS
+
+IGNORE = -100
+
+
+def answer_suffix(family_end: str = "<|im_end|>\n") -> dict[int, str]:
+    return {label: answer + family_end for label, answer in ANSWERS.items()}
+
+
+class AnswerCollator:
+    """Turns (pair record, clip) items into a padded batch with labels.
+
+    The prompt is rendered by the same function the scorer uses, with the answer ("Yes" or
+    "No") appended; every label is ignored except the answer token, so the loss falls on
+    that single token whatever the padding side.
+    """
+
+    def __init__(self, judge: Judge, padding_side: str = "right"):
+        if padding_side not in ("left", "right"):
+            raise ValueError(f"padding_side must be left or right, not {padding_side!r}")
+        self.judge, self.padding_side = judge, padding_side
+        tok = judge.adapter.tokenizer
+        self.suffix_length = {label: len(tok(text, add_special_tokens=False)["input_ids"])
+                              for label, text in answer_suffix().items()}
+        self.answer_id = {label: tok(ANSWERS[label], add_special_tokens=False)["input_ids"][0] for label in ANSWERS}
+
+    def example(self, record: dict, clip) -> PreparedSample:
+        label = int(record["label"])
+        sample = self.judge.sample(clip, record.get("text"), record.get("utterance"))
+        prepared = self.judge.prepare(sample, answer=ANSWERS[label])
+        position = prepared.length - self.suffix_length[label]
+        if prepared.input_ids[position] != self.answer_id[label]:
+            raise ValueError(f"pair {record['id']}: the answer is not one token after the prompt")
+        labels = [IGNORE] * prepared.length
+        labels[position] = self.answer_id[label]
+        return replace(prepared, labels=labels)
+
+    def __call__(self, items) -> dict[str, torch.Tensor]:
+        prepared = [self.example(record, clip) for record, clip in items]
+        batch = self.judge.adapter.collate(prepared, self.padding_side)
+        return self.judge.adapter.forward_kwargs(batch)

@@ -1,0 +1,53 @@
+"""Training configuration: one dataclass, loaded from YAML with key=value overrides."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..config import ConfigError
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    task: Literal["av", "vt", "at"]
+    model: str  # base checkpoint directory (a thinker, a full Omni checkpoint or Qwen2-Audio)
+    dataset: str  # a folder made by `avjudge data build`
+    output_dir: str
+    train_split: str = "train"
+    eval_split: str = "test"
+    freeze: Literal["llm", "llm+connector", "lora", "all"] = "llm"
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    merge_lora: bool = True  # save the merged model (loadable by the scorer) rather than the adapter
+    learning_rate: float = 1e-5
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    lr_scheduler: str = "cosine"
+    epochs: float = 1.0
+    max_steps: int = -1  # overrides epochs when positive
+    batch_size: int = 1
+    grad_accum: int = 1
+    eval_steps: int = 100
+    eval_batch_size: int = 8
+    max_eval_pairs: int | None = None
+    save_steps: int = 500
+    save_total_limit: int | None = 2
+    logging_steps: int = 10
+    padding_side: Literal["left", "right"] = "right"
+    fps: float | None = None  # frames shown to the judge (None: AVBench's 1.0)
+    max_pixels: int | None = None  # None: AVBench's per-task default
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 on GPU, fp32 on CPU
+    gradient_checkpointing: bool = False
+    deepspeed: str | None = None  # a ZeRO config (train_configs/deepspeed/*.json)
+    report_to: list[str] = field(default_factory=lambda: ["wandb"])
+    wandb_project: str = "avjudge"
+    dataloader_workers: int = 0
+    seed: int = 0
+    resume: bool = True  # continue from the newest checkpoint in output_dir
+
+    def __post_init__(self):
+        if self.batch_size < 1 or self.grad_accum < 1:
+            raise ConfigError("batch_size and grad_accum must be at least 1")
+        if self.eval_steps < 1 or self.save_steps < 1:
+            raise ConfigError("eval_steps and save_steps must be at least 1")

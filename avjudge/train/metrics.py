@@ -1,0 +1,57 @@
+"""Held-out judge metrics: accuracy at 0.5, AUROC, balanced accuracy, Yes-bias, calibration
+error, overall and per negative type (each negative type against all held-out positives)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
+    """Probability that a positive outscores a negative (ties count half)."""
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    if not len(pos) or not len(neg):
+        return None
+    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
+    ranks = np.empty(len(order))
+    values = np.concatenate([pos, neg])[order]
+    i = 0
+    while i < len(values):  # average ranks over ties
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def calibration_error(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error of P(match) = score against the labels, equal-width bins."""
+    edges = np.linspace(0, 1, bins + 1)
+    which = np.clip(np.digitize(scores, edges) - 1, 0, bins - 1)
+    err = 0.0
+    for b in range(bins):
+        mask = which == b
+        if mask.any():
+            err += mask.mean() * abs(scores[mask].mean() - labels[mask].mean())
+    return float(err)
+
+
+def binary_metrics(scores, labels) -> dict:
+    s, y = np.asarray(scores, float), np.asarray(labels, int)
+    pred = s >= 0.5
+    tpr = pred[y == 1].mean() if (y == 1).any() else np.nan
+    tnr = (~pred[y == 0]).mean() if (y == 0).any() else np.nan
+    return {
+        "n": int(len(y)), "accuracy": float((pred == y).mean()), "balanced_accuracy": float(np.nanmean([tpr, tnr])),
+        "auroc": auroc(s, y), "yes_bias": float(pred.mean()), "calibration_error": calibration_error(s, y),
+    }
+
+
+def judge_metrics(scores, labels, negative_types) -> dict:
+    """Overall metrics plus one entry per negative type (its negatives vs every positive)."""
+    s, y = np.asarray(scores, float), np.asarray(labels, int)
+    kinds = np.asarray(negative_types)
+    out = {"overall": binary_metrics(s, y), "per_type": {}}
+    for kind in sorted(set(kinds[y == 0].tolist())):
+        mask = (y == 1) | (kinds == kind)
+        out["per_type"][kind] = binary_metrics(s[mask], y[mask])
+    return out

@@ -1,0 +1,222 @@
+"""SFT of Yes/No judges with the HF Trainer (optionally DeepSpeed ZeRO-2/3 and LoRA).
+
+The loss is the model's own causal-LM loss with every label masked but the answer token,
+which is exactly AVBench's single-token supervision. Evaluation scores held-out pairs with
+the same scorer `avjudge score` uses, logs the metrics (wandb offline unless configured) and
+writes them as JSON per evaluation step. Every checkpoint holds what the scorer needs to
+load it, and records its config, dataset hash and code version.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .. import __version__
+from ..config import ConfigError
+from ..data import PairDataset, load_manifest
+from ..jsonl import read_jsonl, write_json
+from ..judges import Judge, JudgeSettings
+from ..judges.adapters import adapter_for
+from ..perturb import SourcePool
+from .collator import AnswerCollator
+from .config import TrainConfig
+from .freeze import apply_freeze, apply_lora
+from .metrics import judge_metrics
+
+# Files a checkpoint needs besides the weights so that `Judge.load` reads it directly.
+SIDE_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
+              "preprocessor_config.json", "generation_config.json")
+RECORD_FILE = "avjudge_train.json"
+
+
+def code_version() -> str:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+                                cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"avjudge {__version__}" + (f" ({commit})" if commit else "")
+
+
+def _pairs(dataset: Path, task: str, split: str, limit: int | None = None) -> list[dict]:
+    path = dataset / "pairs" / task / f"{split}.jsonl"
+    if not path.exists():
+        raise ConfigError(f"{path}: no {task} pairs for split {split!r}; build them with `avjudge data build`")
+    records = list(read_jsonl(path))
+    if limit is not None and len(records) > limit:
+        rng = np.random.default_rng(0)
+        records = [records[i] for i in sorted(rng.choice(len(records), limit, replace=False))]
+    return records
+
+
+def _ensure_distributed_env() -> None:
+    """DeepSpeed in one process (CPU or one GPU) still wants a process group; give it one."""
+    if "RANK" in os.environ:
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+
+
+class HeldOutEvaluation:
+    """Scores fixed held-out pairs with the judge being trained; the media is prepared once."""
+
+    def __init__(self, judge: Judge, dataset: PairDataset, out_dir: Path):
+        self.judge, self.out_dir = judge, out_dir
+        self.prepared, self.labels, self.kinds = [], [], []
+        for i in range(len(dataset)):
+            record, clip = dataset[i]
+            self.prepared.append(judge.prepare(judge.sample(clip, record.get("text"), record.get("utterance"))))
+            self.labels.append(int(record["label"]))
+            self.kinds.append(record["negative_type"])
+
+    def __call__(self, step: int) -> dict:
+        model = self.judge.adapter.model
+        was_training = model.training
+        model.eval()
+        results = self.judge.score_prepared(self.prepared)
+        model.train(was_training)
+        metrics = judge_metrics([r.score for r in results], self.labels, self.kinds)
+        metrics["step"] = step
+        write_json(self.out_dir / "eval" / f"step_{step:06d}.json", metrics)
+        return metrics
+
+
+def flat_metrics(metrics: dict) -> dict[str, float]:
+    flat = {f"eval/{k}": v for k, v in metrics["overall"].items() if isinstance(v, (int, float)) and k != "n"}
+    for kind, m in metrics["per_type"].items():
+        flat[f"eval/{kind}/balanced_accuracy"] = m["balanced_accuracy"]
+    return flat
+
+
+def _callbacks(evaluation: HeldOutEvaluation, config: TrainConfig, judge: Judge, record: dict):
+    from transformers import TrainerCallback
+
+    class EvaluateAndRecord(TrainerCallback):
+        trainer = None
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step % config.eval_steps == 0:
+                should_log = control.should_log
+                self.trainer.log(flat_metrics(evaluation(state.global_step)))
+                control.should_log = should_log  # Trainer.log resets it: keep this step's loss entry
+
+        def on_save(self, args, state, control, **kwargs):
+            checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if checkpoint.is_dir():
+                finish_checkpoint(checkpoint, judge, {**record, "step": state.global_step})
+
+    return EvaluateAndRecord()
+
+
+def finish_checkpoint(folder: Path, judge: Judge, record: dict) -> None:
+    """Copy the tokenizer and processor files and write the training record beside the weights."""
+    base = judge.adapter.checkpoint
+    for name in SIDE_FILES:
+        if (base / name).exists() and not (folder / name).exists():
+            shutil.copy(base / name, folder / name)
+    write_json(folder / RECORD_FILE, record)
+
+
+def build_training(config: TrainConfig, weights_from: Path | None = None):
+    """(trainer, judge, evaluation, record): everything `run_training` needs, also for tests.
+
+    ``weights_from`` loads the model from a checkpoint of this run instead of the base model.
+    """
+    from transformers import Trainer, TrainingArguments
+
+    dataset = Path(config.dataset).expanduser()
+    stats = json.loads((dataset / "stats.json").read_text())
+    pool = SourcePool(load_manifest(stats["manifest"]))
+    model_dir = Path(config.model).expanduser()
+    adapter_cls = adapter_for(model_dir)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = config.dtype if config.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
+    adapter = adapter_cls.load(weights_from or model_dir, device=device if not config.deepspeed else "cpu",
+                               dtype="float32")
+    groups = apply_freeze(adapter.model, adapter_cls, "all" if config.freeze == "all" else
+                          ("llm" if config.freeze == "lora" else config.freeze))
+    if config.freeze == "lora":
+        adapter.model = apply_lora(adapter.model, config.lora_r, config.lora_alpha, config.lora_dropout)
+    if config.gradient_checkpointing:
+        adapter.model.gradient_checkpointing_enable()
+    settings = JudgeSettings(task=config.task, fps=config.fps, max_pixels=config.max_pixels,
+                             batch_size=config.eval_batch_size, workers=1)
+    judge = Judge(adapter, settings)
+    sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
+    train_set = PairDataset(_pairs(dataset, config.task, config.train_split), pool, sample_rate, fps, dataset)
+    eval_set = PairDataset(_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
+                           fps, dataset)
+    out = Path(config.output_dir)
+    evaluation = HeldOutEvaluation(judge, eval_set, out)
+    record = {"config": asdict(config), "dataset_hash": stats["dataset_hash"], "code_version": code_version(),
+              "base_model": str(model_dir), "parameters": groups}
+    if config.deepspeed:
+        _ensure_distributed_env()
+    if "wandb" in config.report_to:
+        os.environ.setdefault("WANDB_MODE", "offline")
+        os.environ.setdefault("WANDB_PROJECT", config.wandb_project)
+        os.environ.setdefault("WANDB_DIR", str(out))
+    args = TrainingArguments(
+        output_dir=str(out), per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.grad_accum, learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay, warmup_steps=config.warmup_steps, lr_scheduler_type=config.lr_scheduler,
+        num_train_epochs=config.epochs, max_steps=config.max_steps, logging_steps=config.logging_steps,
+        save_strategy="steps", save_steps=config.save_steps, save_total_limit=config.save_total_limit,
+        report_to=list(config.report_to) or "none", bf16=dtype == "bfloat16", use_cpu=device == "cpu",
+        deepspeed=config.deepspeed, seed=config.seed, data_seed=config.seed, remove_unused_columns=False,
+        dataloader_num_workers=config.dataloader_workers, eval_strategy="no", disable_tqdm=False,
+    )
+    trainer = Trainer(model=adapter.model, args=args, train_dataset=train_set,
+                      data_collator=AnswerCollator(judge, config.padding_side))
+    callback = _callbacks(evaluation, config, judge, record)
+    callback.trainer = trainer
+    trainer.add_callback(callback)
+    return trainer, judge, evaluation, record
+
+
+def _latest_checkpoint(out: Path) -> str | None:
+    checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    return str(checkpoints[-1]) if checkpoints else None
+
+
+def run_training(config: TrainConfig) -> dict:
+    """Train, evaluate, save ``output_dir/final`` (a checkpoint the scorer loads); returns the summary."""
+    out = Path(config.output_dir)
+    resume = _latest_checkpoint(out) if config.resume else None
+    # The Trainer's own resume loads weights with a non-strict load_state_dict that skips keys
+    # transformers renames on save (transformers#43701), so the model comes from the checkpoint
+    # through from_pretrained; the Trainer restores optimizer, scheduler, RNG and step.
+    # LoRA checkpoints hold only adapters, which the Trainer restores itself.
+    weights_from = Path(resume) if resume and config.freeze != "lora" and not config.deepspeed else None
+    trainer, judge, evaluation, record = build_training(config, weights_from)
+    before = evaluation(0) if resume is None else None
+    result = trainer.train(resume_from_checkpoint=resume)
+    after = evaluation(trainer.state.global_step)
+    trainer.log(flat_metrics(after))
+    final = out / "final"
+    model = trainer.model
+    if config.freeze == "lora" and config.merge_lora:
+        model = model.merge_and_unload()
+    if config.deepspeed:
+        trainer.save_model(str(final))
+    else:
+        model.save_pretrained(str(final))
+    if config.deepspeed:
+        from transformers.integrations.deepspeed import unset_hf_deepspeed_config
+
+        unset_hf_deepspeed_config()  # later from_pretrained calls in this process load plain models again
+    summary = {**record, "steps": trainer.state.global_step, "train_loss": result.training_loss,
+               "loss_history": [h["loss"] for h in trainer.state.log_history if "loss" in h],
+               "eval_before": before, "eval_after": after}
+    finish_checkpoint(final, judge, summary)
+    return summary

@@ -1,0 +1,193 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from avjudge.config import load_config
+from avjudge.data import build_dataset, load_recipe
+from avjudge.judges import Judge
+from avjudge.judges.adapters import adapter_for
+from avjudge.train import TrainConfig, apply_freeze, build_training, judge_metrics, run_training
+from avjudge.train.freeze import group_of
+from avjudge.train.metrics import auroc, calibration_error
+from avjudge.world import MANIFEST
+
+RECIPES = Path(__file__).parent.parent / "data_recipes"
+CONFIG = Path(__file__).parent.parent / "train_configs" / "tiny_world_av.yaml"
+
+
+@pytest.fixture(scope="module")
+def pairs(small_world, tmp_path_factory):
+    recipe, source = load_recipe(RECIPES / "world_demo.yaml", [
+        f"source={small_world / MANIFEST}", "judges.av.pairs=32", "judges.vt.pairs=24", "judges.at.pairs=24",
+        "splits={train: 0.5, test: 0.5}"])
+    out = tmp_path_factory.mktemp("pairs")
+    build_dataset(recipe, source, out, progress=False)
+    return out
+
+
+def config(tiny_judges, pairs, out, task="av", **overrides):
+    model = tiny_judges["qwen2_audio" if task == "at" else "qwen2_5_omni"]
+    items = [f"task={task}", f"model={model}", f"dataset={pairs}", f"output_dir={out}", "max_steps=4",
+             "batch_size=2", "eval_steps=2", "save_steps=2", "logging_steps=1", "max_eval_pairs=6"]
+    return load_config(TrainConfig, CONFIG, items + [f"{k}={v}" for k, v in overrides.items()])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_labels_fall_on_the_answer_token_only(tiny_judges, pairs, tmp_path, side):
+    trainer, judge, _, _ = build_training(config(tiny_judges, pairs, tmp_path, padding_side=side))
+    items = [trainer.train_dataset[i] for i in range(4)]
+    batch = trainer.data_collator(items)
+    tok = judge.adapter.tokenizer
+    yes, no = tok.convert_tokens_to_ids("Yes"), tok.convert_tokens_to_ids("No")
+    assistant = tok("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
+    for row, (record, _) in enumerate(items):
+        labels, ids, mask = batch["labels"][row], batch["input_ids"][row], batch["attention_mask"][row]
+        supervised = torch.nonzero(labels != -100).flatten().tolist()
+        assert len(supervised) == 1
+        p = supervised[0]
+        assert labels[p] == ids[p] == (yes if record["label"] else no)
+        assert ids[p - len(assistant):p].tolist() == assistant  # the answer follows the assistant prefix
+        assert bool(mask[p]) and (labels[mask == 0] == -100).all()
+        padded = torch.nonzero(mask == 0).flatten()
+        if len(padded):
+            assert (padded < p).all() if side == "left" else (padded > p).all()
+
+
+def test_freeze_policies_select_parameter_groups(tiny_judges):
+    adapter_cls = adapter_for(tiny_judges["qwen2_5_omni"])
+    model = adapter_cls.load(tiny_judges["qwen2_5_omni"]).model
+    counts = apply_freeze(model, adapter_cls, "llm")
+    assert counts["llm"]["trainable"] == counts["llm"]["total"] > 0
+    for group in ("audio_encoder", "vision_encoder", "connector"):
+        assert counts[group]["trainable"] == 0 and counts[group]["total"] > 0
+    assert group_of("model.visual.merger.mlp.0.weight", adapter_cls.module_groups) == "connector"
+    counts = apply_freeze(model, adapter_cls, "llm+connector")
+    assert counts["connector"]["trainable"] == counts["connector"]["total"]
+    audio_cls = adapter_for(tiny_judges["qwen2_audio"])
+    counts = apply_freeze(audio_cls.load(tiny_judges["qwen2_audio"]).model, audio_cls, "llm+connector")
+    assert counts["connector"]["trainable"] > 0 and counts["audio_encoder"]["trainable"] == 0
+
+
+def test_training_keeps_frozen_weights_and_saves_a_loadable_judge(tiny_judges, pairs, tmp_path):
+    trainer, judge, evaluation, _ = build_training(config(tiny_judges, pairs, tmp_path, freeze="llm",
+                                                          learning_rate=1e-2))
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    changed = {n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])}
+    for name, param in trainer.model.named_parameters():
+        assert (name in changed) == param.requires_grad, name
+        if not param.requires_grad:
+            assert param.grad is None
+    assert any(n.startswith("model.language_model.") for n in changed)
+    in_memory = [r.score for r in judge.score_prepared(evaluation.prepared)]
+    trainer.save_model(str(tmp_path / "saved"))
+    from avjudge.train.trainer import finish_checkpoint
+
+    finish_checkpoint(tmp_path / "saved", judge, {"note": "test"})
+    loaded = Judge.load("av", tmp_path / "saved", fps=judge.settings.fps, max_pixels=judge.settings.max_pixels)
+    np.testing.assert_allclose([r.score for r in loaded.score_prepared(evaluation.prepared)], in_memory, atol=1e-6)
+
+
+def test_run_training_writes_checkpoints_records_and_eval(tiny_judges, pairs, tmp_path):
+    summary = run_training(config(tiny_judges, pairs, tmp_path / "run", task="vt"))
+    out = tmp_path / "run"
+    assert summary["steps"] == 4 and len(summary["loss_history"]) == 4
+    for folder in (out / "final", out / "checkpoint-4"):
+        record = json.loads((folder / "avjudge_train.json").read_text())
+        assert record["dataset_hash"] == json.loads((pairs / "stats.json").read_text())["dataset_hash"]
+        assert record["code_version"].startswith("avjudge") and record["config"]["task"] == "vt"
+        Judge.load("vt", folder)  # every checkpoint loads in the scorer
+    steps = sorted(p.name for p in (out / "eval").glob("step_*.json"))
+    assert steps == ["step_000000.json", "step_000002.json", "step_000004.json"]
+    metrics = json.loads((out / "eval" / "step_000004.json").read_text())
+    assert set(metrics["overall"]) >= {"accuracy", "auroc", "balanced_accuracy", "yes_bias", "calibration_error"}
+    assert metrics["per_type"]
+
+
+def test_resumed_training_matches_an_uninterrupted_run(tiny_judges, pairs, tmp_path):
+    from transformers import TrainerCallback
+
+    whole = run_training(config(tiny_judges, pairs, tmp_path / "whole", task="at", max_steps=6, save_steps=3,
+                                lr_scheduler="linear"))
+
+    class StopAt3(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 3:
+                control.should_training_stop = True
+
+    cfg = config(tiny_judges, pairs, tmp_path / "split", task="at", max_steps=6, save_steps=3, lr_scheduler="linear")
+    trainer, *_ = build_training(cfg)
+    trainer.add_callback(StopAt3())
+    trainer.train()
+    resumed = run_training(cfg)  # finds checkpoint-3 and continues
+    assert resumed["steps"] == whole["steps"] == 6
+    first = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    assert len(first) == 3
+    # the resumed history holds the first three steps (from the checkpoint) and the last three
+    np.testing.assert_allclose(resumed["loss_history"], whole["loss_history"], rtol=1e-4)
+    np.testing.assert_allclose(resumed["loss_history"][:3], first, rtol=1e-6)
+
+
+@pytest.mark.parametrize("stage", [2, 3])
+def test_deepspeed_zero_on_cpu_saves_what_it_trained(tiny_judges, pairs, tmp_path, stage):
+    deepspeed = Path(__file__).parent.parent / "train_configs" / "deepspeed" / f"zero{stage}.json"
+    summary = run_training(config(tiny_judges, pairs, tmp_path, deepspeed=deepspeed, max_steps=3, save_steps=10,
+                                  learning_rate=1e-2))
+    assert summary["steps"] == 3
+    loaded = Judge.load("av", tmp_path / "final", fps=2.0, max_pixels=12544)
+    after = summary["eval_after"]
+    from avjudge.train.trainer import HeldOutEvaluation  # same pairs, scored by the loaded model
+
+    scores = loaded.score_prepared(HeldOutEvaluation(loaded, _eval_set(tiny_judges, pairs, loaded), tmp_path).prepared)
+    metrics = judge_metrics([r.score for r in scores], _labels(pairs), _kinds(pairs))
+    assert metrics["overall"]["auroc"] == pytest.approx(after["overall"]["auroc"], abs=1e-9)
+    assert metrics["overall"]["calibration_error"] == pytest.approx(after["overall"]["calibration_error"], abs=1e-5)
+
+
+def _eval_records(pairs):
+    from avjudge.train.trainer import _pairs
+
+    return _pairs(pairs, "av", "test", 6)
+
+
+def _eval_set(tiny_judges, pairs, judge):
+    from avjudge.data import PairDataset, load_manifest
+    from avjudge.perturb import SourcePool
+
+    stats = json.loads((pairs / "stats.json").read_text())
+    return PairDataset(_eval_records(pairs), SourcePool(load_manifest(stats["manifest"])), 16000, 2.0, pairs)
+
+
+def _labels(pairs):
+    return [r["label"] for r in _eval_records(pairs)]
+
+
+def _kinds(pairs):
+    return [r["negative_type"] for r in _eval_records(pairs)]
+
+
+def test_lora_trains_adapters_only_and_merges(tiny_judges, pairs, tmp_path):
+    trainer, *_ = build_training(config(tiny_judges, pairs, tmp_path, freeze="lora", lora_r=4))
+    trainable = [n for n, p in trainer.model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    summary = run_training(config(tiny_judges, pairs, tmp_path / "lora", freeze="lora", lora_r=4))
+    assert summary["steps"] == 4
+    Judge.load("av", tmp_path / "lora" / "final")
+
+
+def test_metrics_equal_hand_computed_values():
+    scores = np.array([0.9, 0.8, 0.4, 0.7, 0.2, 0.4])
+    labels = np.array([1, 1, 1, 0, 0, 0])
+    # positives outscore negatives in 7 of 9 pairs, one tie (0.4 vs 0.4) counts half
+    assert auroc(scores, labels) == pytest.approx(7.5 / 9)
+    m = judge_metrics(scores, labels, ["positive"] * 3 + ["shift", "shift", "pitch"])
+    assert m["overall"]["accuracy"] == pytest.approx(4 / 6)
+    assert m["overall"]["balanced_accuracy"] == pytest.approx((2 / 3 + 2 / 3) / 2)
+    assert m["overall"]["yes_bias"] == pytest.approx(3 / 6)
+    assert m["per_type"]["pitch"]["n"] == 4 and m["per_type"]["shift"]["n"] == 5
+    # ECE by hand: bins [0.2)=0.2:label0; [0.4)=0.4,0.4: labels 1,0; [0.7)=0.7:0; [0.8)=0.8:1; [0.9)=0.9:1
+    expected = (1 * 0.2 + 2 * abs(0.4 - 0.5) + 1 * 0.7 + 1 * 0.2 + 1 * 0.1) / 6
+    assert calibration_error(scores, labels) == pytest.approx(expected)
