@@ -1,59 +1,52 @@
-"""`avjudge demo`: the end-to-end pipeline on built-in defaults.
+"""`avjudge demo`: the whole pipeline on built-in defaults, on a CPU.
 
-Stages now: make a synthetic world, decode every clip once and verify it against its ground
-truth, then score every clip with the untrained tiny AV, VT and AT judges. Later stages
-(hard-negative pairs, training, reports) extend this file.
+make a synthetic world -> check it against its ground truth -> build AV, VT and AT pair
+datasets with hard negatives -> score the held-out pairs with untrained tiny judges ->
+train them -> score again -> a table of held-out balanced accuracy per negative type,
+before and after, written as JSON and a PNG chart.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
 from tqdm import tqdm
 
-import numpy as np
-
+from .config import load_config
+from .data import build_dataset, load_recipe
 from .jsonl import read_jsonl, write_json
-from .judges import Judge
 from .judges.tiny import make_tiny_judges
 from .media import MediaError, decode
+from .train import TrainConfig, run_training
 from .world import MANIFEST, WorldConfig, make_world
 from .world.verify import verify_clip
 
-
-JUDGE_FAMILIES = {"av": "qwen2_5_omni", "vt": "qwen2_5_omni", "at": "qwen2_audio"}
-JUDGE_TEXTS = {"av": None, "vt": "video", "at": "audio"}
-
-
-def score_with_tiny_judges(records: list[dict], world_dir: Path, cache: Path | None, progress: bool) -> dict:
-    """Mean score of each untrained tiny judge over the world's clips (decoded once, shared)."""
-    checkpoints = make_tiny_judges(cache)
-    clips = [decode(world_dir / r["video"]) for r in records]
-    table = {}
-    for task, family in JUDGE_FAMILIES.items():
-        judge = Judge.load(task, checkpoints[family])
-        field = JUDGE_TEXTS[task]
-        texts = [r["captions"][field] for r in records] if field else None
-        utterances = [r["captions"]["utterance"] or None for r in records] if task == "at" else None
-        results = judge.score(clips, texts, utterances, progress=progress)
-        scores = np.array([r.score for r in results if r.ok])
-        table[task] = {"mean": float(scores.mean()), "std": float(scores.std()), "n": int(scores.size),
-                       "errors": sum(not r.ok for r in results), "checkpoint": str(checkpoints[family])}
-    return table
+ROOT = Path(__file__).resolve().parent.parent
+RECIPE = ROOT / "data_recipes" / "world_demo.yaml"
+TRAIN_CONFIGS = {task: ROOT / "train_configs" / f"tiny_world_{task}.yaml" for task in ("av", "vt", "at")}
+FAMILY = {"av": "qwen2_5_omni", "vt": "qwen2_5_omni", "at": "qwen2_audio"}
 
 
-def run_demo(out: str | Path, n: int = 12, seed: int = 0, progress: bool = True, cache: Path | None = None) -> dict:
-    out = Path(out)
-    t0 = time.perf_counter()
-    world_dir = out / "world"
-    summary = make_world(WorldConfig(n=n, seed=seed), world_dir, progress=progress)
-    t_world = time.perf_counter() - t0
+@dataclasses.dataclass(frozen=True)
+class DemoSize:
+    clips: int = 96
+    duration: float = 4.0
+    frame_size: int = 128
+    pairs: int = 640  # per judge
+    epochs: float = 5.0
+
+
+QUICK = DemoSize(clips=8, duration=3.0, frame_size=128, pairs=48, epochs=1.0)
+
+
+def verify_world(world: Path, progress: bool) -> dict:
     checks = {"clips": 0, "clips_ok": 0, "visual_events": 0, "visual_found": 0, "onsets": 0, "onsets_found": 0,
               "errors": []}
-    for record in tqdm(list(read_jsonl(world_dir / MANIFEST)), desc="verify", disable=not progress):
+    for record in tqdm(list(read_jsonl(world / MANIFEST)), desc="verify", disable=not progress):
         checks["clips"] += 1
         try:
-            result = verify_clip(decode(world_dir / record["video"]), record)
+            result = verify_clip(decode(world / record["video"]), record)
         except MediaError as err:
             checks["errors"].append({"id": record["id"], "error": str(err)})
             continue
@@ -64,20 +57,85 @@ def run_demo(out: str | Path, n: int = 12, seed: int = 0, progress: bool = True,
         checks["onsets_found"] += result.onsets_found
         if not result.ok:
             checks["errors"].append({"id": record["id"], "error": "; ".join(result.problems)})
-    records = list(read_jsonl(world_dir / MANIFEST))
-    judges = score_with_tiny_judges(records, world_dir, cache, progress)
+    return checks
+
+
+def _table(results: dict) -> list[str]:
+    lines = [f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}"]
+    for task, res in results.items():
+        before, after = res["eval_before"], res["eval_after"]
+        lines.append(f"{task:<6}{'(all pairs, AUROC)':<22}{before['overall']['auroc'] or 0:>8.3f}"
+                     f"{after['overall']['auroc'] or 0:>8.3f}")
+        for kind in sorted(after["per_type"]):
+            b = before["per_type"].get(kind, {}).get("balanced_accuracy", float("nan"))
+            lines.append(f"{'':<6}{kind:<22}{b:>8.3f}{after['per_type'][kind]['balanced_accuracy']:>8.3f}")
+    return lines
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4), squeeze=False)
+    for ax, (task, res) in zip(axes[0], results.items()):
+        kinds = sorted(res["eval_after"]["per_type"])
+        before = [res["eval_before"]["per_type"].get(k, {}).get("balanced_accuracy", 0) for k in kinds]
+        after = [res["eval_after"]["per_type"][k]["balanced_accuracy"] for k in kinds]
+        xs = range(len(kinds))
+        ax.bar([x - 0.2 for x in xs], before, 0.4, label="untrained")
+        ax.bar([x + 0.2 for x in xs], after, 0.4, label="trained")
+        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_xticks(list(xs), kinds, rotation=40, ha="right", fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{task.upper()} judge: held-out balanced accuracy")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progress: bool = True,
+             cache: Path | None = None, tasks: tuple[str, ...] = ("av", "vt", "at")) -> dict:
+    out = Path(out)
+    timings = {}
+    start = time.perf_counter()
+    world_cfg = WorldConfig(n=size.clips, seed=seed, duration=size.duration, width=size.frame_size,
+                            height=size.frame_size)
+    summary = make_world(world_cfg, out / "world", progress=progress)
+    checks = verify_world(out / "world", progress)
+    timings["world"] = time.perf_counter() - start
+    recipe, source = load_recipe(RECIPE, [f"source={(out / 'world' / MANIFEST).resolve()}", f"seed={seed}"])
+    recipe = dataclasses.replace(recipe, judges={t: dataclasses.replace(recipe.judges[t], pairs=size.pairs)
+                                                 for t in tasks})
+    stats = build_dataset(recipe, source, out / "pairs", progress=progress)
+    timings["pairs"] = time.perf_counter() - start - timings["world"]
+    checkpoints = make_tiny_judges(cache)
+    results = {}
+    for task in tasks:
+        t0 = time.perf_counter()
+        config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
+            f"model={checkpoints[FAMILY[task]]}", f"dataset={out / 'pairs'}", f"output_dir={out / 'train' / task}",
+            f"epochs={size.epochs}", f"seed={seed}"])
+        results[task] = run_training(config)
+        timings[f"train_{task}"] = time.perf_counter() - t0
     lines = [
-        f"world: {summary['clips']} clips, {summary['total_duration_s']:.0f} s of audio-video, "
-        f"{summary['events']} sound events, {summary['with_speech']} with speech ({t_world:.1f} s)",
-        f"ground truth after decoding: {checks['clips_ok']}/{checks['clips']} clips exact; "
-        f"visual events {checks['visual_found']}/{checks['visual_events']} within one frame; "
-        f"audio onsets {checks['onsets_found']}/{checks['onsets']} within 5 ms (clips without ambience or speech)",
-        "untrained tiny judges (random weights: scores sit near 0.5 until trained):",
-        *[f"  {task}: mean score {row['mean']:.3f} +/- {row['std']:.3f} over {row['n']} clips, {row['errors']} errors"
-          for task, row in judges.items()],
-        f"files: {world_dir / MANIFEST}, {world_dir / 'clips'}",
+        f"world: {summary['clips']} clips, {summary['events']} sound events; decoded back, "
+        f"{checks['clips_ok']}/{checks['clips']} clips match their ground truth exactly",
+        "pairs: " + "; ".join(f"{t} {stats['judges'][t]['pairs']} ({stats['judges'][t]['rejected']} text rejections)"
+                              for t in tasks),
+        "held-out balanced accuracy per negative type (each type against all held-out positives),",
+        "tiny judges untrained (before) and trained on CPU (after):",
+        *_table(results),
+        "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()),
+        f"report: {out / 'demo_report.json'}, chart: {out / 'demo_report.png'}",
     ]
-    report = {"world": summary, "verification": checks, "judges": judges, "seconds": round(time.perf_counter() - t0, 2),
+    plot(results, out / "demo_report.png")
+    report = {"world": summary, "verification": checks, "pairs": stats, "seconds": timings,
+              "judges": {t: {"eval_before": r["eval_before"], "eval_after": r["eval_after"],
+                             "loss_history": r["loss_history"], "checkpoint": str(out / "train" / t / "final")}
+                         for t, r in results.items()},
               "text": "\n".join(lines)}
     write_json(out / "demo_report.json", report)
     return report

@@ -298,3 +298,25 @@ def test_full_omni_checkpoint_loads_thinker_only(tiny_judges, tmp_path, world_it
     for key, value in expected.items():
         assert torch.equal(loaded[key], value), key
     assert judge.score(world_items[0][:1])[0].score == direct.score(world_items[0][:1])[0].score
+
+
+def test_audio_in_video_interleaves_chunks_and_scores_in_batches(tiny_judges, world_items):
+    from avjudge.judges.media_inputs import chunk_bounds
+
+    # the official rule: a new chunk starts where a token's time reaches the next multiple
+    assert chunk_bounds(np.array([0, 25, 50, 75, 100, 125]), 50) == [(0, 2), (2, 4), (4, 6)]
+    assert chunk_bounds(np.arange(120), 50) == [(0, 50), (50, 100), (100, 120)]
+    videos, _ = world_items
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], use_audio_in_video=True, fps=2.0)
+    tok = judge.adapter.tokenizer
+    sample = judge.sample(decode(videos[0]))
+    ids = judge.prepare(sample).input_ids
+    text = tok.decode(ids)
+    assert text.count("<|audio_bos|>") == 1 and "<|vision_bos|><|audio_bos|><|VIDEO|>" in text
+    body = text[text.index("<|audio_bos|>"):text.index("<|audio_eos|>")]
+    runs = [r for r in body.replace("<|VIDEO|>", "V").replace("<|AUDIO|>", "A").replace("<|audio_bos|>", "")]
+    switches = sum(1 for a, b in zip(runs, runs[1:]) if a != b)
+    assert switches >= 3  # several video / audio chunks alternate
+    batched = judge.score(videos)
+    for video, result in zip(videos, batched):
+        assert abs(judge.score([video])[0].score - result.score) < 1e-5

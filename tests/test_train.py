@@ -191,3 +191,12 @@ def test_metrics_equal_hand_computed_values():
     # ECE by hand: bins [0.2)=0.2:label0; [0.4)=0.4,0.4: labels 1,0; [0.7)=0.7:0; [0.8)=0.8:1; [0.9)=0.9:1
     expected = (1 * 0.2 + 2 * abs(0.4 - 0.5) + 1 * 0.7 + 1 * 0.2 + 1 * 0.1) / 6
     assert calibration_error(scores, labels) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("name", ["av_qwen25omni_7b", "vt_qwen25omni_7b", "at_qwen2audio_7b", "tiny_world_av"])
+def test_shipped_train_configs_load(name):
+    cfg = load_config(TrainConfig, CONFIG.parent / f"{name}.yaml")
+    assert cfg.task in ("av", "vt", "at")
+    if name != "tiny_world_av":
+        assert cfg.freeze == ("llm+connector" if cfg.task == "at" else "llm") and cfg.deepspeed
+        assert (CONFIG.parent.parent / cfg.deepspeed).exists()

@@ -15,7 +15,8 @@ import torch
 
 from ..errors import AvjudgeError
 from .media_inputs import (
-    VisionPreprocess, audio_feature_tokens, log_mel_torch, video_patches, video_patches_torch, whisper_features,
+    VisionPreprocess, audio_feature_tokens, interleaved_video_audio, log_mel_torch, video_patches, video_patches_torch,
+    whisper_features,
 )
 from .prompts import render_prompt
 
@@ -225,6 +226,13 @@ class Qwen25OmniThinkerAdapter(Adapter):
             video_tokens = self.vision.tokens(grid)
         if sample.audio is not None:
             prepared.input_features, prepared.feature_attention_mask, audio_tokens = self.audio_features(sample.audio)
+        if self.use_audio_in_video and sample.frames is not None and sample.audio is not None:
+            # the audio rides inside the video item, its tokens interleaved with the frames' in 2 s chunks
+            text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system, media=["video"])
+            run = interleaved_video_audio(prepared.video_grid_thw, self.vision.merge_size,
+                                          prepared.video_second_per_grid, audio_tokens)
+            prepared.input_ids = self.tokenizer(text.replace("<|VIDEO|>", run), add_special_tokens=False)["input_ids"]
+            return prepared
         text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system)
         prepared.input_ids = self.token_ids(text, video_tokens, audio_tokens)
         return prepared

@@ -160,3 +160,34 @@ def audio_feature_tokens(valid_frames: int) -> int:
     """Tokens the Whisper-style audio encoders emit for a number of valid mel frames."""
     after_conv = (valid_frames - 1) // 2 + 1
     return (after_conv - 2) // 2 + 1
+
+
+def chunk_bounds(token_times: np.ndarray, tokens_per_chunk: int) -> list[tuple[int, int]]:
+    """(start, end) index ranges of tokens whose time positions fall in successive chunks
+    (Qwen2.5-Omni's rule for interleaving a video's own audio with its frames)."""
+    bounds, start, chunk = [], 0, 1
+    for i, value in enumerate(token_times):
+        if value >= chunk * tokens_per_chunk:
+            bounds.append((start, i))
+            start, chunk = i, chunk + 1
+    bounds.append((start, len(token_times)))
+    return bounds
+
+
+def interleaved_video_audio(grid_thw, merge_size: int, second_per_grid: float, audio_tokens: int,
+                            position_id_per_seconds: float = 25, seconds_per_chunk: float = 2.0) -> str:
+    """The placeholder run of a video whose audio is interleaved with its frames, chunk by chunk."""
+    t, h, w = (int(v) for v in grid_thw)
+    per_frame = (h // merge_size) * (w // merge_size)
+    video_times = np.repeat(np.arange(t), per_frame) * second_per_grid * position_id_per_seconds
+    per_chunk = int(position_id_per_seconds * seconds_per_chunk)
+    video_chunks = chunk_bounds(video_times, per_chunk)
+    audio_chunks = chunk_bounds(np.arange(audio_tokens), per_chunk)
+    parts = ["<|audio_bos|>"]
+    for j in range(max(len(video_chunks), len(audio_chunks))):
+        if j < len(video_chunks):
+            parts.append("<|VIDEO|>" * (video_chunks[j][1] - video_chunks[j][0]))
+        if j < len(audio_chunks):
+            parts.append("<|AUDIO|>" * (audio_chunks[j][1] - audio_chunks[j][0]))
+    parts.append("<|audio_eos|>")
+    return "".join(parts)

@@ -93,11 +93,13 @@ def media_kinds(task_name: str) -> list[str]:
 
 
 def render_prompt(task_name: str, family: str, text: str | None = None, utterance: str | None = None,
-                  answer: str | None = None, system: str | None = None) -> str:
-    """The full chat text (placeholders unexpanded); ``answer`` appends the supervised reply."""
+                  answer: str | None = None, system: str | None = None, media: list[str] | None = None) -> str:
+    """The full chat text (placeholders unexpanded); ``answer`` appends the supervised reply;
+    ``media`` overrides the task's media items (a video carrying its own audio is one item)."""
     if family not in CHAT_FORMATS:
         raise ValueError(f"unknown model family {family!r}; choose one of {sorted(CHAT_FORMATS)}")
     fmt = CHAT_FORMATS[family]
     if system is not None:
         fmt = ChatFormat(system or None, fmt.video, fmt.audio, fmt.media_separator)
-    return fmt.render(media_kinds(task_name), render_query(task_name, text, utterance), answer)
+    return fmt.render(media if media is not None else media_kinds(task_name), render_query(task_name, text, utterance),
+                      answer)
