@@ -248,6 +248,33 @@ register("data build", "build balanced judge pair datasets with hard negatives f
 register("data export", "write pairs in LLaMA-Factory or ms-swift format", _data_export_args, _data_export)
 
 
+def _annotate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--in", dest="clips", required=True, type=Path, help="a folder of clips (searched recursively)")
+    p.add_argument("--out", required=True, type=Path, help="the manifest JSONL to write; rerun to resume")
+    p.add_argument("--base-url", required=True, help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    p.add_argument("--model", required=True, help="the served omni model, e.g. Qwen/Qwen3-Omni-30B-A3B-Instruct")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _annotate(args: argparse.Namespace) -> int:
+    from .data.annotate import annotate
+    from .llm import OpenAIChatBackend
+
+    backend = OpenAIChatBackend(args.base_url, args.model, api_key_env=args.api_key_env,
+                                max_concurrency=args.concurrency, cache_dir=args.out.parent / ".annotate_cache")
+    print(json.dumps(annotate(args.clips, args.out, backend, progress=not args.no_progress), indent=2))
+    return 0
+
+
+register("data annotate", "caption real clips with an omni model server into a source manifest", _annotate_args,
+         _annotate,
+         "Send each clip to an OpenAI-compatible omni model and write {id, video, captions:\n"
+         "{video, audio, utterance}} per clip. Replies are cached beside OUT; rerunning resumes. A clip\n"
+         "with an unusable reply gets an `error` (and is skipped as a source), never empty captions.")
+
+
 # ---- judges ----------------------------------------------------------------------------
 
 def _score_args(p: argparse.ArgumentParser) -> None:

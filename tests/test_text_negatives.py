@@ -1,7 +1,9 @@
 import json
+import shutil
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -220,3 +222,26 @@ def test_local_transformers_backend_runs(tiny_judges):
     dim = {d.key: d for d in taxonomy("vt")}["appearance"]
     result = make_text_negative("A small red circle.", "vt", dim, backend, seed=0)
     assert isinstance(result, TextRejection)
+
+
+def test_annotate_writes_a_manifest_and_resumes(server, tmp_path, small_world):
+    from avjudge.data import load_manifest
+    from avjudge.data.annotate import annotate
+
+    script, url = server
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    for record in list(read_jsonl(small_world / MANIFEST))[:3]:
+        shutil.copy(small_world / record["video"], clips / Path(record["video"]).name)
+    good = {"video": "a red circle moves", "audio": "a low tone beats twice", "utterance": ""}
+    script.replies = [("json", good), ("raw", "not json"), ("json", {**good, "utterance": "hello"})]
+    out = tmp_path / "manifest.jsonl"
+    backend = OpenAIChatBackend(url, "omni", backoff_s=0.01, cache_dir=tmp_path / "cache")
+    summary = annotate(clips, out, backend, progress=False)
+    assert summary["total"] == 3 and summary["errors"] == 1
+    content = script.requests[0]["messages"][-1]["content"]
+    assert content[0]["type"] == "video_url" and content[0]["video_url"]["url"].startswith("data:video/mp4;base64,")
+    sources = load_manifest(out)
+    assert len(sources) == 2 and sources[0]["captions"] == good and Path(sources[0]["video"]).exists()
+    annotate(clips, out, backend, progress=False)  # resumed: nothing is asked again
+    assert len(script.requests) == 3 and len(out.read_text().splitlines()) == 3

@@ -18,6 +18,8 @@ def load_manifest(path: str | Path) -> list[dict]:
         raise ManifestError(f"{path}: no such manifest")
     records, seen = [], set()
     for i, raw in enumerate(read_jsonl(path), start=1):
+        if raw.get("error"):  # a clip the annotator could not caption: not a source
+            continue
         for key in ("id", "video"):
             if key not in raw:
                 raise ManifestError(f"{path}:{i}: record has no {key!r}")

@@ -21,12 +21,15 @@ class ChatRequest:
     temperature: float = 0.7
     seed: int | None = None
     max_tokens: int = 1024
+    # Content parts sent before the prompt, e.g. {"type": "video_url", "video_url": {"url": "data:..."}}.
+    media: tuple[dict, ...] = ()
     # What an offline backend needs to act without reading the prompt (task, dimension, original...).
     meta: dict = field(default_factory=dict)
 
     def messages(self) -> list[dict]:
         msgs = [{"role": "system", "content": self.system}] if self.system else []
-        return msgs + [{"role": "user", "content": self.prompt}]
+        content = [*self.media, {"type": "text", "text": self.prompt}] if self.media else self.prompt
+        return msgs + [{"role": "user", "content": content}]
 
     def cache_key(self, model: str) -> str:
         payload = {"model": model, **{k: v for k, v in asdict(self).items() if k != "meta"}}

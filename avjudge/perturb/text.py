@@ -80,14 +80,22 @@ def similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
-def parse_reply(reply: str) -> tuple[str, str]:
-    """(modified_description, modification_detail) from a JSON reply (code fences tolerated)."""
+def parse_json_object(reply: str) -> dict:
+    """The JSON object in a model's reply (code fences tolerated)."""
     text = reply.strip()
     fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
     if fenced:
         text = fenced.group(1)
     data = json.loads(text)
-    if not isinstance(data, dict) or not isinstance(data.get("modified_description"), str):
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    return data
+
+
+def parse_reply(reply: str) -> tuple[str, str]:
+    """(modified_description, modification_detail) from a JSON reply."""
+    data = parse_json_object(reply)
+    if not isinstance(data.get("modified_description"), str):
         raise ValueError("no modified_description string")
     return data["modified_description"].strip(), str(data.get("modification_detail", ""))
 
