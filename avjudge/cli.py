@@ -298,11 +298,12 @@ def _score_args(p: argparse.ArgumentParser) -> None:
 
 def _score(args: argparse.Namespace) -> int:
     from .judges import Judge
-    from .judges.batch import file_items, manifest_items, score_items
+    from .data import load_manifest
+    from .judges.batch import file_items, score_items
 
     judge = Judge.load(args.judge, args.checkpoint, batch_size=args.batch_size, fps=args.fps,
                        max_pixels=args.max_pixels, long_audio=args.long_audio, device=args.device, dtype=args.dtype)
-    items = manifest_items(args.manifest) if args.manifest else file_items(args.video, args.text)
+    items = load_manifest(args.manifest) if args.manifest else file_items(args.video, args.text)
     summary = score_items(judge, items, args.out, progress=not args.no_progress)
     print(json.dumps(summary, indent=2))
     return 0

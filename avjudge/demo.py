@@ -18,6 +18,7 @@ from .data import build_dataset, load_recipe
 from .jsonl import read_jsonl, write_json
 from .judges.tiny import make_tiny_judges
 from .media import MediaError, decode
+from .prompts import task as judge_task
 from .train import TrainConfig, run_training
 from .world import MANIFEST, WorldConfig, make_world
 from .world.verify import verify_clip
@@ -25,19 +26,18 @@ from .world.verify import verify_clip
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "data_recipes" / "world_demo.yaml"
 TRAIN_CONFIGS = {task: ROOT / "train_configs" / f"tiny_world_{task}.yaml" for task in ("av", "vt", "at")}
-FAMILY = {"av": "qwen2_5_omni", "vt": "qwen2_5_omni", "at": "qwen2_audio"}
 
 
 @dataclasses.dataclass(frozen=True)
 class DemoSize:
     clips: int = 96
     duration: float = 4.0
-    frame_size: int = 128
-    pairs: int = 640  # per judge
-    epochs: float = 5.0
+    frame_size: int = 192
+    pairs: int = 960  # per judge
+    epochs: float = 6.0
 
 
-QUICK = DemoSize(clips=8, duration=3.0, frame_size=128, pairs=48, epochs=1.0)
+QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0)
 
 
 def verify_world(world: Path, progress: bool) -> dict:
@@ -116,7 +116,8 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
     for task in tasks:
         t0 = time.perf_counter()
         config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
-            f"model={checkpoints[FAMILY[task]]}", f"dataset={out / 'pairs'}", f"output_dir={out / 'train' / task}",
+            f"model={checkpoints[judge_task(task).family]}", f"dataset={out / 'pairs'}",
+            f"output_dir={out / 'train' / task}",
             f"epochs={size.epochs}", f"seed={seed}"])
         results[task] = run_training(config)
         timings[f"train_{task}"] = time.perf_counter() - t0

@@ -14,7 +14,7 @@ from avjudge.config import ConfigError
 from avjudge.data import assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
 from avjudge.data.export import ExportError, export_dataset
 from avjudge.jsonl import read_jsonl
-from avjudge.judges.prompts import render_query
+from avjudge.prompts import render_query
 from avjudge.media import decode
 from avjudge.perturb import SourcePool
 from avjudge.world import MANIFEST

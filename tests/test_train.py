@@ -86,8 +86,10 @@ def test_training_keeps_frozen_weights_and_saves_a_loadable_judge(tiny_judges, p
     trainer.save_model(str(tmp_path / "saved"))
     from avjudge.train.trainer import finish_checkpoint
 
-    finish_checkpoint(tmp_path / "saved", judge, {"note": "test"})
-    loaded = Judge.load("av", tmp_path / "saved", fps=judge.settings.fps, max_pixels=judge.settings.max_pixels)
+    settings = {k: getattr(judge.settings, k) for k in ("fps", "max_pixels", "use_audio_in_video")}
+    finish_checkpoint(tmp_path / "saved", judge, {"judge_settings": settings})
+    loaded = Judge.load("av", tmp_path / "saved")  # the recorded settings are the defaults
+    assert {k: getattr(loaded.settings, k) for k in settings} == settings and settings["use_audio_in_video"]
     np.testing.assert_allclose([r.score for r in loaded.score_prepared(evaluation.prepared)], in_memory, atol=1e-6)
 
 
@@ -137,7 +139,7 @@ def test_deepspeed_zero_on_cpu_saves_what_it_trained(tiny_judges, pairs, tmp_pat
     summary = run_training(config(tiny_judges, pairs, tmp_path, deepspeed=deepspeed, max_steps=3, save_steps=10,
                                   learning_rate=1e-2))
     assert summary["steps"] == 3
-    loaded = Judge.load("av", tmp_path / "final", fps=2.0, max_pixels=12544)
+    loaded = Judge.load("av", tmp_path / "final")
     after = summary["eval_after"]
     from avjudge.train.trainer import HeldOutEvaluation  # same pairs, scored by the loaded model
 

@@ -27,13 +27,13 @@ from ..media import encode_audio
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
 from ..perturb.taxonomy import taxonomy
 from ..perturb.text import TextNegative, iter_rotation, make_text_negative
+from ..prompts import task as judge_task
 from .manifest import load_manifest
 from .pairs import pair_clip
 from .recipe import Recipe
 from .splits import assign_splits
 
 JUDGE_INDEX = {"av": 0, "vt": 1, "at": 2}
-TEXT_FIELD = {"vt": "video", "at": "audio"}
 TEXT_WORKERS = 8  # text negatives requested at once (an HTTP backend's own limit still applies)
 
 
@@ -67,7 +67,8 @@ class _SplitBuilder:
 
     def _base(self, kind: str, k: int, source: dict, label: int) -> dict:
         captions = source.get("captions") or {}
-        text = captions.get(TEXT_FIELD[self.judge]) if self.judge in TEXT_FIELD else None
+        field = judge_task(self.judge).caption_field
+        text = captions.get(field) if field else None
         return {
             "id": f"{self.judge}-{self.split}-{kind}{k:07d}", "source_id": source["id"], "dimension": self.judge,
             "label": label, "strategy": "positive", "negative_type": "positive", "params": {},
@@ -125,7 +126,7 @@ class _SplitBuilder:
 
         def attempt(item):
             c, (source, key) = item
-            original = (source.get("captions") or {}).get(TEXT_FIELD[self.judge]) or ""
+            original = (source.get("captions") or {}).get(judge_task(self.judge).caption_field) or ""
             seed = int(np.random.default_rng([*self.key, 2, c]).integers(2**31))
             return c, source, key, make_text_negative(original, self.judge, dims[key], self.backend, seed,
                                                       self.recipe.max_regenerations, self.recipe.similarity_range)

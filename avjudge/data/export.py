@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from ..errors import AvjudgeError
-from ..judges.prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
-from ..judges.prompts import task as judge_task
+from ..prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
+from ..prompts import task as judge_task
 from ..jsonl import read_jsonl
 
 TAGS = {"video": "<video>", "audio": "<audio>"}

@@ -18,7 +18,7 @@ from .media_inputs import (
     VisionPreprocess, audio_feature_tokens, interleaved_video_audio, log_mel_torch, video_patches, video_patches_torch,
     whisper_features,
 )
-from .prompts import render_prompt
+from ..prompts import render_prompt
 
 
 class CheckpointError(AvjudgeError):

@@ -1,4 +1,4 @@
-"""Score a manifest (or a list of files) with one judge into a resumable results JSONL."""
+"""Score a source manifest (see avjudge.data) or a list of files with one judge, resumably."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,25 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from ..jobs import run_job
-from ..jsonl import read_jsonl
 from .judge import Judge
-
-# Where each task finds its text in a source-manifest record (world.jsonl works as one).
-TEXT_FIELDS = {"av": None, "vt": "video", "at": "audio"}
-
-
-def manifest_items(manifest: str | Path) -> list[dict]:
-    """Manifest records with ``video`` resolved against the manifest's folder."""
-    root = Path(manifest).parent
-    items = []
-    for i, record in enumerate(read_jsonl(manifest)):
-        if "video" not in record:
-            raise ValueError(f"{manifest}: record {i + 1} has no 'video' field")
-        item = dict(record)
-        item.setdefault("id", Path(record["video"]).stem)
-        item["video"] = str(root / record["video"]) if not Path(record["video"]).is_absolute() else record["video"]
-        items.append(item)
-    return items
 
 
 def file_items(paths: list[str | Path], text: str | None = None) -> list[dict]:
@@ -38,7 +20,7 @@ def file_items(paths: list[str | Path], text: str | None = None) -> list[dict]:
 
 
 def score_items(judge: Judge, items: list[dict], out: str | Path, chunk_size: int = 32, progress: bool = True) -> dict:
-    field = TEXT_FIELDS[judge.task.name]
+    field = judge.task.caption_field
 
     def texts_of(chunk):
         if field is None:

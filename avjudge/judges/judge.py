@@ -1,6 +1,7 @@
 """`Judge`: load a checkpoint for one task and score clips in true batches."""
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from tqdm import tqdm
 from ..media import MediaClip, MediaError, decode, resample
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for
 from .calibration import load_temperature
-from .prompts import task as get_task
+from ..prompts import task as get_task
 from .scorer import NO_VARIANTS, YES_VARIANTS, ScoreResult, YesNoHead
 
 # AVBench's frame sampling per task (fps, max pixels per frame).
@@ -37,12 +38,25 @@ class JudgeSettings:
     no_variants: tuple[str, ...] = NO_VARIANTS
     temperature: float | None = None  # None: the checkpoint's calibration file, else 1.0
     system_prompt: str | None = None  # None: the model family's own
-    use_audio_in_video: bool = False
+    use_audio_in_video: bool | None = None  # None: as the checkpoint was trained, else False
     trust_remote_code: bool = False
 
     def resolved(self) -> "JudgeSettings":
         fps, max_pixels = TASK_VISION_DEFAULTS[self.task]
         return replace(self, fps=self.fps or fps, max_pixels=self.max_pixels or max_pixels)
+
+
+# What a training run records beside its weights (avjudge.train) that scoring must repeat.
+TRAINED_SETTINGS = ("fps", "max_pixels", "use_audio_in_video")
+TRAIN_RECORD = "avjudge_train.json"
+
+
+def trained_settings(checkpoint: Path) -> dict:
+    path = Path(checkpoint) / TRAIN_RECORD
+    if not path.exists():
+        return {}
+    recorded = json.loads(path.read_text()).get("judge_settings", {})
+    return {k: recorded[k] for k in TRAINED_SETTINGS if recorded.get(k) is not None}
 
 
 @dataclass
@@ -67,12 +81,14 @@ class Judge:
 
     @classmethod
     def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":
-        s = JudgeSettings(task=get_task(task).name, **settings)
+        """Load a judge; settings a trained checkpoint recorded (fps, pixels, audio layout) are the defaults."""
         path = Path(checkpoint)
+        trained = {k: v for k, v in trained_settings(path).items() if settings.get(k) is None}
+        s = JudgeSettings(task=get_task(task).name, **{**settings, **trained})
         adapter_cls = adapter_for(path)
         adapter = adapter_cls.load(path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code)
         if hasattr(adapter, "use_audio_in_video"):
-            adapter.use_audio_in_video = s.use_audio_in_video
+            adapter.use_audio_in_video = bool(s.use_audio_in_video)
         return cls(adapter, s)
 
     # -- media -----------------------------------------------------------------------------

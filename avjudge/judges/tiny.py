@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from ..world import vocab
-from .prompts import TASKS
+from ..prompts import TASKS
 
 TINY_VERSION = 1
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",

@@ -7,7 +7,7 @@ import torch
 
 from ..judges import Judge
 from ..judges.adapters import PreparedSample
-from ..judges.prompts import ANSWERS
+from ..prompts import ANSWERS
 
 IGNORE = -100
 

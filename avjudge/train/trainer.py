@@ -25,6 +25,7 @@ from ..data import PairDataset, load_manifest
 from ..jsonl import read_jsonl, write_json
 from ..judges import Judge, JudgeSettings
 from ..judges.adapters import adapter_for
+from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
 from ..perturb import SourcePool
 from .collator import AnswerCollator
 from .config import TrainConfig
@@ -34,7 +35,6 @@ from .metrics import judge_metrics
 # Files a checkpoint needs besides the weights so that `Judge.load` reads it directly.
 SIDE_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
               "preprocessor_config.json", "generation_config.json")
-RECORD_FILE = "avjudge_train.json"
 
 
 def code_version() -> str:
@@ -124,7 +124,7 @@ def finish_checkpoint(folder: Path, judge: Judge, record: dict) -> None:
     for name in SIDE_FILES:
         if (base / name).exists() and not (folder / name).exists():
             shutil.copy(base / name, folder / name)
-    write_json(folder / RECORD_FILE, record)
+    write_json(folder / TRAIN_RECORD, record)
 
 
 def build_training(config: TrainConfig, weights_from: Path | None = None):
@@ -161,7 +161,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     out = Path(config.output_dir)
     evaluation = HeldOutEvaluation(judge, eval_set, out)
     record = {"config": asdict(config), "dataset_hash": stats["dataset_hash"], "code_version": code_version(),
-              "base_model": str(model_dir), "parameters": groups}
+              "base_model": str(model_dir), "parameters": groups,
+              "judge_settings": {k: getattr(judge.settings, k) for k in TRAINED_SETTINGS}}
     if config.deepspeed:
         _ensure_distributed_env()
     if "wandb" in config.report_to:

@@ -39,10 +39,14 @@ def _colour_mask(frames: np.ndarray, rgb) -> np.ndarray:
     return diff < COLOUR_TOLERANCE
 
 
-def _runs(active: np.ndarray) -> list[int]:
-    """Start indices of runs of True."""
-    starts = np.flatnonzero(active & ~np.concatenate([[False], active[:-1]]))
-    return starts.tolist()
+MIN_EVENT_S = 0.1  # world events last at least 0.15 s: a shorter blip is coding noise, not an event
+
+
+def _runs(active: np.ndarray, min_length: int = 1) -> list[int]:
+    """Start indices of runs of True at least ``min_length`` long."""
+    edges = np.diff(np.concatenate([[0], active.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [int(s) for s, e in zip(starts, ends) if e - s >= min_length]
 
 
 def _robust_trend(t: np.ndarray, y: np.ndarray, degree: int) -> np.ndarray:
@@ -106,7 +110,8 @@ def verify_clip(clip: MediaClip, record: dict) -> VerifyResult:
     frame_step = 1.0 / clip.fps
     for i, obj in enumerate(scene["objects"]):
         expected = [e["time"] for e in scene["events"] if e["object"] == i]
-        found = [float(clip.timestamps[k]) for k in _runs(_object_activity(clip, obj))]
+        min_frames = max(1, int(MIN_EVENT_S * clip.fps))
+        found = [float(clip.timestamps[k]) for k in _runs(_object_activity(clip, obj), min_frames)]
         matched, spurious, worst = _match(found, expected, frame_step + 1e-6)
         result.visual_expected += len(expected)
         result.visual_found += matched

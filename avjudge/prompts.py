@@ -1,7 +1,8 @@
 """The single source of truth for judge prompts.
 
 Scoring, the SFT collator and the dataset exporters all render through this module, so the
-text a judge is trained on is exactly the text it is scored with.
+text a judge is trained on is exactly the text it is scored with. It imports nothing from
+avjudge, so every layer (data exporters as well as judges) may use it.
 """
 from __future__ import annotations
 
@@ -19,22 +20,23 @@ class JudgeTask:
     needs_audio: bool
     needs_text: bool
     family: str  # default model family (AVBench: Omni for AV and VT, Qwen2-Audio for AT)
+    caption_field: str | None  # which caption of a source record the judge reads
 
 
 TASKS: dict[str, JudgeTask] = {
     "av": JudgeTask(
         "av", "audio-video consistency",
         "Does the audio accurately match the video content? Answer only Yes or No.",
-        needs_video=True, needs_audio=True, needs_text=False, family="qwen2_5_omni"),
+        needs_video=True, needs_audio=True, needs_text=False, family="qwen2_5_omni", caption_field=None),
     "vt": JudgeTask(
         "vt", "video-text consistency",
         "Does the video accurately match the following description?\nDescription: {text}\nAnswer only Yes or No.",
-        needs_video=True, needs_audio=False, needs_text=True, family="qwen2_5_omni"),
+        needs_video=True, needs_audio=False, needs_text=True, family="qwen2_5_omni", caption_field="video"),
     "at": JudgeTask(
         "at", "audio-text consistency",
         "Does the audio accurately match the following description?\nDescription: {text}{utterance}\n"
         "Answer only Yes or No.",
-        needs_video=False, needs_audio=True, needs_text=True, family="qwen2_audio"),
+        needs_video=False, needs_audio=True, needs_text=True, family="qwen2_audio", caption_field="audio"),
 }
 
 
