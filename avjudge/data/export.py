@@ -1,7 +1,7 @@
 """Export pairs for other trainers: LLaMA-Factory (sharegpt JSON) and ms-swift (JSONL).
 
 Both use ``{"messages", "videos", "audios"}`` with ``<video>`` / ``<audio>`` tags, and the
-same system prompt, query and answer the judges are scored with (avjudge.judges.prompts).
+same system prompt, query and answer the judges are scored with (avjudge.prompts).
 """
 from __future__ import annotations
 
