@@ -56,6 +56,20 @@ def test_time_shift_is_recovered_by_cross_correlation(name):
         assert abs(lag_of(original, out.audio[0]) - params["shift_s"]) < 0.005
 
 
+def test_wrapped_shift_leaves_no_silence_and_is_still_measured():
+    original = noise_signal(6.0)
+    strategy = get_strategy("time_shift_medium", {"fill": "wrap"})
+    out, params = strategy(clip_of(original), np.random.default_rng(4))
+    assert params["fill"] == "wrap"
+    np.testing.assert_array_equal(np.sort(out.audio[0]), np.sort(original))  # nothing removed, nothing silenced
+    circular = np.fft.irfft(np.fft.rfft(out.audio[0]) * np.conj(np.fft.rfft(original)), len(original))
+    lag = int(np.argmax(circular))
+    lag = lag - len(original) if lag > len(original) // 2 else lag
+    assert abs(lag / SR - params["shift_s"]) < 0.005
+    silenced, _ = get_strategy("time_shift_medium")(clip_of(original), np.random.default_rng(4))
+    assert np.count_nonzero(silenced.audio[0] == 0) >= SR  # the paper's way leaves a silent second or more
+
+
 def test_shift_ranges_are_recipe_parameters():
     appendix = get_strategy("time_shift_micro", {"shift_s": [0.0, 0.1]})
     rng = np.random.default_rng(0)

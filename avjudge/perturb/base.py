@@ -39,13 +39,16 @@ class Range:
 
 @dataclass(frozen=True)
 class Choice:
+    """Options drawn uniformly; ``allowed`` lists further options a recipe may choose instead."""
     options: tuple[str, ...]
+    allowed: tuple[str, ...] = ()
 
     def sample(self, rng: np.random.Generator) -> str:
         return str(self.options[int(rng.integers(len(self.options)))])
 
     def describe(self) -> str:
-        return "|".join(self.options)
+        extra = [o for o in self.allowed if o not in self.options]
+        return "|".join(self.options) + (f" (or {'|'.join(extra)})" if extra else "")
 
 
 def parse_override(spec, value):
@@ -58,10 +61,11 @@ def parse_override(spec, value):
             raise PerturbError(f"range {value} has low > high")
         return Range(float(low), float(high), spec.signed, spec.unit)
     options = (value,) if isinstance(value, str) else tuple(value)
-    unknown = set(options) - set(spec.options)
+    known = tuple(dict.fromkeys(spec.options + spec.allowed))
+    unknown = set(options) - set(known)
     if unknown:
-        raise PerturbError(f"unknown option(s) {sorted(unknown)}; known: {list(spec.options)}")
-    return Choice(options)
+        raise PerturbError(f"unknown option(s) {sorted(unknown)}; known: {list(known)}")
+    return Choice(options, spec.allowed)
 
 
 @dataclass
