@@ -32,6 +32,8 @@ GROUP_HELP: dict[str, str] = {
     "media": "inspect media files",
     "perturb": "hard-negative strategies: list them, apply one",
     "data": "build and export judge pair datasets",
+    "metrics": "signal metrics of the AVBench suite",
+    "checkpoints": "checkpoints metrics load: list and verify",
 }
 
 
@@ -318,6 +320,73 @@ register("score", "score clips with a Yes/No judge: S = P(Yes) / (P(Yes) + P(No)
          "examples:\n"
          "  avjudge score --judge av --checkpoint ckpt/av --manifest world/world.jsonl --out av.jsonl\n"
          "  avjudge score --judge vt --checkpoint ckpt/vt --video a.mp4 --text \"a red circle moves left\" --out r.jsonl")
+
+
+# ---- metrics -------------------------------------------------------------------------------
+
+def _metrics_list_args(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _metrics_list(args: argparse.Namespace) -> int:
+    from .metrics import METRICS
+
+    for name, cls in sorted(METRICS.items()):
+        needs = [f"audio {cls.audio.sample_rate} Hz"] if cls.audio else []
+        needs += [f"frames {cls.video_fps} fps"] if cls.video_fps else []
+        print(f"{name:<10} {cls.description}\n{'':<10} needs {', '.join(needs)}; checkpoints: "
+              f"{', '.join(cls.checkpoints) or 'none (shipped with its package)'}")
+    return 0
+
+
+def _metrics_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metrics", required=True, help="comma-separated names from `avjudge metrics list`")
+    p.add_argument("--input", required=True, type=Path, help="a folder of media files or a source manifest")
+    p.add_argument("--out", required=True, type=Path, help="results JSONL; rerun to resume")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _metrics_run(args: argparse.Namespace) -> int:
+    from .metrics import run_metrics
+
+    names = [n.strip() for n in args.metrics.split(",") if n.strip()]
+    print(json.dumps(run_metrics(names, args.input, args.out, progress=not args.no_progress), indent=2))
+    return 0
+
+
+def _checkpoints_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", type=Path, default=None, help="checkpoint folder (default: $AVJUDGE_CHECKPOINTS or ./checkpoints)")
+
+
+def _checkpoints_list(args: argparse.Namespace) -> int:
+    from .metrics.checkpoints import load_manifest
+
+    for key, entry in load_manifest().items():
+        files = ", ".join(f"{f.name} ({f.size:,} bytes)" for f in entry.files)
+        print(f"{key}: {entry.description}\n  files: {files}\n  licence: {entry.licence}\n  get it: {entry.obtain}")
+    return 0
+
+
+def _checkpoints_verify(args: argparse.Namespace) -> int:
+    from .metrics import verify_all
+
+    status = verify_all(args.root)
+    for key, state in status.items():
+        print(f"{key}: {state}")
+    return 0 if all(v == "ok" for v in status.values()) else 1
+
+
+register("metrics list", "show every signal metric, what it needs and what it loads", _metrics_list_args,
+         _metrics_list)
+register("metrics run", "score clips with signal metrics, each clip decoded once", _metrics_run_args, _metrics_run,
+         "Decode each clip once and give it to every metric named; one JSON line per clip with the\n"
+         "scores, and per-metric errors (a clip a metric cannot score is recorded, never scored 0).\n"
+         "Rerunning with the same OUT resumes.\n\n"
+         "example:\n  avjudge metrics run --metrics dnsmos --input clips/ --out quality.jsonl")
+register("checkpoints list", "list the checkpoints metrics load, with licence and where to get them",
+         _checkpoints_args, _checkpoints_list)
+register("checkpoints verify", "check every checkpoint file's presence, size and sha256", _checkpoints_args,
+         _checkpoints_verify)
 
 
 # ---- training ----------------------------------------------------------------------------

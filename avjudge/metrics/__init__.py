@@ -1,0 +1,8 @@
+"""Signal metrics of the AVBench suite: one registry, checkpoints verified, clips decoded once."""
+from . import dnsmos  # noqa: F401  (registers the metric)
+from .base import METRICS, Metric, MetricError, get_metric
+from .checkpoints import CheckpointMissing, resolve, verify_all
+from .run import run_metrics
+
+__all__ = ["CheckpointMissing", "METRICS", "Metric", "MetricError", "get_metric", "resolve", "run_metrics",
+           "verify_all"]

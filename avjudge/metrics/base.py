@@ -1,0 +1,56 @@
+"""Signal metrics: one registry; each metric says which media it needs and which checkpoints it loads."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import AvjudgeError
+from ..media import MediaClip, resample
+
+
+class MetricError(AvjudgeError):
+    """A clip a metric cannot score (no audio, too short, no face...): recorded, never scored as 0."""
+
+
+@dataclass(frozen=True)
+class AudioNeeds:
+    sample_rate: int
+    channels: int = 1
+
+
+class Metric:
+    name: ClassVar[str]
+    description: ClassVar[str]
+    audio: ClassVar[AudioNeeds | None] = None
+    video_fps: ClassVar[float | None] = None  # frames per second the metric samples, None: no frames
+    checkpoints: ClassVar[tuple[str, ...]] = ()  # manifest entries it loads
+
+    def compute(self, clip: MediaClip, **ctx) -> dict[str, float]:
+        raise NotImplementedError
+
+    def audio_of(self, clip: MediaClip) -> np.ndarray:
+        """The clip's audio as this metric wants it: mono (or the channel count) at its rate."""
+        if clip.audio is None:
+            raise MetricError(f"{clip.source or 'clip'} has no audio for {self.name}")
+        audio = clip.audio.mean(axis=0, keepdims=True) if self.audio.channels == 1 else clip.audio
+        if clip.sample_rate != self.audio.sample_rate:
+            audio = resample(audio, clip.sample_rate, self.audio.sample_rate)
+        return audio[0] if self.audio.channels == 1 else audio
+
+
+METRICS: dict[str, type[Metric]] = {}
+
+
+def register(cls: type[Metric]) -> type[Metric]:
+    if cls.name in METRICS:
+        raise ValueError(f"metric {cls.name!r} registered twice")
+    METRICS[cls.name] = cls
+    return cls
+
+
+def get_metric(name: str, **options) -> Metric:
+    if name not in METRICS:
+        raise MetricError(f"unknown metric {name!r}; known: {sorted(METRICS)} (`avjudge metrics list`)")
+    return METRICS[name](**options)

@@ -1,0 +1,77 @@
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from avjudge.media import MediaClip, encode_audio
+from avjudge.metrics import CheckpointMissing, MetricError, get_metric, resolve, run_metrics, verify_all
+from avjudge.metrics.checkpoints import load_manifest
+from avjudge.world import MANIFEST
+from avjudge.world.speech import synthesize
+
+from .helpers import requires_espeak
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "checkpoints"
+
+
+@pytest.mark.skipif(not (SHARED / "nisqa" / "nisqa.tar").exists(), reason="needs ../shared/checkpoints (NISQA weights)")
+def test_manifest_verifies_the_real_nisqa_weights(tmp_path, monkeypatch):
+    assert resolve("nisqa", SHARED)["nisqa.tar"] == SHARED / "nisqa" / "nisqa.tar"
+    assert verify_all(SHARED) == {"nisqa": "ok", "nisqa_tts": "ok"}
+    # a wrong file under the right name is refused, and the message says how to replace it
+    fake = tmp_path / "nisqa"
+    fake.mkdir()
+    data = bytearray((SHARED / "nisqa" / "nisqa.tar").read_bytes())
+    data[100] ^= 0xFF
+    (fake / "nisqa.tar").write_bytes(bytes(data))
+    with pytest.raises(CheckpointMissing, match="not the expected file.*download weights/nisqa.tar"):
+        resolve("nisqa", tmp_path)
+    monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path / "empty"))
+    with pytest.raises(CheckpointMissing, match=r"empty/nisqa/nisqa.tar is missing.*licence: CC BY-NC-SA"):
+        resolve("nisqa")
+    assert set(load_manifest()) >= {"nisqa", "nisqa_tts"}
+
+
+@requires_espeak
+def test_dnsmos_real_weights_prefer_clean_speech():
+    speech = synthesize("the quick brown fox jumps over the lazy dog and runs away into the forest", "male", 16000)
+    speech = np.tile(speech, 2)[: 16000 * 6].astype(np.float32)
+    dnsmos = get_metric("dnsmos")
+    clean = dnsmos.compute(MediaClip(audio=speech[None], sample_rate=16000, duration=6.0))
+    noise = np.random.default_rng(0).standard_normal(len(speech)).astype(np.float32)
+    noisy_audio = speech + noise * np.sqrt(np.mean(speech ** 2) / np.mean(noise ** 2))  # 0 dB SNR
+    noisy_audio *= 0.9 / np.abs(noisy_audio).max()
+    noisy = dnsmos.compute(MediaClip(audio=noisy_audio[None], sample_rate=16000, duration=6.0))
+    assert set(clean) == {"dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl", "dnsmos_p808"}
+    assert all(1.0 <= v <= 5.0 for v in clean.values())
+    assert clean["dnsmos_bak"] > noisy["dnsmos_bak"] + 0.5 and clean["dnsmos_ovrl"] > noisy["dnsmos_ovrl"]
+    # 48 kHz input is resampled to the metric's 16 kHz from the shared clip
+    at48 = dnsmos.compute(MediaClip(audio=np.repeat(speech, 3)[None], sample_rate=48000, duration=6.0))
+    assert abs(at48["dnsmos_ovrl"] - clean["dnsmos_ovrl"]) < 0.3
+    with pytest.raises(MetricError, match="too short"):
+        dnsmos.compute(MediaClip(audio=speech[None, :4000], sample_rate=16000, duration=0.25))
+
+
+def test_metrics_run_decodes_once_records_errors_and_resumes(small_world, tmp_path):
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    for path in sorted((small_world / "clips").iterdir())[:3]:
+        shutil.copy(path, clips / path.name)
+    (clips / "broken.mp4").write_text("not a video")
+    encode_audio(clips / "blip.wav", np.zeros((1, 2000), np.float32), 16000)
+    out = tmp_path / "quality.jsonl"
+    summary = run_metrics(["dnsmos"], clips, out, progress=False)
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert summary["total"] == 5 and summary["errors"] == 1  # the broken file; the short one is a metric error
+    assert "not a readable" in rows["broken.mp4"]["error"] and "dnsmos_ovrl" not in rows["broken.mp4"]
+    assert "too short" in rows["blip.wav"]["errors"]["dnsmos"] and "dnsmos_ovrl" not in rows["blip.wav"]
+    scored = [r for r in rows.values() if "dnsmos_ovrl" in r]
+    assert len(scored) == 3 and all(1 <= r["dnsmos_ovrl"] <= 5 for r in scored)
+    assert run_metrics(["dnsmos"], clips, out, progress=False)["resumed_from"] == 5
+    assert len(out.read_text().splitlines()) == 5
+    manifest_rows = run_metrics(["dnsmos"], small_world / MANIFEST, tmp_path / "m.jsonl", progress=False)
+    assert manifest_rows["total"] == 6 and manifest_rows["errors"] == 0
+    with pytest.raises(MetricError, match="unknown metric"):
+        get_metric("vmaf")
