@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -470,8 +470,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if hasattr(signal, "SIGPIPE"):  # `avjudge ... | head` ends quietly, as command-line tools do
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "_run"):
@@ -482,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     except AvjudgeError as err:
         print(f"avjudge: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `avjudge ... | head` closed our output: end quietly, as command-line tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
