@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import AvjudgeError
 from ..media import MediaClip, resample
+from ..registry import Registry
 
 
 class MetricError(AvjudgeError):
@@ -40,17 +41,9 @@ class Metric:
         return audio[0] if self.audio.channels == 1 else audio
 
 
-METRICS: dict[str, type[Metric]] = {}
-
-
-def register(cls: type[Metric]) -> type[Metric]:
-    if cls.name in METRICS:
-        raise ValueError(f"metric {cls.name!r} registered twice")
-    METRICS[cls.name] = cls
-    return cls
+METRICS = Registry("metric", MetricError, "`avjudge metrics list` describes them")
+register = METRICS.register
 
 
 def get_metric(name: str, **options) -> Metric:
-    if name not in METRICS:
-        raise MetricError(f"unknown metric {name!r}; known: {sorted(METRICS)} (`avjudge metrics list`)")
-    return METRICS[name](**options)
+    return METRICS.lookup(name)(**options)

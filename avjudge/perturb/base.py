@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import AvjudgeError
 from ..media import MediaClip
+from ..registry import Registry
 
 
 class PerturbError(AvjudgeError, ValueError):
@@ -101,20 +102,12 @@ class Strategy:
         return self.apply(clip, params, ctx), params
 
 
-STRATEGIES: dict[str, type[Strategy]] = {}
-
-
-def register(cls: type[Strategy]) -> type[Strategy]:
-    if cls.name in STRATEGIES:
-        raise ValueError(f"strategy {cls.name!r} registered twice")
-    STRATEGIES[cls.name] = cls
-    return cls
+STRATEGIES = Registry("strategy", PerturbError, "`avjudge perturb list` describes them")
+register = STRATEGIES.register
 
 
 def get_strategy(name: str, overrides: dict | None = None) -> Strategy:
-    if name not in STRATEGIES:
-        raise PerturbError(f"unknown strategy {name!r}; run `avjudge perturb list` (known: {sorted(STRATEGIES)})")
-    return STRATEGIES[name](overrides)
+    return STRATEGIES.lookup(name)(overrides)
 
 
 @dataclass
