@@ -61,3 +61,30 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
         assert (tmp_path / "train" / task / "final" / "config.json").exists()
     assert (tmp_path / "demo_report.png").stat().st_size > 10000
     assert "held-out balanced accuracy per negative type" in capsys.readouterr().out
+
+
+def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world, tmp_path, capsys):
+    import av
+    import numpy as np
+
+    from avjudge.media import decode
+
+    source = sorted((small_world / "clips").iterdir())[0]
+    out = tmp_path / "shifted.mp4"
+    assert main(["perturb", "apply", "--strategy", "time_shift_micro", "--input", str(source), "--output", str(out),
+                 "--params", '{"shift_s": 0.5}']) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == {"strategy": "time_shift_micro", "params": {"shift_s": 0.5}, "output": str(out)}
+
+    def picture(path):
+        with av.open(str(path)) as c:
+            return [bytes(p) for p in c.demux(c.streams.video[0]) if p.dts is not None]
+
+    assert picture(out) == picture(source)
+    before, after = decode(source, video=False).audio[0], decode(out, video=False).audio[0]
+    corr = np.correlate(after[:16000 * 2], before[:16000 * 2], "full")
+    lag = (np.argmax(corr) - (16000 * 2 - 1)) / 16000
+    assert abs(lag - 0.5) < 0.005
+    assert main(["perturb", "apply", "--strategy", "filter", "--set", "kind=bandstop", "--input", str(source),
+                 "--output", str(tmp_path / "x.mp4")]) == 2
+    assert "unknown option" in capsys.readouterr().err
