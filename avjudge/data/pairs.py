@@ -30,12 +30,11 @@ def pair_clip(record: dict, pool: SourcePool, sample_rate: int = 16000, fps: flo
     source = pool.records[record["source_id"]]
     needs_video, needs_audio = NEEDS[record["dimension"]]
     clip = decode(source["video"], video=needs_video, audio=needs_audio, fps=fps,
-                  sample_rate=sample_rate if needs_audio else None, channels=1 if needs_audio else None,
-                  compute_hash=False)
+                  sample_rate=sample_rate if needs_audio else None, channels=1 if needs_audio else None)
     audio_file = (record.get("media") or {}).get("audio")
     if audio_file:
         path = Path(audio_file) if root is None or Path(audio_file).is_absolute() else root / audio_file
-        return clip.replace(audio=decode(path, video=False, compute_hash=False).audio)
+        return clip.replace(audio=decode(path, video=False).audio)
     if record["strategy"] in STRATEGIES:
         return get_strategy(record["strategy"]).apply(clip, record["params"], Context(record=source, pool=pool))
     return clip

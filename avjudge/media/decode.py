@@ -227,12 +227,13 @@ def decode(
     channels: int | None = None,
     start: float = 0.0,
     end: float | None = None,
-    compute_hash: bool = True,
+    compute_hash: bool = False,
 ) -> MediaClip:
     """Decode ``path`` into a MediaClip in one demuxing pass.
 
     ``video`` / ``audio`` say which streams are required: a missing required stream is a
     MediaError. ``fps=None`` keeps native frames (and rejects variable frame rate);
+    ``compute_hash`` reads the file once more for its sha256 (dedupe needs it, scoring does not);
     ``fps=f`` returns the frame on screen at ``start + k / f``. Rotation metadata is applied.
     """
     if not (video or audio):

@@ -46,7 +46,7 @@ class SourcePool:
         key = (source_id, sample_rate, channels)
         if key not in self._audio:
             record = self.records[source_id]
-            clip = decode(Path(record["video"]), video=False, sample_rate=sample_rate, compute_hash=False)
+            clip = decode(Path(record["video"]), video=False, sample_rate=sample_rate)
             self._audio[key] = remix(clip.audio, [], channels) if clip.channels != channels else clip.audio
             if len(self._audio) > self._cache_size:
                 self._audio.popitem(last=False)
