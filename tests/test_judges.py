@@ -320,3 +320,8 @@ def test_audio_in_video_interleaves_chunks_and_scores_in_batches(tiny_judges, wo
     batched = judge.score(videos)
     for video, result in zip(videos, batched):
         assert abs(judge.score([video])[0].score - result.score) < 1e-5
+
+
+def test_audio_in_video_is_refused_where_the_model_cannot_take_it(tiny_judges):
+    with pytest.raises(ValueError, match="cannot take the audio inside the video"):
+        Judge.load("at", tiny_judges["qwen2_audio"], use_audio_in_video=True)

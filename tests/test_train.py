@@ -31,6 +31,7 @@ def pairs(small_world, tmp_path_factory):
 def config(tiny_judges, pairs, out, task="av", **overrides):
     model = tiny_judges["qwen2_audio" if task == "at" else "qwen2_5_omni"]
     items = [f"task={task}", f"model={model}", f"dataset={pairs}", f"output_dir={out}", "max_steps=4",
+             f"use_audio_in_video={str(task == 'av').lower()}",
              "batch_size=2", "eval_steps=2", "save_steps=2", "logging_steps=1", "max_eval_pairs=6"]
     return load_config(TrainConfig, CONFIG, items + [f"{k}={v}" for k, v in overrides.items()])
 

@@ -77,6 +77,8 @@ class Adapter:
     model_types: ClassVar[tuple[str, ...]]
     # parameter-name prefixes of each part of the model (the longest matching prefix decides)
     module_groups: ClassVar[dict[str, tuple[str, ...]]] = {}
+    supports_audio_in_video: ClassVar[bool] = False
+    use_audio_in_video = False  # set by the Judge from its settings
 
     def __init__(self, model, tokenizer, feature_extractor, vision: VisionPreprocess | None, checkpoint: Path):
         self.model = model
@@ -190,16 +192,13 @@ class Qwen25OmniThinkerAdapter(Adapter):
     family = "qwen2_5_omni"
     model_types = ("qwen2_5_omni_thinker", "qwen2_5_omni")
     pad_audio_to_window = False  # the thinker keeps only frames its feature mask marks valid
+    supports_audio_in_video = True
     module_groups = {
         "llm": ("model.language_model.", "lm_head."),
         "connector": ("model.audio_tower.proj.", "model.visual.merger."),
         "audio_encoder": ("model.audio_tower.",),
         "vision_encoder": ("model.visual.",),
     }
-
-    def __init__(self, *args, use_audio_in_video: bool = False, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.use_audio_in_video = use_audio_in_video
 
     @classmethod
     def model_class(cls):

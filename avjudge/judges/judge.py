@@ -75,6 +75,9 @@ class Judge:
         self.task = get_task(settings.task)
         if adapter.vision is not None:
             adapter.vision = adapter.vision.with_pixels(self.settings.min_pixels, self.settings.max_pixels)
+        if self.settings.use_audio_in_video and not adapter.supports_audio_in_video:
+            raise ValueError(f"{adapter.family} models cannot take the audio inside the video item")
+        adapter.use_audio_in_video = bool(self.settings.use_audio_in_video)
         temperature = self.settings.temperature or load_temperature(adapter.checkpoint, self.task.name) or 1.0
         self.head = YesNoHead.from_tokenizer(adapter.tokenizer, self.settings.yes_variants,
                                              self.settings.no_variants, temperature)
@@ -87,8 +90,6 @@ class Judge:
         s = JudgeSettings(task=get_task(task).name, **{**settings, **trained})
         adapter_cls = adapter_for(path)
         adapter = adapter_cls.load(path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code)
-        if hasattr(adapter, "use_audio_in_video"):
-            adapter.use_audio_in_video = bool(s.use_audio_in_video)
         return cls(adapter, s)
 
     # -- media -----------------------------------------------------------------------------
