@@ -34,15 +34,6 @@ def click_track(onsets, duration: float, sample_rate: int, channels: int = 1) ->
     return audio
 
 
-def detect_onsets(signal: np.ndarray, sample_rate: int, threshold: float = 0.1, min_gap: float = 0.05) -> np.ndarray:
-    """Times where |signal| first rises above threshold after at least min_gap of quiet."""
-    loud = np.flatnonzero(np.abs(signal) > threshold)
-    if loud.size == 0:
-        return np.zeros(0)
-    starts = [loud[0]] + [b for a, b in zip(loud[:-1], loud[1:]) if b - a > min_gap * sample_rate]
-    return np.asarray(starts) / sample_rate
-
-
 def write_vfr_video(path: Path, intervals_ms, size=(64, 48)) -> None:
     """H.264 in mp4 whose frame intervals are the given milliseconds."""
     with av.open(str(path), "w") as c:

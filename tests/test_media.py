@@ -5,9 +5,10 @@ import pytest
 
 from avjudge.media import MediaError, decode, encode_audio, encode_video, probe, replace_audio
 from avjudge.media.clip import file_hash
+from avjudge.world.verify import detect_onsets
 
 from .helpers import (
-    click_track, colour_of_frame, coloured_frames, detect_onsets, ffmpeg, ffmpeg_rgb_frames,
+    click_track, colour_of_frame, coloured_frames, ffmpeg, ffmpeg_rgb_frames,
     remux_faststart, requires_ffmpeg, write_odd_size_video, write_vfr_video,
 )
 
