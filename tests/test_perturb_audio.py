@@ -70,6 +70,14 @@ def test_wrapped_shift_leaves_no_silence_and_is_still_measured():
     assert np.count_nonzero(silenced.audio[0] == 0) >= SR  # the paper's way leaves a silent second or more
 
 
+def test_a_fixed_option_draws_no_random_number():
+    from avjudge.perturb.base import Choice
+
+    rng, twin = np.random.default_rng(3), np.random.default_rng(3)
+    assert Choice(("silence",), allowed=("wrap",)).sample(rng) == "silence"
+    assert rng.random() == twin.random()
+
+
 def test_shift_ranges_are_recipe_parameters():
     appendix = get_strategy("time_shift_micro", {"shift_s": [0.0, 0.1]})
     rng = np.random.default_rng(0)

@@ -45,6 +45,8 @@ class Choice:
     allowed: tuple[str, ...] = ()
 
     def sample(self, rng: np.random.Generator) -> str:
+        if len(self.options) == 1:  # nothing to choose: leave the generator as it was
+            return self.options[0]
         return str(self.options[int(rng.integers(len(self.options)))])
 
     def describe(self) -> str:
