@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..config import ConfigError, dump_yaml, from_dict, load_yaml, to_dict
+from ..config import ConfigError, dump_yaml, load_yaml, to_dict
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..media import encode_video
 from . import speech as tts
@@ -49,8 +49,7 @@ def render_clip(cfg: WorldConfig, index: int, out_dir: Path) -> dict:
 
 
 def _render_job(args) -> dict:
-    cfg_dict, index, out_dir = args
-    return render_clip(from_dict(WorldConfig, cfg_dict), index, Path(out_dir))
+    return render_clip(*args)
 
 
 def _check_same_config(out_dir: Path, cfg: WorldConfig) -> None:
@@ -78,7 +77,7 @@ def make_world(cfg: WorldConfig, out_dir: str | Path, workers: int | None = None
     done = {r["id"] for r in read_jsonl(out / MANIFEST) if (out / r["video"]).exists()}
     todo = [i for i in range(cfg.n) if scene_id(cfg.seed, i) not in done]
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
-    jobs = [(to_dict(cfg), i, str(out)) for i in todo]
+    jobs = [(cfg, i, out) for i in todo]
     with JsonlWriter(out / MANIFEST) as writer, tqdm(total=cfg.n, initial=cfg.n - len(todo), disable=not progress,
                                                      desc="world clips", unit="clip") as bar:
         if workers == 1:
