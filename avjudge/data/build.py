@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import shutil
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -249,9 +250,7 @@ def dataset_stats(out: Path, recipe: Recipe) -> dict:
 
 def export_hf(out: Path, judges: list[str]) -> None:
     """The pairs as a Hugging Face DatasetDict per judge (params as JSON text: their keys vary)."""
-    import json
-
-    from datasets import Dataset, DatasetDict
+    from datasets import Dataset, DatasetDict  # heavy: imported only when exporting
 
     for judge in judges:
         splits = {}

@@ -8,7 +8,7 @@ the checkpoint configures it. Torch twins of both keep gradients for the differe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -35,8 +35,6 @@ class VisionPreprocess:
         return cls(**known)
 
     def with_pixels(self, min_pixels: int | None, max_pixels: int | None) -> "VisionPreprocess":
-        from dataclasses import replace
-
         return replace(self, min_pixels=min_pixels or self.min_pixels, max_pixels=max_pixels or self.max_pixels)
 
     def target_size(self, height: int, width: int) -> tuple[int, int]:
