@@ -77,6 +77,7 @@ class Adapter:
     model_types: ClassVar[tuple[str, ...]]
     # parameter-name prefixes of each part of the model (the longest matching prefix decides)
     module_groups: ClassVar[dict[str, tuple[str, ...]]] = {}
+    reads_frames: ClassVar[bool] = False
     supports_audio_in_video: ClassVar[bool] = False
     use_audio_in_video = False  # set by the Judge from its settings
 
@@ -106,7 +107,7 @@ class Adapter:
         tokenizer = AutoTokenizer.from_pretrained(str(checkpoint), local_files_only=True)
         feature_extractor = WhisperFeatureExtractor.from_pretrained(str(checkpoint), local_files_only=True)
         pre = _read_json(checkpoint / "preprocessor_config.json")
-        vision = VisionPreprocess.from_config(pre) if cls.family == "qwen2_5_omni" else None
+        vision = VisionPreprocess.from_config(pre) if cls.reads_frames else None
         return cls(model, tokenizer, feature_extractor, vision, checkpoint)
 
     @property
@@ -192,6 +193,7 @@ class Qwen25OmniThinkerAdapter(Adapter):
     family = "qwen2_5_omni"
     model_types = ("qwen2_5_omni_thinker", "qwen2_5_omni")
     pad_audio_to_window = False  # the thinker keeps only frames its feature mask marks valid
+    reads_frames = True
     supports_audio_in_video = True
     module_groups = {
         "llm": ("model.language_model.", "lm_head."),
