@@ -1,50 +1,12 @@
-"""The ``avjudge`` command: thin wrappers that parse arguments, call the library, print.
-
-Commands register themselves in COMMANDS by their words ("world make"); nested
-sub-parsers are built from that registry.
-"""
+"""Commands for the world, media, hard negatives, datasets, judges, metrics, training and the demo:
+thin wrappers that parse arguments, call the library, print."""
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from . import __version__
-from .errors import AvjudgeError
-
-
-@dataclass(frozen=True)
-class Command:
-    words: tuple[str, ...]
-    help: str
-    description: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-
-
-COMMANDS: dict[tuple[str, ...], Command] = {}
-GROUP_HELP: dict[str, str] = {
-    "world": "make the synthetic audio-video world",
-    "media": "inspect media files",
-    "perturb": "hard-negative strategies: list them, apply one",
-    "data": "build and export judge pair datasets",
-    "metrics": "signal metrics of the AVBench suite",
-    "checkpoints": "checkpoints metrics load: list and verify",
-}
-
-
-def register(words: str, help: str, add_arguments, run, description: str = "") -> None:
-    key = tuple(words.split())
-    COMMANDS[key] = Command(key, help, description or help, add_arguments, run)
-
-
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    pass
-
+from .registry import register
 
 # ---- world -----------------------------------------------------------------------------
 
@@ -79,8 +41,8 @@ def _world_make_args(p: argparse.ArgumentParser) -> None:
 
 
 def _world_make(args: argparse.Namespace) -> int:
-    from .config import load_config
-    from .world import WorldConfig, make_world
+    from ..config import load_config
+    from ..world import WorldConfig, make_world
 
     lo, hi = _parse_duration(args.duration)
     overrides = [f"n={args.n}", f"seed={args.seed}", f"duration={lo}", f"max_duration={'null' if hi is None else hi}",
@@ -107,7 +69,7 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from .media import MediaError, probe
+    from ..media import MediaError, probe
 
     failed = 0
     for path in args.paths:
@@ -131,8 +93,8 @@ def _perturb_list_args(p: argparse.ArgumentParser) -> None:
 def _perturb_list(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from .perturb import describe_all
-    from .perturb.taxonomy import taxonomy
+    from ..perturb import describe_all
+    from ..perturb.taxonomy import taxonomy
 
     infos = describe_all()
     text = {task: [{"dimension": d.key, "category": d.primary, "weight": round(d.weight, 4), "errors": d.error_types}
@@ -165,10 +127,10 @@ def _perturb_apply_args(p: argparse.ArgumentParser) -> None:
 def _perturb_apply(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .config import parse_overrides
-    from .data import load_manifest
-    from .media import decode, encode_audio, probe, replace_audio
-    from .perturb import Context, SourcePool, get_strategy
+    from ..config import parse_overrides
+    from ..data import load_manifest
+    from ..media import decode, encode_audio, probe, replace_audio
+    from ..perturb import Context, SourcePool, get_strategy
 
     info = probe(args.input)
     clip = decode(args.input, video=False)
@@ -213,7 +175,7 @@ def _data_build_args(p: argparse.ArgumentParser) -> None:
 
 
 def _data_build(args: argparse.Namespace) -> int:
-    from .data import build_dataset, load_recipe
+    from ..data import build_dataset, load_recipe
 
     recipe, source = load_recipe(args.recipe, args.set)
     stats = build_dataset(recipe, source, args.out, materialize=args.materialize, progress=not args.no_progress)
@@ -233,7 +195,7 @@ def _data_export_args(p: argparse.ArgumentParser) -> None:
 
 
 def _data_export(args: argparse.Namespace) -> int:
-    from .data.export import export_dataset
+    from ..data.export import export_dataset
 
     for path in export_dataset(args.dataset, args.format, args.out):
         print(path)
@@ -262,8 +224,8 @@ def _annotate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _annotate(args: argparse.Namespace) -> int:
-    from .data.annotate import annotate
-    from .llm import OpenAIChatBackend
+    from ..data.annotate import annotate
+    from ..llm import OpenAIChatBackend
 
     backend = OpenAIChatBackend(args.base_url, args.model, api_key_env=args.api_key_env,
                                 max_concurrency=args.concurrency, cache_dir=args.out.parent / ".annotate_cache")
@@ -300,9 +262,9 @@ def _score_args(p: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from .judges import Judge
-    from .data import load_manifest
-    from .judges.batch import file_items, score_items
+    from ..data import load_manifest
+    from ..judges import Judge
+    from ..judges.batch import file_items, score_items
 
     judge = Judge.load(args.judge, args.checkpoint, batch_size=args.batch_size, fps=args.fps,
                        max_pixels=args.max_pixels, long_audio=args.long_audio, device=args.device, dtype=args.dtype)
@@ -329,7 +291,7 @@ def _metrics_list_args(p: argparse.ArgumentParser) -> None:
 
 
 def _metrics_list(args: argparse.Namespace) -> int:
-    from .metrics import METRICS
+    from ..metrics import METRICS
 
     for name, cls in sorted(METRICS.items()):
         needs = [f"audio {cls.audio.sample_rate} Hz"] if cls.audio else []
@@ -347,7 +309,7 @@ def _metrics_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _metrics_run(args: argparse.Namespace) -> int:
-    from .metrics import run_metrics
+    from ..metrics import run_metrics
 
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     print(json.dumps(run_metrics(names, args.input, args.out, progress=not args.no_progress), indent=2))
@@ -359,7 +321,7 @@ def _checkpoints_args(p: argparse.ArgumentParser) -> None:
 
 
 def _checkpoints_list(args: argparse.Namespace) -> int:
-    from .metrics.checkpoints import load_manifest
+    from ..metrics.checkpoints import load_manifest
 
     for key, entry in load_manifest().items():
         files = ", ".join(f"{f.name} ({f.size:,} bytes)" for f in entry.files)
@@ -368,7 +330,7 @@ def _checkpoints_list(args: argparse.Namespace) -> int:
 
 
 def _checkpoints_verify(args: argparse.Namespace) -> int:
-    from .metrics import verify_all
+    from ..metrics import verify_all
 
     status = verify_all(args.root)
     for key, state in status.items():
@@ -397,8 +359,8 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .config import dump_yaml, load_config
-    from .train import TrainConfig, run_training
+    from ..config import dump_yaml, load_config
+    from ..train import TrainConfig, run_training
 
     config = load_config(TrainConfig, args.config, args.overrides)
     print(dump_yaml(config))
@@ -430,7 +392,7 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import QUICK, DemoSize, run_demo
+    from ..demo import QUICK, DemoSize, run_demo
 
     report = run_demo(args.out, size=QUICK if args.quick else DemoSize(), seed=args.seed, cache=args.cache)
     print(report["text"])
@@ -442,48 +404,3 @@ register("demo", "run the end-to-end demo on built-in defaults", _demo_args, _de
          "with hard negatives, score held-out pairs with untrained tiny judges, train them on the\n"
          "CPU, score again, and print held-out accuracy per negative type before and after\n"
          "(OUT/demo_report.json and OUT/demo_report.png).")
-
-
-# ---- parser ----------------------------------------------------------------------------
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="avjudge", formatter_class=_Formatter,
-        description="Train and run judges of generated audio-video (AVBench-style Yes/No scoring).\n"
-                    "Start with `avjudge demo`; every command has --help.",
-    )
-    parser.add_argument("--version", action="version", version=f"avjudge {__version__}")
-    top = parser.add_subparsers(dest="command", metavar="COMMAND")
-    groups: dict[str, argparse._SubParsersAction] = {}
-    for words, cmd in sorted(COMMANDS.items()):
-        if len(words) == 1:
-            sub = top.add_parser(words[0], help=cmd.help, description=cmd.description, formatter_class=_Formatter)
-        else:
-            if words[0] not in groups:
-                group = top.add_parser(words[0], help=GROUP_HELP.get(words[0], ""), formatter_class=_Formatter)
-                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", required=True)
-            sub = groups[words[0]].add_parser(words[1], help=cmd.help, description=cmd.description,
-                                              formatter_class=_Formatter)
-        cmd.add_arguments(sub)
-        sub.set_defaults(_run=cmd.run)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "_run"):
-        parser.print_help()
-        return 2
-    try:
-        return args._run(args)
-    except AvjudgeError as err:
-        print(f"avjudge: error: {err}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # `avjudge ... | head` closed our output: end quietly, as command-line tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The ``avjudge`` command: thin wrappers that parse arguments, call the library, print.
+
+Commands register themselves in COMMANDS by their words ("world make"); nested
+sub-parsers are built from that registry.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .. import __version__
+from ..errors import AvjudgeError
+from . import commands  # noqa: F401  (registers its commands)
+from .registry import COMMANDS, GROUP_HELP, Formatter, register
+
+__all__ = ["COMMANDS", "build_parser", "main", "register"]
+
+
+# ---- parser ----------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="avjudge", formatter_class=Formatter,
+        description="Train and run judges of generated audio-video (AVBench-style Yes/No scoring).\n"
+                    "Start with `avjudge demo`; every command has --help.",
+    )
+    parser.add_argument("--version", action="version", version=f"avjudge {__version__}")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for words, cmd in sorted(COMMANDS.items()):
+        if len(words) == 1:
+            sub = top.add_parser(words[0], help=cmd.help, description=cmd.description, formatter_class=Formatter)
+        else:
+            if words[0] not in groups:
+                group = top.add_parser(words[0], help=GROUP_HELP.get(words[0], ""), formatter_class=Formatter)
+                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", required=True)
+            sub = groups[words[0]].add_parser(words[1], help=cmd.help, description=cmd.description,
+                                              formatter_class=Formatter)
+        cmd.add_arguments(sub)
+        sub.set_defaults(_run=cmd.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "_run"):
+        parser.print_help()
+        return 2
+    try:
+        return args._run(args)
+    except AvjudgeError as err:
+        print(f"avjudge: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `avjudge ... | head` closed our output: end quietly, as command-line tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
