@@ -11,7 +11,7 @@ import sys
 
 from .. import __version__
 from ..errors import AvjudgeError
-from . import commands  # noqa: F401  (registers its commands)
+from . import bench, commands  # noqa: F401  (register their commands)
 from .registry import COMMANDS, GROUP_HELP, Formatter, register
 
 __all__ = ["COMMANDS", "build_parser", "main", "register"]

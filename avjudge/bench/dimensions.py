@@ -1,0 +1,48 @@
+"""The AVBench dimensions (paper Table 2): which judge or metric gives each, and which of its outputs is the score."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import AvjudgeError
+
+
+class BenchError(AvjudgeError):
+    """A benchmark input that cannot be used (suite, videos, judgments, rules); the message names it."""
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str  # what users type: --dims av,nisqa
+    label: str  # column header of the leaderboard
+    source: Literal["judge", "metric"]
+    provider: str  # the judge task (av, vt, at) or the metric's registry name
+    output: str  # the provider's output that is this dimension's score
+    higher_is_better: bool = True
+
+
+# Paper order: consistency judges, then speech, audio and video quality.
+DIMENSIONS: dict[str, Dimension] = {d.name: d for d in (
+    Dimension("av", "AV-Consistency", "judge", "av", "score"),
+    Dimension("vt", "Video-Text", "judge", "vt", "score"),
+    Dimension("at", "Audio-Text", "judge", "at", "score"),
+    Dimension("syncnet", "Lip Sync (LSE-C)", "metric", "syncnet", "syncnet_confidence"),
+    Dimension("sc", "Speech Content", "metric", "speech_content", "sc_score"),
+    Dimension("dfarena", "Speech Realism", "metric", "dfarena", "dfarena_bonafide_mean"),
+    Dimension("nisqa", "Audio Quality (NISQA)", "metric", "nisqa", "nisqa_mos"),
+    Dimension("dnsmos", "Audio Quality (DNSMOS)", "metric", "dnsmos", "dnsmos_ovrl"),
+    Dimension("audiobox", "Audio Aesthetics", "metric", "audiobox", "audiobox_aggregate"),
+    Dimension("dover", "Video Quality (DOVER++)", "metric", "dover", "dover_overall"),
+    Dimension("aesthetic", "Video Aesthetics (LAION)", "metric", "laion_aesthetic", "laion_aesthetic"),
+)}
+
+
+def parse_dimensions(text: str | None) -> list[Dimension]:
+    """``"av,nisqa"`` -> dimensions in the order given; None or "all": every dimension."""
+    if not text or text == "all":
+        return list(DIMENSIONS.values())
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in DIMENSIONS]
+    if unknown:
+        raise BenchError(f"unknown dimension(s) {unknown}; known: {list(DIMENSIONS)}")
+    return [DIMENSIONS[n] for n in dict.fromkeys(names)]

@@ -1,0 +1,140 @@
+"""`avjudge filter`: score a source manifest with judges and metrics and split it into kept and dropped clips.
+
+Rules look like ``av>=0.7,nisqa>=3.0`` (dimension names from avjudge.bench.dimensions; >=, >, <=, <).
+A clip passes when every rule holds. A clip a rule's dimension could not score (an unreadable file, no
+audio...) is neither kept nor dropped: it goes to ``failed.jsonl`` with the reason.
+
+With ``shard=(i, n)`` a run scores every n-th clip starting at i into ``shards/i-of-n.jsonl``; when every
+shard's scores are complete, the kept / dropped / failed manifests are written from all of them, in
+manifest order, exactly as one run would have written them.
+"""
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..data import load_manifest
+from ..jobs import run_job, summary_path
+from ..jsonl import JsonlWriter, read_jsonl, write_json
+from .dimensions import BenchError, Dimension, parse_dimensions
+from .scoring import ClipScorer
+
+OPERATORS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+OUTPUTS = ("kept", "dropped", "failed")
+
+
+@dataclass(frozen=True)
+class Rule:
+    dimension: str
+    op: str
+    threshold: float
+
+    def holds(self, value: float) -> bool:
+        return OPERATORS[self.op](value, self.threshold)
+
+    def __str__(self) -> str:
+        return f"{self.dimension}{self.op}{self.threshold:g}"
+
+
+def parse_rules(text: str) -> list[Rule]:
+    rules = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        m = re.fullmatch(r"([a-z_]+)\s*(>=|<=|>|<)\s*(-?[0-9.]+(?:e-?[0-9]+)?)", part)
+        if not m:
+            raise BenchError(f"cannot read rule {part!r}; rules look like av>=0.7,nisqa>=3.0")
+        rules.append(Rule(m.group(1), m.group(2), float(m.group(3))))
+    if not rules:
+        raise BenchError("no rules given; e.g. --rules 'av>=0.7,nisqa>=3.0'")
+    parse_dimensions(",".join(r.dimension for r in rules))  # unknown names fail here, listing the known
+    return rules
+
+
+def rule_dimensions(rules: list[Rule]) -> list[Dimension]:
+    return parse_dimensions(",".join(r.dimension for r in rules))
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not m or int(m.group(2)) < 1 or int(m.group(1)) >= int(m.group(2)):
+        raise BenchError(f"--shard takes i/n with 0 <= i < n (e.g. 0/4), got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def scores_path(out: Path, shard: tuple[int, int] | None) -> Path:
+    return out / "scores.jsonl" if shard is None else out / "shards" / f"{shard[0]}-of-{shard[1]}.jsonl"
+
+
+def verdict(record: dict, rules: list[Rule]) -> tuple[str, list[str]]:
+    """("kept" | "dropped" | "failed", the rules that dropped it or the reasons it failed)."""
+    if record.get("error"):
+        return "failed", [record["error"]]
+    scores, errors = record.get("scores") or {}, record.get("errors") or {}
+    unscored = [f"{r.dimension}: {errors.get(r.dimension, 'not scored')}" for r in rules if r.dimension not in scores]
+    if unscored:
+        return "failed", unscored
+    broken = [str(r) for r in rules if not r.holds(scores[r.dimension])]
+    return ("dropped", broken) if broken else ("kept", [])
+
+
+def write_outcome(records: list[dict], scored: dict[str, dict], rules: list[Rule], out: Path) -> dict[str, int]:
+    """kept / dropped / failed manifests, in manifest order, each record with its scores."""
+    counts = dict.fromkeys(OUTPUTS, 0)
+    for name in OUTPUTS:  # a merge killed before its end left partial files: start them afresh
+        (out / f"{name}.jsonl.tmp").unlink(missing_ok=True)
+    writers = {name: JsonlWriter(out / f"{name}.jsonl.tmp") for name in OUTPUTS}
+    try:
+        for record in records:
+            result = scored[record["id"]]
+            where, why = verdict(result, rules)
+            line = {**record, "scores": result.get("scores") or {}}
+            if where == "dropped":
+                line["dropped_by"] = why
+            elif where == "failed":
+                line["failed_because"] = why
+            writers[where].write(line)
+            counts[where] += 1
+    finally:
+        for w in writers.values():
+            w.close()
+    for name in OUTPUTS:
+        (out / f"{name}.jsonl.tmp").replace(out / f"{name}.jsonl")
+    return counts
+
+
+def _complete(path: Path, expected: int) -> bool:
+    return summary_path(path).exists() and sum(1 for _ in read_jsonl(path)) >= expected
+
+
+def run_filter(manifest: str | Path, rules: list[Rule], out: str | Path, scorer: ClipScorer,
+               shard: tuple[int, int] | None = None, chunk_size: int = 16, progress: bool = True) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    missing = [r.dimension for r in rules if r.dimension in scorer.skipped]
+    if missing:
+        raise BenchError("rules use dimension(s) that cannot be computed here: "
+                         + "; ".join(f"{d}: {scorer.skipped[d]}" for d in missing))
+    records = load_manifest(manifest)
+    mine = records if shard is None else records[shard[0]::shard[1]]
+    path = scores_path(out, shard)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def process(chunk: list[dict]) -> list[dict]:
+        return [{"id": item["id"], **result} for item, result in zip(chunk, scorer.score(chunk))]
+
+    job = run_job(mine, path, process, chunk_size=chunk_size, progress=progress, desc="filter")
+    summary = {"rules": [str(r) for r in rules], "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
+               "scored_here": job["total"], "errors": job["errors"]}
+    parts = [(path, len(mine))] if shard is None else [
+        (scores_path(out, (i, shard[1])), len(records[i::shard[1]])) for i in range(shard[1])]
+    if all(_complete(p, n) for p, n in parts):
+        scored = {r["id"]: r for p, _ in parts for r in read_jsonl(p)}
+        summary["counts"] = write_outcome(records, scored, rules, out)
+        summary["outputs"] = {name: str(out / f"{name}.jsonl") for name in OUTPUTS}
+        write_json(out / "filter_summary.json", {**summary, "manifest": str(manifest)})
+    else:
+        summary["waiting_for_shards"] = [str(p) for p, n in parts if not _complete(p, n)]
+    return summary

@@ -1,0 +1,76 @@
+"""`avjudge bench run`: score every model's clips on every dimension; per-sample JSONL, a summary per
+model x split x dimension. Resumable: a rerun skips the clips already scored."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..jobs import run_job
+from ..jsonl import read_jsonl, write_json
+from .dimensions import Dimension
+from .scoring import ClipScorer
+from .suite import Discovery, PromptEntry, discover
+
+SAMPLES = "samples.jsonl"
+SUMMARY = "summary.json"
+
+
+def bench_items(entries: list[PromptEntry], found: Discovery) -> list[dict]:
+    by_id = {e.id: e for e in entries}
+    return [{"id": f"{model}/{pid}", "model": model, "prompt_id": pid, "split": by_id[pid].split,
+             "video": str(path), "captions": by_id[pid].captions()}
+            for model, clips in found.clips.items() for pid, path in clips.items()]
+
+
+def dimension_stats(records: list[dict], dimensions: list[Dimension]) -> dict:
+    """model -> split -> dimension -> {mean, std, n, errors} (a clip that failed to decode is an error of every
+    dimension)."""
+    out: dict = {}
+    for r in records:
+        cell = out.setdefault(r["model"], {}).setdefault(r["split"], {})
+        for dim in dimensions:
+            stats = cell.setdefault(dim.name, {"values": [], "errors": 0})
+            value = (r.get("scores") or {}).get(dim.name)
+            if value is None:
+                stats["errors"] += 1
+            else:
+                stats["values"].append(value)
+    for cells in out.values():
+        for dims in cells.values():
+            for name, stats in dims.items():
+                v = np.asarray(stats.pop("values"), float)
+                stats.update(mean=float(v.mean()) if v.size else None, std=float(v.std()) if v.size else None,
+                             n=int(v.size))
+    return out
+
+
+def run_bench(entries: list[PromptEntry], videos: str | Path, out: str | Path, scorer: ClipScorer,
+              models: list[str] | None = None, chunk_size: int = 16, progress: bool = True) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    found = discover(entries, videos, models)
+    items = bench_items(entries, found)
+
+    def process(chunk: list[dict]) -> list[dict]:
+        keep = ("id", "model", "prompt_id", "split", "video")
+        return [{**{k: item[k] for k in keep}, **record} for item, record in zip(chunk, scorer.score(chunk))]
+
+    job = run_job(items, out / SAMPLES, process, chunk_size=chunk_size, progress=progress, desc="bench")
+    wanted = {item["id"] for item in items}
+    records = [r for r in read_jsonl(out / SAMPLES) if r["id"] in wanted]
+    summary = {
+        "dimensions": [d.name for d in scorer.dimensions],
+        "labels": {d.name: d.label for d in scorer.dimensions},
+        "higher_is_better": {d.name: d.higher_is_better for d in scorer.dimensions},
+        "skipped_dimensions": scorer.skipped,
+        "models": list(found.clips),
+        "prompts": {split: sum(1 for e in entries if e.split == split) for split in sorted({e.split for e in entries})},
+        "clips": job["total"], "decode_errors": sum(1 for r in records if r.get("error")),
+        "missing": {m: ids for m, ids in found.missing.items() if ids},
+        "ambiguous": found.ambiguous,
+        "results": dimension_stats(records, scorer.dimensions),
+        "samples": SAMPLES,
+    }
+    write_json(out / SUMMARY, summary)
+    return summary

@@ -1,0 +1,226 @@
+"""Commands for the AVBench benchmark (suites, runner, reports, human alignment) and dataset filtering."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .registry import GROUP_HELP, register
+
+GROUP_HELP["bench"] = "AVBench benchmark: suites, runner, reports, human alignment"
+
+DIMS_HELP = ("comma-separated: av, vt, at (judges), syncnet, sc, dfarena, nisqa, dnsmos, audiobox, dover, aesthetic "
+             "(metrics); those that cannot run here are skipped with the reason")
+
+
+def _scorer_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--judge", action="append", metavar="TASK=DIR",
+                   help="a judge checkpoint, e.g. av=ckpt/av (repeatable; default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
+    p.add_argument("--batch-size", type=int, default=8, help="judge batch size")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _scorer(args: argparse.Namespace, dims):
+    from ..bench import ClipScorer, parse_judge_dirs
+
+    scorer = ClipScorer(dims, parse_judge_dirs(args.judge),
+                        {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype})
+    for name, reason in scorer.skipped.items():
+        print(f"skipping {name}: {reason}")
+    return scorer
+
+
+# ---- suites ----------------------------------------------------------------------------
+
+def _synth_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--world", required=True, type=Path, help="a world folder (from `avjudge world make`)")
+    p.add_argument("--out", required=True, type=Path, help="writes OUT/suite.json and OUT/videos/<model>/<id>.mp4")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from ..bench.suite import write_suite
+    from ..bench.synthetic import make_model_folders, world_suite
+
+    manifest = args.world / "world.jsonl"
+    suite = write_suite(world_suite(manifest), args.out / "suite.json")
+    written = make_model_folders(manifest, args.out / "videos", seed=args.seed)
+    print(json.dumps({"suite": str(suite), "videos": str(args.out / "videos"), "clips": written}, indent=2))
+    return 0
+
+
+def _curate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--candidates", required=True, type=Path, help="a suite file or folder of candidate prompts")
+    p.add_argument("--n", required=True, type=int, help="prompts to choose")
+    p.add_argument("--attributes", required=True,
+                   help="comma-separated entry attributes to balance, e.g. language,speakers,emotion,shot")
+    p.add_argument("--cap", type=float, default=0.5, help="largest share any one attribute value may take")
+    p.add_argument("--exclude-manifest", type=Path, action="append",
+                   help="a training source manifest whose captions the suite must not repeat (repeatable)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, type=Path, help="the curated suite (JSON); OUT's .report.json beside it")
+
+
+def _curate(args: argparse.Namespace) -> int:
+    from ..bench.curate import curate, training_hashes
+    from ..bench.suite import load_suite, write_suite
+    from ..jsonl import write_json
+
+    exclude = set().union(*(training_hashes(m) for m in args.exclude_manifest or []))
+    chosen, report = curate(load_suite(args.candidates), args.n, [a.strip() for a in args.attributes.split(",")],
+                            args.cap, args.seed, exclude)
+    write_suite(chosen, args.out)
+    write_json(args.out.with_suffix(".report.json"), report)
+    print(json.dumps(report, indent=2))
+    if report["shortfall"]:
+        print(f"only {report['chosen']} of {args.n} prompts fit the {args.cap:.0%} cap; add candidates or relax it")
+    return 0
+
+
+register("bench synth", "make a benchmark with a known answer from a world: suite + defective model folders",
+         _synth_args, _synth,
+         "Write a prompt suite from the world's captions and one folder of clips per synthetic\n"
+         "model: reference (the world's clips), shifted (sound moved in time), noisy (white noise at\n"
+         "0-5 dB SNR) and mismatched (another clip's sound). Working judges and metrics rank the\n"
+         "reference first on the dimension each defect hurts.\n\n"
+         "example:\n  avjudge world make --out world --n 24 --duration 4\n"
+         "  avjudge bench synth --world world --out bench_in")
+register("bench curate", "choose a balanced prompt suite (hard quota per attribute value, training dedupe)",
+         _curate_args, _curate,
+         "Greedy hard-quota sampling: candidates in a seeded random order are taken while no value\n"
+         "of any listed attribute exceeds CAP of the target size; prompts whose text appears in a\n"
+         "training manifest (normalised-text hash) are dropped first. Prints the distribution.\n\n"
+         "example:\n  avjudge bench curate --candidates pool.json --n 200 --attributes language,speakers "
+         "--exclude-manifest train/world.jsonl --out suite.json")
+
+
+# ---- runner and reports ----------------------------------------------------------------------
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", required=True, type=Path, help="suite JSON file or folder (normal.json, hard.json)")
+    p.add_argument("--videos", required=True, type=Path, help="ROOT with ROOT/<model>/<prompt id>*.mp4")
+    p.add_argument("--models", help="comma-separated model folders (default: every folder in ROOT)")
+    p.add_argument("--dims", default="all", help=DIMS_HELP)
+    p.add_argument("--out", required=True, type=Path, help="folder for samples.jsonl and summary.json; rerun to resume")
+    _scorer_args(p)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..bench import load_suite, parse_dimensions
+    from ..bench.runner import run_bench
+
+    entries = load_suite(args.suite)
+    scorer = _scorer(args, parse_dimensions(args.dims))
+    models = [m.strip() for m in args.models.split(",")] if args.models else None
+    summary = run_bench(entries, args.videos, args.out, scorer, models, progress=not args.no_progress)
+    for model, ids in summary["missing"].items():
+        print(f"{model}: {len(ids)} prompt(s) have no clip: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
+    print(f"{summary['clips']} clips scored on {', '.join(summary['dimensions'])}; "
+          f"{summary['decode_errors']} could not be read. Next: avjudge bench report --bench {args.out}")
+    return 0
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bench", required=True, type=Path, help="the --out folder of `avjudge bench run`")
+    p.add_argument("--out", type=Path, help="where to write the report (default: the bench folder)")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ..bench.report import load_results, leaderboard_markdown, splits_of, write_report
+
+    written = write_report(args.bench, args.out)
+    summary, _ = load_results(args.bench)
+    for split in splits_of(summary):
+        print(leaderboard_markdown(summary, split))
+    print("wrote " + ", ".join(f for files in written.values() for f in files))
+    return 0
+
+
+register("bench run", "score every model's clips of a prompt suite on the benchmark dimensions", _run_args, _run,
+         "Find ROOT/<model>/<id>.mp4 (or <id>_anything.mp4) for every prompt, decode each clip once,\n"
+         "score it with the judges and metrics asked for, and append one JSON line per clip to\n"
+         "OUT/samples.jsonl. OUT/summary.json holds mean, std, n and errors per model x split x\n"
+         "dimension, the prompts with no clip, and the dimensions skipped (with why). A clip that\n"
+         "cannot be scored is an error, never a 0. Rerun to resume after a kill.\n\n"
+         "example:\n  avjudge bench run --suite bench_in/suite.json --videos bench_in/videos --dims av,dnsmos \\\n"
+         "      --judge av=checkpoints/judges/av --out bench_out")
+register("bench report", "leaderboards (Markdown, CSV), radar charts and one HTML report from a bench run",
+         _report_args, _report,
+         "Per split: leaderboard_<split>.md / .csv shaped like AVBench's Table 2 (best value in bold)\n"
+         "and radar_<split>.png (each dimension min-max normalised over models); report.html holds\n"
+         "both and every sample with its video player, and opens from disk.")
+
+
+# ---- human alignment -------------------------------------------------------------------------
+
+def _align_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bench", required=True, type=Path, help="the --out folder of `avjudge bench run`")
+    p.add_argument("--judgments", required=True, type=Path,
+                   help="CSV with prompt_id, model_a, model_b, dimension, winner (A|B|tie), annotator")
+    p.add_argument("--out", type=Path, help="folder for align.json and scatter plots (default: the bench folder)")
+    p.add_argument("--eps", type=float, default=0.0, help="score differences up to eps count as a metric tie")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _align(args: argparse.Namespace) -> int:
+    from ..bench.align import align, load_judgments, scatter_png
+    from ..bench.report import load_results
+    from ..jsonl import write_json
+
+    _, records = load_results(args.bench)
+    scores = {(r["model"], r["prompt_id"]): r.get("scores") or {} for r in records}
+    results = align(load_judgments(args.judgments), scores, args.eps, args.bootstrap, args.seed)
+    out = args.out or args.bench
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "align.json", results)
+    for dim, result in results.items():
+        if "models" in result:
+            scatter_png(dim, result, out / f"align_{dim}.png")
+        r = result.get("pearson", {}).get("value")
+        acc = result.get("accuracy_2afc")
+        print(f"{dim}: {result.get('used', 0)} judgments used ({result['unscored']} unscored); "
+              f"Pearson {'n/a' if r is None else f'{r:.3f}'}; "
+              f"2AFC accuracy {'n/a' if acc is None else f'{acc:.3f}'}")
+    print(f"wrote {out / 'align.json'}")
+    return 0
+
+
+register("bench align", "agreement with human pairwise judgments: win ratios, correlations, 2AFC accuracy",
+         _align_args, _align,
+         "Per dimension: WinRatio = (W + 0.5 T) / (W + T + L) per model from the human judgments and\n"
+         "from the metric's per-sample scores on the same pairs; Pearson, Spearman and Kendall between\n"
+         "them with bootstrap 95% intervals; 2AFC accuracy (human ties left out, metric ties count\n"
+         "one half); tie-aware accuracy at --eps and tie-calibrated. Scatter plots like AVBench Fig. 6.")
+
+
+# ---- filtering -------------------------------------------------------------------------------
+
+def _filter_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--manifest", required=True, type=Path, help="source manifest JSONL ({id, video, captions})")
+    p.add_argument("--rules", required=True, help="e.g. 'av>=0.7,nisqa>=3.0' (every rule must hold to keep a clip)")
+    p.add_argument("--out", required=True, type=Path, help="folder for kept/dropped/failed.jsonl; rerun to resume")
+    p.add_argument("--shard", help="i/n: score every n-th clip from i; the last shard to finish writes the result")
+    _scorer_args(p)
+
+
+def _filter(args: argparse.Namespace) -> int:
+    from ..bench.filter import parse_rules, parse_shard, rule_dimensions, run_filter
+
+    rules = parse_rules(args.rules)
+    shard = parse_shard(args.shard)
+    summary = run_filter(args.manifest, rules, args.out, _scorer(args, rule_dimensions(rules)), shard,
+                         progress=not args.no_progress)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+register("filter", "keep the clips of a manifest whose judge and metric scores pass rules", _filter_args, _filter,
+         "Score every clip on the dimensions the rules name and write OUT/kept.jsonl, OUT/dropped.jsonl\n"
+         "(with the rules each clip broke) and OUT/failed.jsonl (clips that could not be scored, with\n"
+         "why), each in manifest order with the scores. Shards run anywhere and combine into exactly\n"
+         "the result of one run.\n\n"
+         "examples:\n  avjudge filter --manifest world/world.jsonl --rules 'av>=0.7,dnsmos>=3' --judge av=ckpt/av --out kept\n"
+         "  avjudge filter ... --shard 0/4   (and 1/4, 2/4, 3/4 on other machines, same --out)")

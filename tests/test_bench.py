@@ -1,0 +1,337 @@
+"""AVBench runner, reports, human alignment, curation and filtering."""
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from avjudge.bench import BenchError, ClipScorer, PromptEntry, discover, load_suite, parse_dimensions
+from avjudge.bench.align import align, load_judgments
+from avjudge.bench.curate import curate, text_hash
+from avjudge.bench.filter import parse_rules, parse_shard, run_filter
+from avjudge.bench.report import normalized, write_report
+from avjudge.bench.runner import SAMPLES, run_bench
+from avjudge.bench.synthetic import make_model_folders, world_suite
+from avjudge.bench.suite import write_suite
+from avjudge.jsonl import read_jsonl
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+# ---- human alignment: every number below is worked out by hand in the comments --------------
+
+JUDGMENTS = """prompt_id,model_a,model_b,dimension,winner,annotator
+p1,m1,m2,av,A,ann1
+p1,m2,m3,av,a,ann1
+p1,m1,m3,av,tie,ann2
+p2,m1,m2,av,B,ann2
+p2,m2,m3,av,A,ann1
+p2,m1,m3,av,B,ann2
+p3,m1,m2,av,A,ann1
+"""
+SCORES = {("m1", "p1"): {"av": 0.9}, ("m2", "p1"): {"av": 0.5}, ("m3", "p1"): {"av": 0.2},
+          ("m1", "p2"): {"av": 0.4}, ("m2", "p2"): {"av": 0.6}, ("m3", "p2"): {"av": 0.6}}
+
+
+def test_alignment_statistics_equal_hand_computed_values(tmp_path):
+    path = tmp_path / "judgments.csv"
+    path.write_text(JUDGMENTS)
+    result = align(load_judgments(path), SCORES, bootstrap=200)["av"]
+    # p3 has no scores: left out
+    assert (result["judgments"], result["unscored"], result["used"]) == (7, 1, 6)
+    # human:  m1 W T L L -> 1.5/4; m2 L W W W -> 3/4; m3 L T L W -> 1.5/4
+    # metric: m1 W W L L -> 2/4;   m2 L W W T -> 2.5/4; m3 L L T W -> 1.5/4 (p2 m2 = m3 is a metric tie)
+    wr = result["models"]
+    assert [wr[m]["human_win_ratio"] for m in ("m1", "m2", "m3")] == pytest.approx([0.375, 0.75, 0.375])
+    assert [wr[m]["metric_win_ratio"] for m in ("m1", "m2", "m3")] == pytest.approx([0.5, 0.625, 0.375])
+    assert result["pearson"]["value"] == pytest.approx(np.sqrt(3) / 2)
+    assert result["spearman"]["value"] == pytest.approx(np.sqrt(3) / 2)
+    assert result["kendall"]["value"] == pytest.approx(2 / np.sqrt(6))  # tau-b: 2 concordant, 1 tie in y
+    lo, hi = result["pearson"]["ci95"]
+    assert -1 <= lo <= hi <= 1
+    # human winners on 5 judgments (the tie left out): 4 agree, 1 metric tie counts half
+    assert result["accuracy_2afc"] == pytest.approx(4.5 / 5)
+    # acc_eq at eps 0: the human tie (metric says A) and the metric tie (human says A) disagree
+    assert result["tie_aware_accuracy"]["value"] == pytest.approx(4 / 6)
+    assert result["tie_calibrated_accuracy"] == {"eps": 0.0, "value": pytest.approx(4 / 6)}
+
+
+def test_lower_is_better_dimensions_flip_the_metric_outcome():
+    from avjudge.bench.align import metric_outcome
+
+    assert metric_outcome(0.9, 0.5) == "A"
+    assert metric_outcome(0.9, 0.5, higher_is_better=False) == "B"
+    assert metric_outcome(0.5, 0.54, eps=0.05) == "tie"
+
+
+def test_judgments_csv_errors_name_the_line(tmp_path):
+    path = tmp_path / "j.csv"
+    path.write_text("prompt_id,model_a,model_b,dimension,winner\np1,m1,m2,av,maybe\n")
+    with pytest.raises(BenchError, match=r"j.csv:2: winner must be A, B or tie"):
+        load_judgments(path)
+    path.write_text("prompt_id,model_a,dimension,winner\n")
+    with pytest.raises(BenchError, match="model_b"):
+        load_judgments(path)
+
+
+# ---- suites, discovery, curation --------------------------------------------------------------
+
+def _entry(i, **attrs):
+    return PromptEntry(id=str(i), prompt_vision=f"video {i}", prompt_audio=f"audio {i}", attributes=attrs)
+
+
+def test_suite_format_splits_and_errors(tmp_path):
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "normal.json").write_text(json.dumps([{"id": 1, "prompt_vision": "v", "prompt_audio": "a",
+                                                     "utterance": "hi", "full_prompt": "f", "language": "en"}]))
+    (folder / "hard.json").write_text(json.dumps([{"id": "2", "prompt_vision": "v", "prompt_audio": "a"}]))
+    entries = load_suite(folder)
+    assert {(e.id, e.split) for e in entries} == {("1", "normal"), ("2", "hard")}
+    assert entries[-1].attributes == {"language": "en"} and entries[-1].captions()["utterance"] == "hi"
+    (folder / "hard.json").write_text(json.dumps([{"id": "1", "prompt_vision": "v", "prompt_audio": "a"}]))
+    with pytest.raises(BenchError, match="repeat"):
+        load_suite(folder)
+    (folder / "hard.json").write_text(json.dumps([{"id": "3", "prompt_audio": "a"}]))
+    with pytest.raises(BenchError, match=r"hard.json entry 0: entry has no 'prompt_vision'"):
+        load_suite(folder)
+
+
+def test_discovery_matches_ids_exactly_and_lists_missing(tmp_path):
+    for name in ("m1/12.mp4", "m1/120.mp4", "m2/12_seed3.mp4", "m2/12_seed1.mp4"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    found = discover([_entry(12), _entry(120), _entry(7)], tmp_path)
+    assert found.clips["m1"]["12"].name == "12.mp4" and found.clips["m1"]["120"].name == "120.mp4"
+    assert found.clips["m2"]["12"].name == "12_seed1.mp4" and "120" not in found.clips["m2"]
+    assert found.missing == {"m1": ["7"], "m2": ["120", "7"]}
+    assert found.ambiguous == {"m2": {"12": ["m2/12_seed1.mp4", "m2/12_seed3.mp4"]}}
+    with pytest.raises(BenchError, match="no folder for model"):
+        discover([_entry(1)], tmp_path, ["m9"])
+
+
+def test_curation_respects_the_cap_and_drops_training_prompts(tmp_path):
+    langs = ["en"] * 30 + ["zh"] * 6 + ["es"] * 4
+    candidates = [_entry(i, language=lang, speakers=1 + i % 2) for i, lang in enumerate(langs)]
+    chosen, report = curate(candidates, 10, ["language", "speakers"], cap=0.5, seed=3)
+    assert len(chosen) == 10 and report["shortfall"] == 0
+    counts = {v: d["count"] for v, d in report["distribution"]["language"].items()}
+    assert counts["en"] == 5 and sum(counts.values()) == 10  # en alone could fill it: capped at half
+    assert max(d["count"] for d in report["distribution"]["speakers"].values()) <= 5
+    assert counts == {lang: sum(e.attributes["language"] == lang for e in chosen) for lang in counts}
+    # a candidate whose caption a training manifest holds (up to case and punctuation) is never chosen
+    train = tmp_path / "train.jsonl"
+    train.write_text(json.dumps({"id": "t", "video": "t.mp4", "captions": {"video": "VIDEO 31!"}}) + "\n")
+    from avjudge.bench.curate import training_hashes
+
+    assert text_hash("VIDEO 31!") == text_hash("video 31")
+    chosen, report = curate(candidates, 40, ["language"], cap=1.0, exclude_hashes=training_hashes(train))
+    assert report["duplicates_of_training"] == 1 and "31" not in {e.id for e in chosen}
+    # too few of every value: the shortfall is reported, the cap still holds
+    chosen, report = curate(candidates, 30, ["language"], cap=0.5)
+    assert report["shortfall"] == 30 - 15 - 6 - 4 and report["distribution"]["language"]["en"]["count"] == 15
+
+
+# ---- runner, report, filter -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bench_input(small_world, tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench_input")
+    manifest = small_world / "world.jsonl"
+    suite = write_suite(world_suite(manifest), root / "suite.json")
+    make_model_folders(manifest, root / "videos", ["reference", "noisy"])
+    return suite, root / "videos", manifest
+
+
+@pytest.fixture(scope="module")
+def scorer(tiny_judges):
+    return ClipScorer(parse_dimensions("av,at,dnsmos,syncnet"),
+                      {"av": tiny_judges["qwen2_5_omni"], "at": tiny_judges["qwen2_audio"]}, {"batch_size": 4})
+
+
+def test_scorer_skips_what_cannot_run_with_the_reason(scorer, tmp_path, monkeypatch):
+    assert [d.name for d in scorer.dimensions] == ["av", "at", "dnsmos"]
+    assert "does not compute syncnet" in scorer.skipped["syncnet"]
+    monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path))
+    with pytest.raises(BenchError, match=r"none of the dimensions.*--judge vt=DIR"):
+        ClipScorer(parse_dimensions("vt"))
+
+
+def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, tmp_path):
+    suite, videos, _ = bench_input
+    entries = load_suite(suite)
+    videos_copy = tmp_path / "videos"
+    shutil.copytree(videos, videos_copy)
+    broken = videos_copy / "noisy" / f"{entries[0].id}.mp4"
+    broken.write_bytes(b"not a video")  # one bad clip: an error, never a 0, and the batch goes on
+    (videos_copy / "noisy" / f"{entries[1].id}.mp4").unlink()  # a missing clip is listed
+    out = tmp_path / "bench"
+    summary = run_bench(entries, videos_copy, out, scorer, progress=False)
+    n = len(entries)
+    assert summary["clips"] == 2 * n - 1 and summary["decode_errors"] == 1
+    assert summary["missing"] == {"noisy": [entries[1].id]}
+    records = list(read_jsonl(out / SAMPLES))
+    bad = next(r for r in records if r["video"] == str(broken))
+    assert "scores" not in bad and bad["error"]
+    for r in records:
+        if r is not bad:
+            assert set(r["scores"]) == {"av", "at", "dnsmos"}
+            assert all(0 < r["scores"][d] < 1 for d in ("av", "at"))
+    # the summary's statistics are those of the per-sample records
+    split = entries[2].split
+    for model in ("reference", "noisy"):
+        values = [r["scores"]["dnsmos"] for r in records if r["model"] == model and r["split"] == split
+                  and "scores" in r]
+        cell = summary["results"][model][split]["dnsmos"]
+        assert cell["n"] == len(values) and cell["mean"] == pytest.approx(np.mean(values))
+    errors = sum(summary["results"]["noisy"][s]["dnsmos"]["errors"] for s in summary["results"]["noisy"])
+    assert errors == 1
+    # noise at 0-5 dB SNR lowers DNSMOS on the clips with speech (real DNSMOS weights)
+    speech = {e.id for e in entries if e.utterance} - {entries[0].id, entries[1].id}
+    by = {(r["model"], r["prompt_id"]): r for r in records}
+    assert speech and all(by[("noisy", p)]["scores"]["dnsmos"] < by[("reference", p)]["scores"]["dnsmos"]
+                          for p in speech)
+
+    # killed mid-write: a torn last line and half the records; the rerun completes without duplicates
+    lines = (out / SAMPLES).read_text().splitlines(keepends=True)
+    (out / SAMPLES).write_text("".join(lines[: len(lines) // 2]) + lines[len(lines) // 2][:20])
+    again = run_bench(entries, videos_copy, out, scorer, progress=False)
+    ids = [r["id"] for r in read_jsonl(out / SAMPLES)]
+    assert len(ids) == len(set(ids)) == 2 * n - 1
+    for model, cells in summary["results"].items():
+        for s, dims in cells.items():
+            for d, cell in dims.items():
+                assert again["results"][model][s][d]["n"] == cell["n"]
+                assert again["results"][model][s][d]["mean"] == pytest.approx(cell["mean"], abs=1e-6)
+
+    written = write_report(out)
+    md = (out / f"leaderboard_{split}.md").read_text()
+    assert "| reference |" in md and "Audio Quality (DNSMOS)" in md
+    assert all((out / f"radar_{s}.png").stat().st_size > 1000 for s in summary["results"]["reference"])
+    assert written["html"] == [str(out / "report.html")]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+def test_html_report_renders_in_headless_chromium(tmp_path):
+    records = [{"id": f"{m}/{p}", "model": m, "prompt_id": p, "split": s, "video": str(tmp_path / m / f"{p}.mp4"),
+                "scores": {"av": 0.1 * k}, "errors": {}}
+               for k, (m, p, s) in enumerate([("a", "1", "normal"), ("a", "2", "hard"), ("b", "1", "normal")])]
+    records.append({"id": "b/2", "model": "b", "prompt_id": "2", "split": "hard", "video": "x.mp4",
+                    "error": "x.mp4: cannot open"})
+    summary = {"dimensions": ["av"], "labels": {"av": "AV-Consistency"}, "higher_is_better": {"av": True},
+               "skipped_dimensions": {}, "models": ["a", "b"], "prompts": {"normal": 1, "hard": 1}, "clips": 4,
+               "samples": SAMPLES,
+               "results": {m: {s: {"av": {"mean": 0.5, "std": 0.0, "n": 1, "errors": 0}} for s in ("normal", "hard")}
+                           for m in ("a", "b")}}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    (tmp_path / SAMPLES).write_text("".join(json.dumps(r) + "\n" for r in records))
+    write_report(tmp_path)
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'chromium'}", "--dump-dom", (tmp_path / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=120, check=True).stdout
+    from html.parser import HTMLParser
+
+    class Tables(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.stack, self.rows = [], {}
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "table":
+                self.stack.append(attrs.get("id") or attrs.get("class"))
+            elif tag == "tr" and self.stack:
+                self.rows[self.stack[-1]] = self.rows.get(self.stack[-1], 0) + 1
+
+        def handle_endtag(self, tag):
+            if tag == "table":
+                self.stack.pop()
+
+    parser = Tables()
+    parser.feed(dom)
+    # the drill-down rows exist only if the page's script ran in the browser
+    assert parser.rows == {"leaderboard": 2 * 3, "samples": 4 + 1}
+    assert "4 samples" in dom and dom.count('class="err"') == 1 and "<video" in dom
+
+
+def test_report_normalises_each_dimension_over_models():
+    summary = {"models": ["a", "b", "c"], "dimensions": ["x", "y"], "higher_is_better": {"x": True, "y": False},
+               "results": {m: {"normal": {"x": {"mean": vx}, "y": {"mean": vy}}}
+                           for m, vx, vy in (("a", 1.0, 5.0), ("b", 3.0, 5.0), ("c", 2.0, None))}}
+    models, values = normalized(summary, "normal")
+    assert models == ["a", "b", "c"]
+    assert values[:, 0] == pytest.approx([0.0, 1.0, 0.5])
+    assert values[:, 1] == pytest.approx([0.5, 0.5, 0.0])  # a tie is 0.5; nothing scored is 0
+
+
+def test_filter_shards_combine_into_the_single_run_result(bench_input, tiny_judges, tmp_path):
+    _, _, manifest = bench_input
+    records = [json.loads(line) for line in manifest.read_text().splitlines()]
+    records[2]["video"] = "clips/does_not_exist.mp4"
+    broken_manifest = manifest.parent / "filter_manifest.jsonl"
+    broken_manifest.write_text("".join(json.dumps(r) + "\n" for r in records))
+    rules = parse_rules("at>=0.5, dnsmos>1.5")
+    scorer = ClipScorer(parse_dimensions("at,dnsmos"), {"at": tiny_judges["qwen2_audio"]})
+    single = run_filter(broken_manifest, rules, tmp_path / "single", scorer, progress=False)
+    assert sum(single["counts"].values()) == len(records) and single["counts"]["failed"] == 1
+    first = run_filter(broken_manifest, rules, tmp_path / "sharded", scorer, shard=(1, 3), progress=False)
+    assert "counts" not in first and len(first["waiting_for_shards"]) == 2
+    for i in (2, 0):
+        last = run_filter(broken_manifest, rules, tmp_path / "sharded", scorer, shard=(i, 3), progress=False)
+    assert last["counts"] == single["counts"]
+    for name in ("kept", "dropped", "failed"):
+        a = list(read_jsonl(tmp_path / "single" / f"{name}.jsonl"))
+        b = list(read_jsonl(tmp_path / "sharded" / f"{name}.jsonl"))
+        assert [r["id"] for r in a] == [r["id"] for r in b]
+        for ra, rb in zip(a, b):
+            assert rb["scores"] == pytest.approx(ra["scores"], abs=1e-5)
+    dropped = list(read_jsonl(tmp_path / "single" / "dropped.jsonl"))
+    kept = list(read_jsonl(tmp_path / "single" / "kept.jsonl"))
+    for r in dropped:
+        assert r["dropped_by"] == [str(rule) for rule in rules if not rule.holds(r["scores"][rule.dimension])]
+    assert all(r["scores"]["at"] >= 0.5 and r["scores"]["dnsmos"] > 1.5 for r in kept)
+    failed = list(read_jsonl(tmp_path / "single" / "failed.jsonl"))
+    assert failed[0]["id"] == records[2]["id"] and "does_not_exist" in failed[0]["failed_because"][0]
+
+
+def test_filter_rules_and_shards_are_checked():
+    assert [str(r) for r in parse_rules("av>=0.7,nisqa<4")] == ["av>=0.7", "nisqa<4"]
+    with pytest.raises(BenchError, match="unknown dimension"):
+        parse_rules("loudness>=3")
+    with pytest.raises(BenchError, match="rules look like"):
+        parse_rules("av=>0.7")
+    assert parse_shard("2/4") == (2, 4)
+    with pytest.raises(BenchError, match="0 <= i < n"):
+        parse_shard("4/4")
+
+
+def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
+    from avjudge.cli import main
+
+    monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path / "no_checkpoints"))
+    assert main(["bench", "synth", "--world", str(small_world), "--out", str(tmp_path / "in")]) == 0
+    assert sorted(p.name for p in (tmp_path / "in" / "videos").iterdir()) == [
+        "mismatched", "noisy", "reference", "shifted"]
+    out = tmp_path / "bench"
+    assert main(["bench", "run", "--suite", str(tmp_path / "in" / "suite.json"), "--videos",
+                 str(tmp_path / "in" / "videos"), "--models", "reference,noisy", "--dims", "av,dnsmos",
+                 "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "skipping av: no av judge checkpoint: pass --judge av=DIR" in printed
+    assert main(["bench", "report", "--bench", str(out)]) == 0
+    assert "| reference |" in capsys.readouterr().out and (out / "report.html").exists()
+    # people preferred the reference on every prompt: DNSMOS agrees on the clips with speech
+    prompts = [e["id"] for e in json.loads((tmp_path / "in" / "suite.json").read_text()) if e["utterance"]]
+    csv_path = tmp_path / "human.csv"
+    csv_path.write_text("prompt_id,model_a,model_b,dimension,winner,annotator\n"
+                        + "".join(f"{p},reference,noisy,dnsmos,A,x\n" for p in prompts))
+    assert main(["bench", "align", "--bench", str(out), "--judgments", str(csv_path), "--bootstrap", "50"]) == 0
+    result = json.loads((out / "align.json").read_text())["dnsmos"]
+    assert result["accuracy_2afc"] == 1.0 and result["models"]["reference"]["human_win_ratio"] == 1.0
+    assert (out / "align_dnsmos.png").exists()
+    assert main(["bench", "run", "--suite", str(tmp_path / "in" / "suite.json"), "--videos",
+                 str(tmp_path / "in" / "videos"), "--dims", "av", "--out", str(out)]) == 2
+    assert "none of the dimensions" in capsys.readouterr().err
