@@ -12,6 +12,8 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt -e ".[$(EXTRAS)]"
+	# the official NISQA package, the reference of a parity test; its own pins (torch 2.2) are not wanted
+	$(BIN)/pip install -q --no-deps nisqa==2.0.post2
 	touch $@
 
 install: $(BIN)/.installed

@@ -1,4 +1,7 @@
+import importlib.util
 import json
+import subprocess
+import sys
 import shutil
 from pathlib import Path
 
@@ -75,3 +78,56 @@ def test_metrics_run_decodes_once_records_errors_and_resumes(small_world, tmp_pa
     assert manifest_rows["total"] == 6 and manifest_rows["errors"] == 0
     with pytest.raises(MetricError, match="unknown metric"):
         get_metric("vmaf")
+
+
+needs_nisqa_weights = pytest.mark.skipif(not (SHARED / "nisqa" / "nisqa.tar").exists(),
+                                         reason="needs ../shared/checkpoints (NISQA weights)")
+
+
+@needs_nisqa_weights
+@pytest.mark.skipif(importlib.util.find_spec("nisqa") is None,
+                    reason="needs the official NISQA package (pip install --no-deps nisqa==2.0.post2)")
+def test_nisqa_matches_the_official_implementation():
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "nisqa_parity.py"
+    out = subprocess.run([sys.executable, str(script), "--checkpoints", str(SHARED), "--json"],
+                         capture_output=True, text=True, check=True, timeout=600).stdout
+    report = json.loads(out)
+    assert report["nisqa"]["files"] == 25 and set(report["nisqa"]["max_abs_diff"]) == {
+        "mos", "noi", "dis", "col", "loud"}
+    for name in ("nisqa", "nisqa_tts"):
+        assert max(report[name]["max_abs_diff"].values()) < 0.02, report[name]["max_abs_diff"]
+        low, high = report[name]["official_range"]
+        assert high - low > 0.5  # the files span a real range of quality, not one value
+
+
+@needs_nisqa_weights
+@requires_espeak
+def test_nisqa_real_weights_rank_noise_and_refuse_short_audio():
+    nisqa, tts = get_metric("nisqa", root=SHARED), get_metric("nisqa_tts", root=SHARED)
+    assert nisqa.audio.sample_rate is None  # scored at the clip's own rate, never resampled first
+    speech = synthesize("the quick brown fox jumps over the lazy dog and runs away into the forest", "female", 22050)
+    rng = np.random.default_rng(1)
+    results = []
+    for snr in (None, 20, 10, 0):
+        noise = rng.standard_normal(len(speech)).astype(np.float32)
+        audio = speech if snr is None else speech + noise * np.sqrt(np.mean(speech ** 2) / 10 ** (snr / 10))
+        clip = MediaClip(audio=audio[None].astype(np.float32), sample_rate=22050, duration=len(speech) / 22050)
+        results.append(nisqa.compute(clip))
+    mos = [r["nisqa_mos"] for r in results]
+    noisiness = [r["nisqa_noi"] for r in results]
+    # espeak's digital silence between words reads as discontinuity, so its clean MOS is low (measured
+    # 1.4); from a noise floor of 20 dB SNR down, more noise gives a lower MOS, and any noise a lower
+    # noisiness score than none
+    assert mos[1] > mos[2] > mos[3] and noisiness[0] > max(noisiness[1:])
+    assert set(results[0]) == {"nisqa_mos", "nisqa_noi", "nisqa_dis", "nisqa_col", "nisqa_loud"}
+    assert 1.0 <= tts.compute(MediaClip(audio=speech[None], sample_rate=22050, duration=1.0))["nisqa_tts_mos"] <= 5.0
+    with pytest.raises(MetricError, match="too short for nisqa"):
+        nisqa.compute(MediaClip(audio=speech[None, :2000], sample_rate=22050, duration=0.09))
+
+
+def test_nisqa_refuses_checkpoints_it_does_not_implement():
+    from avjudge.metrics.nisqa import build_network
+
+    with pytest.raises(MetricError, match="td='transformer'"):
+        build_network({"cnn_model": "adapt", "td": "transformer", "td_2": "skip", "pool": "att", "ms_sr": None,
+                       "double_ended": False})

@@ -17,7 +17,7 @@ class MetricError(AvjudgeError):
 
 @dataclass(frozen=True)
 class AudioNeeds:
-    sample_rate: int
+    sample_rate: int | None  # None: the clip's own rate (metrics whose features depend on it, e.g. NISQA)
     channels: int = 1
 
 
@@ -36,7 +36,7 @@ class Metric:
         if clip.audio is None:
             raise MetricError(f"{clip.source or 'clip'} has no audio for {self.name}")
         audio = clip.audio.mean(axis=0, keepdims=True) if self.audio.channels == 1 else clip.audio
-        if clip.sample_rate != self.audio.sample_rate:
+        if self.audio.sample_rate and clip.sample_rate != self.audio.sample_rate:
             audio = resample(audio, clip.sample_rate, self.audio.sample_rate)
         return audio[0] if self.audio.channels == 1 else audio
 
