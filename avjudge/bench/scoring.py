@@ -116,7 +116,7 @@ class ClipScorer:
             if dim.source == "judge":
                 self._judge(dim, items, clips, records, ok)
             else:
-                self._metric(dim, clips, records, ok)
+                self._metric(dim, items, clips, records, ok)
         return records
 
     def _judge(self, dim: Dimension, items, clips, records, ok) -> None:
@@ -140,13 +140,13 @@ class ClipScorer:
             else:
                 records[i]["scores"][dim.name] = result.score
 
-    def _metric(self, dim: Dimension, clips, records, ok) -> None:
+    def _metric(self, dim: Dimension, items, clips, records, ok) -> None:
         metric = self.metrics[dim.provider]
         for i in ok:
             outputs = records[i]["outputs"]
             if dim.output not in outputs:
                 try:
-                    outputs.update(metric.compute(clips[i]))
+                    outputs.update(metric.compute(clips[i], captions=items[i].get("captions") or {}))
                 except MetricError as err:
                     records[i]["errors"][dim.name] = str(err)
                     continue

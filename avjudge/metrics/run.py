@@ -21,7 +21,7 @@ def input_items(source: str | Path) -> list[dict]:
     return load_manifest(path)
 
 
-def score_clip(metrics: list[Metric], video: str) -> dict:
+def score_clip(metrics: list[Metric], video: str, captions: dict | None = None) -> dict:
     """Every metric's outputs for one clip (decoded once), and per-metric errors."""
     needs_video = any(m.video_fps for m in metrics)
     needs_audio = any(m.audio for m in metrics)
@@ -32,7 +32,7 @@ def score_clip(metrics: list[Metric], video: str) -> dict:
         return {"error": str(err)}
     for metric in metrics:
         try:
-            record.update(metric.compute(clip))
+            record.update(metric.compute(clip, captions=captions or {}))
         except MetricError as err:
             record["errors"][metric.name] = str(err)
     return record
@@ -43,6 +43,7 @@ def run_metrics(names: list[str], source: str | Path, out: str | Path, progress:
     items = input_items(source)
 
     def process(chunk: list[dict]) -> list[dict]:
-        return [{"id": item["id"], "video": item["video"], **score_clip(metrics, item["video"])} for item in chunk]
+        return [{"id": item["id"], "video": item["video"], **score_clip(metrics, item["video"], item.get("captions"))}
+                for item in chunk]
 
     return run_job(items, out, process, chunk_size=8, progress=progress, desc="metrics")

@@ -1,0 +1,78 @@
+"""Speech content accuracy: normalisation, alignment, the score's parts, and real Whisper tiny.en."""
+import importlib.util
+
+import numpy as np
+import pytest
+
+from avjudge.media import MediaClip
+from avjudge.metrics import MetricError, get_metric
+from avjudge.metrics.transcripts import align, keyword_completeness, normalize, speech_content, tokens
+
+from .helpers import requires_espeak
+
+
+def test_normalisation_is_whisper_style():
+    assert normalize("Hello, World! [music] I've 2 (laughs) apples.") == "hello world i've two apples"
+    assert normalize("“Quoted” text — 21 times, 100%") == "quoted text twenty one times one hundred"
+    assert normalize("It's 1,500") == "it's one five hundred"  # digit groups are read as written
+    assert tokens("你好，世界") == ["你", "好", "世", "界"]
+
+
+def test_alignment_counts_by_hand():
+    # ref a b c d / hyp a x c d e: one substitution (b->x), one insertion (e)
+    a = align("a b c d".split(), "a x c d e".split())
+    assert (a.hits, a.substitutions, a.deletions, a.insertions) == (3, 1, 0, 1)
+    assert a.error_rate == pytest.approx(2 / 4)
+    a = align("a b c".split(), [])
+    assert (a.deletions, a.error_rate) == (3, 1.0)
+
+
+def test_speech_content_parts_on_hand_made_transcripts():
+    perfect = speech_content("Bring me two red apples.", "bring me 2 red apples")
+    assert perfect["sc_wer"] == 0 and perfect["sc_cer"] == 0 and perfect["sc_score"] == pytest.approx(100)
+    # ref: bring me two red apples (content words: bring two red apples); hyp drops "red", adds "now please"
+    parts = speech_content("Bring me two red apples.", "bring me two apples now please")
+    assert parts["sc_completeness"] == pytest.approx(3 / 4)
+    assert parts["sc_wer"] == pytest.approx(3 / 5)  # 1 deletion + 2 insertions over 5 words
+    assert parts["sc_accuracy"] == pytest.approx(2 / 5)
+    assert parts["sc_hallucination"] == pytest.approx(2 / 6)
+    assert parts["sc_score"] == pytest.approx(100 * (0.5 * 3 / 4 + 0.5 * 2 / 5) * (1 - 2 / 6))
+    silent = speech_content("Bring me two red apples.", "")
+    assert silent["sc_score"] == 0 and silent["sc_hallucination"] == 0
+    cjk = speech_content("你好世界", "你好")
+    assert cjk["sc_wer"] is None and cjk["sc_cer"] == pytest.approx(0.5)
+    assert keyword_completeness(["the", "cat"], ["cat"]) == 1.0
+
+
+@requires_espeak
+@pytest.mark.skipif(importlib.util.find_spec("faster_whisper") is None, reason="needs the asr extra")
+def test_whisper_tiny_en_transcribes_espeak_speech():
+    from avjudge.world.speech import synthesize
+
+    metric = get_metric("speech_content")
+    text = "please bring me a glass of cold water and a warm blanket"
+    speech = synthesize(text, "female", 16000)
+    # given at 22.05 kHz: the metric resamples the shared clip to Whisper's 16 kHz itself
+    from avjudge.media import resample
+
+    clip = MediaClip(audio=resample(speech[None], 16000, 22050), sample_rate=22050, duration=len(speech) / 16000)
+    right = metric.compute(clip, captions={"utterance": text})
+    wrong = metric.compute(clip, captions={"utterance": "the stock market fell sharply on monday morning"})
+    assert right["sc_language"] == "en" and right["sc_transcript"]
+    assert right["sc_wer"] < 0.5 and right["sc_score"] > wrong["sc_score"] + 40
+    with pytest.raises(MetricError, match="no utterance"):
+        metric.compute(clip, captions={"utterance": ""})
+    # noise drowning the voice loses words: the score falls
+    noise = np.random.default_rng(0).standard_normal(clip.audio.shape).astype(np.float32)
+    drowned = MediaClip(audio=clip.audio + 3 * noise * np.abs(clip.audio).max(), sample_rate=22050,
+                        duration=clip.duration)
+    assert metric.compute(drowned, captions={"utterance": text})["sc_score"] < right["sc_score"]
+
+
+def test_whisper_backends_say_what_they_need(tmp_path):
+    with pytest.raises(MetricError, match="openai_whisper needs model=FILE"):
+        get_metric("speech_content", backend="openai_whisper")
+    with pytest.raises(MetricError, match="not a CTranslate2 Whisper model folder"):
+        get_metric("speech_content", model=tmp_path)
+    with pytest.raises(MetricError, match="unknown speech recognition backend 'kaldi'"):
+        get_metric("speech_content", backend="kaldi")
