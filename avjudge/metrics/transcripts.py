@@ -42,7 +42,7 @@ def is_cjk(text: str) -> bool:
 def normalize(text: str, english_numbers: bool = True) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     text = re.sub(r"[\[(][^\])]*[\])]", " ", text)
-    text = "".join(c if c == "'" or not unicodedata.category(c)[0] in "PS" else " " for c in text)
+    text = "".join(c if c == "'" or unicodedata.category(c)[0] not in "PS" else " " for c in text)
     text = re.sub(r"(?<!\w)'|'(?!\w)", " ", text)  # quotes, not apostrophes inside words
     if english_numbers:
         text = re.sub(r"\d+", lambda m: f" {number_words(int(m.group()))} " if len(m.group()) <= 12 else m.group(),
