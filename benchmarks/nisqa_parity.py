@@ -28,22 +28,15 @@ SENTENCES = ["The quick brown fox jumps over the lazy dog near the river bank.",
              "Please bring me two red apples and a glass of cold water."]
 
 
-def speech(text: str, rate: int) -> np.ndarray:
+def speech(text: str, rate: int, folder: Path) -> np.ndarray:
     if shutil.which("espeak-ng"):
-        wav = subprocess.run(["espeak-ng", "--stdout", text], check=True, capture_output=True).stdout
-        clip = decode(_write_temp(wav), video=False, sample_rate=rate, channels=1)
-        return clip.audio[0]
+        wav = folder / "espeak.wav"
+        wav.write_bytes(subprocess.run(["espeak-ng", "--stdout", text], check=True, capture_output=True).stdout)
+        return decode(wav, video=False, sample_rate=rate, channels=1).audio[0]
     t = np.arange(int(3.0 * rate)) / rate  # a voiced buzz with a moving formant and pauses
     f0 = 120 + 30 * np.sin(2 * np.pi * 0.7 * t)
     buzz = np.sign(np.sin(2 * np.pi * np.cumsum(f0) / rate)) * (np.sin(2 * np.pi * 1.5 * t) > -0.3)
     return (0.2 * buzz * (0.6 + 0.4 * np.sin(2 * np.pi * 4 * t))).astype(np.float32)
-
-
-def _write_temp(data: bytes) -> str:
-    f = tempfile.NamedTemporaryFile(suffix=".wav", delete=False)
-    f.write(data)
-    f.close()
-    return f.name
 
 
 def make_files(folder: Path) -> list[Path]:
@@ -51,14 +44,14 @@ def make_files(folder: Path) -> list[Path]:
     files = []
     for i, text in enumerate(SENTENCES):
         for rate in (16000, 22050, 48000):
-            clean = speech(text, rate)
+            clean = speech(text, rate, folder)
             for snr in (None, 20, 10, 0):
                 audio = clean if snr is None else clean + rng.standard_normal(len(clean)).astype(np.float32) * (
                     np.sqrt(np.mean(clean ** 2) / 10 ** (snr / 10)))
                 path = folder / f"s{i}_{rate}_{'clean' if snr is None else f'snr{snr}'}.wav"
                 encode_audio(path, np.clip(audio, -1, 1), rate)
                 files.append(path)
-    stereo = speech(SENTENCES[0], 16000)
+    stereo = speech(SENTENCES[0], 16000, folder)
     encode_audio(folder / "stereo.wav", np.stack([stereo, 0.5 * np.roll(stereo, 800)]), 16000)
     return files + [folder / "stereo.wav"]
 

@@ -66,9 +66,13 @@ def load_judgments(path: str | Path) -> list[Judgment]:
     return out
 
 
-def metric_outcome(score_a: float, score_b: float, eps: float = 0.0, higher_is_better: bool = True) -> str:
-    diff = (score_a - score_b) if higher_is_better else (score_b - score_a)
+def outcome(diff: float, eps: float) -> str:
+    """The winner a score difference (oriented so positive favours A) names; within eps, a tie."""
     return "A" if diff > eps else "B" if diff < -eps else "tie"
+
+
+def metric_outcome(score_a: float, score_b: float, eps: float = 0.0, higher_is_better: bool = True) -> str:
+    return outcome((score_a - score_b) if higher_is_better else (score_b - score_a), eps)
 
 
 def win_ratios(pairs: list[tuple[str, str, str]]) -> dict[str, float]:
@@ -102,7 +106,7 @@ def accuracy_2afc(rows: list[tuple[str, str]]) -> float | None:
 
 def tie_aware_accuracy(rows: list[tuple[str, float]], eps: float) -> float:
     """(human outcome, metric difference A - B oriented so positive favours A) -> acc_eq at eps."""
-    agree = [h == ("A" if d > eps else "B" if d < -eps else "tie") for h, d in rows]
+    agree = [h == outcome(d, eps) for h, d in rows]
     return float(np.mean(agree))
 
 
@@ -134,7 +138,7 @@ def align(judgments: list[Judgment], scores: dict[tuple[str, str], dict[str, flo
                 unscored += 1
                 continue
             diff = (sa - sb) if higher else (sb - sa)
-            rows.append((j, diff, metric_outcome(sa, sb, eps, higher)))
+            rows.append((j, diff, outcome(diff, eps)))
         if not rows:
             results[dim] = {"judgments": len(items), "unscored": unscored}
             continue

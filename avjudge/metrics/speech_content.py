@@ -76,7 +76,7 @@ def _bundled_tiny_en() -> Path:
 class OpenAIWhisper(ASRBackend):
     name = "openai_whisper"
 
-    def __init__(self, model: str | Path | None = None, device: str = "cpu", beam_size: int = 5, **_):
+    def __init__(self, model: str | Path | None = None, device: str = "cpu", beam_size: int = 5):
         if not model or not Path(model).is_file():
             raise MetricError(f"openai_whisper needs model=FILE, a local checkpoint such as large-v3.pt "
                               f"(got {model!r}); avjudge never downloads one")
