@@ -324,7 +324,8 @@ def _checkpoints_list(args: argparse.Namespace) -> int:
     from ..metrics.checkpoints import load_manifest
 
     for key, entry in load_manifest().items():
-        files = ", ".join(f"{f.name} ({f.size:,} bytes)" for f in entry.files)
+        files = ", ".join(f"{f.name} ({f'{f.size:,} bytes' if f.size else 'no published hash: pin it'})"
+                          for f in entry.files)
         print(f"{key}: {entry.description}\n  files: {files}\n  licence: {entry.licence}\n  get it: {entry.obtain}")
     return 0
 
@@ -338,6 +339,21 @@ def _checkpoints_verify(args: argparse.Namespace) -> int:
     return 0 if all(v == "ok" for v in status.values()) else 1
 
 
+def _checkpoints_pin_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("key", help="a manifest entry whose files have no published sha256 (see `checkpoints list`)")
+    _checkpoints_args(p)
+
+
+def _checkpoints_pin(args: argparse.Namespace) -> int:
+    from ..metrics.checkpoints import PINS, checkpoint_root, pin
+
+    files = pin(args.key, args.root)
+    for name, f in files.items():
+        print(f"{args.key}/{name}: {f['size']:,} bytes, sha256 {f['sha256']}")
+    print(f"recorded in {(args.root or checkpoint_root()) / PINS}")
+    return 0
+
+
 register("metrics list", "show every signal metric, what it needs and what it loads", _metrics_list_args,
          _metrics_list)
 register("metrics run", "score clips with signal metrics, each clip decoded once", _metrics_run_args, _metrics_run,
@@ -349,6 +365,13 @@ register("checkpoints list", "list the checkpoints metrics load, with licence an
          _checkpoints_args, _checkpoints_list)
 register("checkpoints verify", "check every checkpoint file's presence, size and sha256", _checkpoints_args,
          _checkpoints_verify)
+register("checkpoints pin", "record the sha256 of weights the manifest has no hash for", _checkpoints_pin_args,
+         _checkpoints_pin,
+         "Some weights (SyncNet, the LAION aesthetics head, CLIP, DF-Arena, Audiobox) have no sha256\n"
+         "that avjudge could publish. Download them from the source `checkpoints list` names,\n"
+         "check them there, then pin: their size and sha256 go to <root>/pinned.yaml and every\n"
+         "later load refuses a different file.\n\n"
+         "example:\n  avjudge checkpoints pin syncnet")
 
 
 # ---- training ----------------------------------------------------------------------------

@@ -40,6 +40,17 @@ class Metric:
             audio = resample(audio, clip.sample_rate, self.audio.sample_rate)
         return audio[0] if self.audio.channels == 1 else audio
 
+    def frames_of(self, clip: MediaClip) -> np.ndarray:
+        """The clip's frames at this metric's rate: the frame on screen at ``start + k / video_fps``
+        (frames repeat or drop, as a constant-rate conversion does)."""
+        if clip.frames is None:
+            raise MetricError(f"{clip.source or 'clip'} has no video for {self.name}")
+        if abs(clip.fps - self.video_fps) < 1e-6:
+            return clip.frames
+        times = clip.start + np.arange(int(np.ceil(clip.duration * self.video_fps - 1e-9))) / self.video_fps
+        shown = np.searchsorted(clip.timestamps, times + 1e-6, side="right") - 1
+        return clip.frames[np.clip(shown, 0, clip.num_frames - 1)]
+
 
 METRICS = Registry("metric", MetricError, "`avjudge metrics list` describes them")
 register = METRICS.register

@@ -22,8 +22,8 @@ class CheckpointMissing(AvjudgeError):
 @dataclass(frozen=True)
 class CheckpointFile:
     name: str
-    size: int
-    sha256: str
+    size: int | None = None  # None with sha256 None: avjudge publishes no hash yet, the user pins one
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,16 @@ class CheckpointEntry:
     folder: str
 
 
+PINS = "pinned.yaml"  # <root>/pinned.yaml: hashes the user recorded for files the manifest does not pin
+
+
 def checkpoint_root() -> Path:
     return Path(os.environ.get(ENV, "checkpoints"))
+
+
+def _pins(root: Path) -> dict:
+    path = root / PINS
+    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, CheckpointEntry]:
@@ -64,13 +72,23 @@ def _verified_hash(path: Path) -> str:
     return digest
 
 
-def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEntry] | None = None) -> dict[str, Path]:
-    """file name -> verified path for one entry; a missing or different file is an error that says what to do."""
+def _entry(key: str, manifest: dict[str, CheckpointEntry] | None) -> CheckpointEntry:
     entries = manifest or load_manifest()
     if key not in entries:
         raise CheckpointMissing(f"no checkpoint entry {key!r} in {MANIFEST}; known: {sorted(entries)}")
-    entry = entries[key]
-    folder = (root or checkpoint_root()) / entry.folder
+    return entries[key]
+
+
+def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEntry] | None = None) -> dict[str, Path]:
+    """file name -> verified path for one entry; a missing or different file is an error that says what to do.
+
+    A file is checked against the manifest's size and sha256, or, where the manifest has none (weights
+    whose published hash avjudge could not obtain), against the hash the user pinned with
+    `avjudge checkpoints pin`; an unpinned file is refused."""
+    entry = _entry(key, manifest)
+    root = root or checkpoint_root()
+    folder = root / entry.folder
+    pinned = _pins(root).get(key, {})
     paths = {}
     for f in entry.files:
         path = folder / f.name
@@ -78,12 +96,38 @@ def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEn
             raise CheckpointMissing(
                 f"{path} is missing ({entry.description}). To get it: {entry.obtain} (source: {entry.source}; "
                 f"licence: {entry.licence}). Set {ENV} to use another folder.")
-        if path.stat().st_size != f.size or _verified_hash(path) != f.sha256:
+        want = f if f.sha256 else CheckpointFile(f.name, **pinned[f.name]) if f.name in pinned else None
+        if want is None:
             raise CheckpointMissing(
-                f"{path} is not the expected file (want sha256 {f.sha256}, {f.size} bytes); "
+                f"avjudge publishes no sha256 for {path} yet: check the file against {entry.source}, then record "
+                f"its hash with `avjudge checkpoints pin {key}`{'' if root == checkpoint_root() else f' --root {root}'}; "
+                f"later loads refuse any other file")
+        if path.stat().st_size != want.size or _verified_hash(path) != want.sha256:
+            origin = "" if f.sha256 else f" (pinned in {root / PINS})"
+            raise CheckpointMissing(
+                f"{path} is not the expected file (want sha256 {want.sha256}, {want.size} bytes{origin}); "
                 f"replace it: {entry.obtain}")
         paths[f.name] = path
     return paths
+
+
+def pin(key: str, root: Path | None = None) -> dict[str, dict]:
+    """Record the size and sha256 of an entry's files that the manifest does not pin (trust on first use)."""
+    entry = _entry(key, None)
+    root = root or checkpoint_root()
+    unpinned = [f for f in entry.files if not f.sha256]
+    if not unpinned:
+        raise CheckpointMissing(f"{key} is pinned by the manifest ({MANIFEST}); nothing to record")
+    files = {}
+    for f in unpinned:
+        path = root / entry.folder / f.name
+        if not path.is_file():
+            raise CheckpointMissing(f"{path} is missing; put it there first ({entry.obtain})")
+        files[f.name] = {"size": path.stat().st_size, "sha256": _verified_hash(path)}
+    pins = _pins(root)
+    pins[key] = files
+    (root / PINS).write_text(yaml.safe_dump(pins, sort_keys=True))
+    return files
 
 
 def verify_all(root: Path | None = None) -> dict[str, str]:

@@ -23,11 +23,11 @@ def input_items(source: str | Path) -> list[dict]:
 
 def score_clip(metrics: list[Metric], video: str, captions: dict | None = None) -> dict:
     """Every metric's outputs for one clip (decoded once), and per-metric errors."""
-    needs_video = any(m.video_fps for m in metrics)
+    fps = max((m.video_fps for m in metrics if m.video_fps), default=None)
     needs_audio = any(m.audio for m in metrics)
     record: dict = {"errors": {}}
-    try:
-        clip = decode(video, video=needs_video, audio=needs_audio)
+    try:  # frames at the highest rate any metric samples; each metric takes its own rate from those
+        clip = decode(video, video=fps is not None, audio=needs_audio, fps=fps)
     except MediaError as err:
         return {"error": str(err)}
     for metric in metrics:
