@@ -35,6 +35,9 @@ class CheckpointEntry:
     obtain: str
     files: tuple[CheckpointFile, ...]
     folder: str
+    # the whole folder is the checkpoint (a transformers directory that may ship model code): pinning
+    # records every file in it, and a file added later (say, a changed .py) is refused
+    whole_folder: bool = False
 
 
 PINS = "pinned.yaml"  # <root>/pinned.yaml: hashes the user recorded for files the manifest does not pin
@@ -52,7 +55,8 @@ def _pins(root: Path) -> dict:
 def load_manifest(path: Path = MANIFEST) -> dict[str, CheckpointEntry]:
     data = yaml.safe_load(path.read_text()) or {}
     return {key: CheckpointEntry(key, e["description"], e["licence"], e["source"], e["obtain"],
-                                 tuple(CheckpointFile(**f) for f in e["files"]), e.get("folder", key))
+                                 tuple(CheckpointFile(**f) for f in e["files"]), e.get("folder", key),
+                                 e.get("whole_folder", False))
             for key, e in data.items()}
 
 
@@ -79,6 +83,12 @@ def _entry(key: str, manifest: dict[str, CheckpointEntry] | None) -> CheckpointE
     return entries[key]
 
 
+def _folder_files(folder: Path) -> list[str]:
+    """Every file under a folder, relative, leaving out dotfiles (hash caches)."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
 def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEntry] | None = None) -> dict[str, Path]:
     """file name -> verified path for one entry; a missing or different file is an error that says what to do.
 
@@ -89,41 +99,54 @@ def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEn
     root = root or checkpoint_root()
     folder = root / entry.folder
     pinned = _pins(root).get(key, {})
-    paths = {}
+    pin_hint = f"`avjudge checkpoints pin {key}{'' if root == checkpoint_root() else f' --root {root}'}`"
     for f in entry.files:
-        path = folder / f.name
-        if not path.is_file():
+        if not (folder / f.name).is_file():
             raise CheckpointMissing(
-                f"{path} is missing ({entry.description}). To get it: {entry.obtain} (source: {entry.source}; "
-                f"licence: {entry.licence}). Set {ENV} to use another folder.")
-        want = f if f.sha256 else CheckpointFile(f.name, **pinned[f.name]) if f.name in pinned else None
-        if want is None:
-            raise CheckpointMissing(
-                f"avjudge publishes no sha256 for {path} yet: check the file against {entry.source}, then record "
-                f"its hash with `avjudge checkpoints pin {key}`{'' if root == checkpoint_root() else f' --root {root}'}; "
-                f"later loads refuse any other file")
-        if path.stat().st_size != want.size or _verified_hash(path) != want.sha256:
-            origin = "" if f.sha256 else f" (pinned in {root / PINS})"
+                f"{folder / f.name} is missing ({entry.description}). To get it: {entry.obtain} (source: "
+                f"{entry.source}; licence: {entry.licence}). Set {ENV} to use another folder.")
+    expected = {f.name: f for f in entry.files if f.sha256}
+    unpinned = [f.name for f in entry.files if not f.sha256 and f.name not in pinned]
+    if unpinned:
+        raise CheckpointMissing(
+            f"avjudge publishes no sha256 for {folder / unpinned[0]} yet: check the file against {entry.source}, "
+            f"then record its hash with {pin_hint}; later loads refuse any other file")
+    expected.update({name: CheckpointFile(name, **v) for name, v in pinned.items()})
+    if entry.whole_folder:
+        extra = sorted(set(_folder_files(folder)) - set(expected))
+        if extra:
+            raise CheckpointMissing(f"{folder} holds files that were not there when it was pinned: {extra}; "
+                                    f"remove them, or check them and pin again with {pin_hint}")
+    paths = {}
+    for name, want in expected.items():
+        path = folder / name
+        if not path.is_file() or path.stat().st_size != want.size or _verified_hash(path) != want.sha256:
+            origin = f" (pinned in {root / PINS})" if name in pinned else ""
             raise CheckpointMissing(
                 f"{path} is not the expected file (want sha256 {want.sha256}, {want.size} bytes{origin}); "
                 f"replace it: {entry.obtain}")
-        paths[f.name] = path
+        paths[name] = path
     return paths
 
 
 def pin(key: str, root: Path | None = None) -> dict[str, dict]:
-    """Record the size and sha256 of an entry's files that the manifest does not pin (trust on first use)."""
+    """Record the size and sha256 of an entry's files that the manifest does not pin (trust on first use);
+    for a whole-folder entry, of every file in the folder."""
     entry = _entry(key, None)
     root = root or checkpoint_root()
-    unpinned = [f for f in entry.files if not f.sha256]
-    if not unpinned:
+    folder = root / entry.folder
+    published = {f.name for f in entry.files if f.sha256}
+    names = [f.name for f in entry.files if not f.sha256]
+    if entry.whole_folder and folder.is_dir():
+        names = sorted(set(names) | set(_folder_files(folder)) - published)
+    if not names:
         raise CheckpointMissing(f"{key} is pinned by the manifest ({MANIFEST}); nothing to record")
     files = {}
-    for f in unpinned:
-        path = root / entry.folder / f.name
+    for name in names:
+        path = folder / name
         if not path.is_file():
             raise CheckpointMissing(f"{path} is missing; put it there first ({entry.obtain})")
-        files[f.name] = {"size": path.stat().st_size, "sha256": _verified_hash(path)}
+        files[name] = {"size": path.stat().st_size, "sha256": _verified_hash(path)}
     pins = _pins(root)
     pins[key] = files
     (root / PINS).write_text(yaml.safe_dump(pins, sort_keys=True))
