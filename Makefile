@@ -8,12 +8,14 @@ export WANDB_MODE ?= offline
 
 .PHONY: install demo test test-all lock clean
 
-$(BIN)/.installed: pyproject.toml constraints.txt
+$(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt -e ".[$(EXTRAS)]"
 	# the official NISQA package, the reference of a parity test; its own pins (torch 2.2) are not wanted
 	$(BIN)/pip install -q --no-deps nisqa==2.0.post2
+	# Meta's Audiobox aesthetics model code; without its deps, which pull torchaudio for file reading only
+	$(BIN)/pip install -q --no-deps audiobox-aesthetics==0.0.4
 	touch $@
 
 install: $(BIN)/.installed

@@ -1,5 +1,5 @@
 """Signal metrics of the AVBench suite: one registry, checkpoints verified, clips decoded once."""
-from . import dfarena, dnsmos, laion_aesthetic, nisqa, speech_content, syncnet  # noqa: F401  (register them)
+from . import audiobox, dfarena, dnsmos, laion_aesthetic, nisqa, speech_content, syncnet  # noqa: F401  (register)
 from .base import METRICS, Metric, MetricError, get_metric
 from .checkpoints import CheckpointMissing, resolve, verify_all
 from .run import run_metrics
