@@ -2,8 +2,11 @@
 for every metric (as AVBench's ten standalone scripts do, each reading only the streams it needs),
 in one run, same clips, same metrics.
 
-Usage: python benchmarks/metrics_decode.py [--clips 32] [--metrics dnsmos,nisqa,nisqa_tts,speech_content]
-NISQA weights are looked up in $AVJUDGE_CHECKPOINTS, else ../shared/checkpoints.
+Usage: python benchmarks/metrics_decode.py [--clips 32] [--metrics dnsmos,nisqa,...]
+Weights are looked up in $AVJUDGE_CHECKPOINTS, else ../shared/checkpoints (NISQA only). For the whole
+suite without the real weights, build real-size random ones first (timing is what counts here):
+  python scripts/make_random_metric_checkpoints.py --out /tmp/rck --nisqa ../shared/checkpoints/nisqa
+  AVJUDGE_CHECKPOINTS=/tmp/rck python benchmarks/metrics_decode.py
 """
 import argparse
 import os
@@ -18,10 +21,21 @@ from avjudge.metrics.run import score_clip
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
 
+def timed(fn, metric, totals: dict):
+    def wrapper(*a, **k):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            totals[metric] += time.perf_counter() - t
+    return wrapper
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clips", type=int, default=32)
-    p.add_argument("--metrics", default="dnsmos,nisqa,nisqa_tts,speech_content")
+    p.add_argument("--metrics", default="dnsmos,nisqa,nisqa_tts,speech_content,dfarena,audiobox,syncnet,"
+                                        "laion_aesthetic")
     args = p.parse_args()
     if "AVJUDGE_CHECKPOINTS" not in os.environ and Path("../shared/checkpoints").is_dir():
         os.environ["AVJUDGE_CHECKPOINTS"] = str(Path("../shared/checkpoints").resolve())
@@ -39,7 +53,8 @@ def main() -> None:
         for metric in metrics:
             for video, captions in items:
                 t = time.perf_counter()
-                clip = decode(video, video=bool(metric.video_fps), audio=bool(metric.audio))  # what it needs
+                # what it needs, at its own frame rate
+                clip = decode(video, video=bool(metric.video_fps), audio=bool(metric.audio), fps=metric.video_fps)
                 per_metric += time.perf_counter() - t
                 try:
                     metric.compute(clip, captions=captions)
@@ -48,11 +63,15 @@ def main() -> None:
         separate = time.perf_counter() - start
 
         start = time.perf_counter()
+        compute_times = {m: 0.0 for m in metrics}
+        for metric in metrics:  # time each metric's share of the shared run
+            metric.compute = timed(metric.compute, metric, compute_times)
         for video, captions in items:
             score_clip(metrics, video, captions)
         shared = time.perf_counter() - start
     print(f"{len(items)} clips x {len(metrics)} metrics ({', '.join(names)}), 4 s, 320x240, 2 cores")
     print(f"decoded per metric: {separate:.1f} s ({per_metric:.1f} s of it decoding)")
+    print("per metric, decoded once (s):", {m.name: round(t, 1) for m, t in compute_times.items()})
     print(f"decoded once:       {shared:.1f} s")
     print(f"speed-up: {separate / shared:.2f}x")
 

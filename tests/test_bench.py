@@ -146,13 +146,14 @@ def bench_input(small_world, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scorer(tiny_judges):
-    return ClipScorer(parse_dimensions("av,at,dnsmos,syncnet"),
+    return ClipScorer(parse_dimensions("av,at,dnsmos,syncnet,dover"),
                       {"av": tiny_judges["qwen2_5_omni"], "at": tiny_judges["qwen2_audio"]}, {"batch_size": 4})
 
 
 def test_scorer_skips_what_cannot_run_with_the_reason(scorer, tmp_path, monkeypatch):
     assert [d.name for d in scorer.dimensions] == ["av", "at", "dnsmos"]
-    assert "does not compute syncnet" in scorer.skipped["syncnet"]
+    assert "does not compute dover" in scorer.skipped["dover"]
+    assert "syncnet_v2.model is missing" in scorer.skipped["syncnet"]  # no weights in ./checkpoints
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path))
     with pytest.raises(BenchError, match=r"none of the dimensions.*--judge vt=DIR"):
         ClipScorer(parse_dimensions("vt"))

@@ -31,7 +31,7 @@ def laion_root(tmp_path):
 def by_hand(root, frames):
     """CLIP image embeddings, L2-normalised, through the five linear layers of the saved head."""
     clip = transformers.CLIPModel.from_pretrained(root / "clip-vit-large-patch14").eval()
-    processor = transformers.CLIPImageProcessor.from_pretrained(root / "clip-vit-large-patch14")
+    processor = transformers.CLIPImageProcessorPil.from_pretrained(root / "clip-vit-large-patch14")
     state = torch.load(root / "laion-aesthetic" / "sac+logos+ava1-l14-linearMSE.pth", weights_only=True)
     with torch.no_grad():
         x = clip.get_image_features(**processor(images=list(frames), return_tensors="pt")).pooler_output

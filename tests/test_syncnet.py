@@ -102,12 +102,17 @@ def random_syncnet(tmp_path):
     return tmp_path / "ckpt"
 
 
-def test_syncnet_checkpoint_must_be_pinned_and_stay_the_same(random_syncnet):
+def test_syncnet_checkpoint_must_be_pinned_and_stay_the_same(random_syncnet, capsys):
+    from avjudge.cli import main
+
     with pytest.raises(CheckpointMissing, match="no sha256.*avjudge checkpoints pin syncnet"):
         get_metric("syncnet", root=random_syncnet)
-    files = pin("syncnet", random_syncnet)
-    assert files["syncnet_v2.model"]["size"] == (random_syncnet / "syncnet" / "syncnet_v2.model").stat().st_size
+    assert main(["checkpoints", "pin", "syncnet", "--root", str(random_syncnet)]) == 0
+    size = (random_syncnet / "syncnet" / "syncnet_v2.model").stat().st_size
+    assert f"syncnet/syncnet_v2.model: {size:,} bytes" in capsys.readouterr().out
     get_metric("syncnet", root=random_syncnet)
+    assert main(["checkpoints", "pin", "nisqa", "--root", str(random_syncnet)]) == 2  # pinned by the manifest
+    assert "nothing to record" in capsys.readouterr().err
     with open(random_syncnet / "syncnet" / "syncnet_v2.model", "ab") as f:
         f.write(b"\0")
     with pytest.raises(CheckpointMissing, match="not the expected file.*pinned in"):

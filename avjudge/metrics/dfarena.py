@@ -56,7 +56,7 @@ class DFArena(Metric):
             from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
         except ImportError as err:
             raise MetricError("dfarena needs torch and transformers: pip install 'avjudge[metrics,judges]'") from err
-        folder = next(iter(resolve("dfarena", root).values())).parent
+        folder = resolve("dfarena", root)["config.json"].parent
         # every file in the folder, its code too, was pinned and verified just above
         self.model = AutoModelForAudioClassification.from_pretrained(
             folder, trust_remote_code=True, local_files_only=True).eval()

@@ -49,13 +49,14 @@ class LaionAesthetic(Metric):
     def __init__(self, root=None, batch_size: int = 16):
         try:
             import torch
-            from transformers import CLIPImageProcessor, CLIPModel
+            from transformers import CLIPImageProcessorPil, CLIPModel
         except ImportError as err:
             raise MetricError("laion_aesthetic needs torch and transformers: pip install 'avjudge[metrics,judges]'") \
                 from err
-        clip_dir = next(iter(resolve("clip_vit_l14", root).values())).parent
+        clip_dir = resolve("clip_vit_l14", root)["config.json"].parent
         (head_path,) = resolve("laion_aesthetic", root).values()
-        self.processor = CLIPImageProcessor.from_pretrained(clip_dir)
+        # the PIL pipeline (bicubic resize, centre crop) is the one CLIP and the head were trained with
+        self.processor = CLIPImageProcessorPil.from_pretrained(clip_dir)
         self.clip = CLIPModel.from_pretrained(clip_dir).eval()
         self.head = build_head(self.clip.config.projection_dim).eval()
         try:
