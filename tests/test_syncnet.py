@@ -126,6 +126,12 @@ def test_syncnet_refuses_a_pickled_model(random_syncnet):
     pin("syncnet", random_syncnet)
     with pytest.raises(MetricError, match="not a plain state dict"):
         get_metric("syncnet", root=random_syncnet)
+    state = build_network().state_dict()
+    del state["netfclip.3.bias"]  # a network of another shape
+    torch.save(state, random_syncnet / "syncnet" / "syncnet_v2.model")
+    pin("syncnet", random_syncnet)
+    with pytest.raises(MetricError, match=r"(?si)not a SyncNet v2 state dict.*missing.*netfclip.3.bias"):
+        get_metric("syncnet", root=random_syncnet)
 
 
 @requires_espeak

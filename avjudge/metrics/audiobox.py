@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 
-from .base import AudioNeeds, Metric, MetricError, register
+from .base import AudioNeeds, Metric, MetricError, load_strict, register
 from .checkpoints import resolve
 
 SAMPLE_RATE = 16000
@@ -62,13 +62,12 @@ class AudioboxAesthetics(Metric):
                               "(`make install` does; torchaudio is not needed)") from err
         paths = resolve("audiobox_aesthetics", root)
         config = json.loads(paths["config.json"].read_text())
+        what = "an Audiobox aesthetics checkpoint this version of the model code loads"
         try:
-            self.model = AesMultiOutput(**config)
-            self.model.load_state_dict(load_file(paths["model.safetensors"]), strict=True)
-        except (TypeError, RuntimeError) as err:
-            raise MetricError(f"{paths['model.safetensors'].parent} is not an Audiobox aesthetics checkpoint "
-                              f"this version of the model code loads: {err}") from err
-        self.model.eval()
+            model = AesMultiOutput(**config)
+        except TypeError as err:
+            raise MetricError(f"{paths['config.json']} is not {what}: {err}") from err
+        self.model = load_strict(model, load_file(paths["model.safetensors"]), paths["model.safetensors"], what)
         self.stats = {axis: (float(config["target_transform"][axis]["mean"]),
                              float(config["target_transform"][axis]["std"])) for axis in AXES}
         self.batch_size, self._torch = batch_size, torch

@@ -52,6 +52,26 @@ class Metric:
         return clip.frames[np.clip(shown, 0, clip.num_frames - 1)]
 
 
+def load_torch_file(path):
+    """A torch checkpoint read with ``weights_only=True``: tensors and plain data, never pickled code."""
+    import torch
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - torch raises several types for a file it will not unpickle
+        raise MetricError(f"{path} is not a plain state dict of tensors and data (avjudge never unpickles code "
+                          f"from a checkpoint): {err}") from err
+
+
+def load_strict(module, state: dict, path, what: str):
+    """``load_state_dict(strict=True)`` in eval mode; a checkpoint of another shape is an error naming the file."""
+    try:
+        module.load_state_dict(state, strict=True)
+    except RuntimeError as err:
+        raise MetricError(f"{path} is not {what}: {err}") from err
+    return module.eval()
+
+
 METRICS = Registry("metric", MetricError, "`avjudge metrics list` describes them")
 register = METRICS.register
 

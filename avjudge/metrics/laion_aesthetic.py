@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Metric, MetricError, register
+from .base import Metric, MetricError, load_strict, load_torch_file, register
 from .checkpoints import resolve
 
 HEAD_LAYERS = (1024, 128, 64, 16)  # hidden sizes of the head; dropout between the first three has no weights
@@ -48,7 +48,7 @@ class LaionAesthetic(Metric):
 
     def __init__(self, root=None, batch_size: int = 16):
         try:
-            import torch
+            import torch  # noqa: F401
             from transformers import CLIPImageProcessorPil, CLIPModel
         except ImportError as err:
             raise MetricError("laion_aesthetic needs torch and transformers: pip install 'avjudge[metrics,judges]'") \
@@ -58,12 +58,9 @@ class LaionAesthetic(Metric):
         # the PIL pipeline (bicubic resize, centre crop) is the one CLIP and the head were trained with
         self.processor = CLIPImageProcessorPil.from_pretrained(clip_dir)
         self.clip = CLIPModel.from_pretrained(clip_dir).eval()
-        self.head = build_head(self.clip.config.projection_dim).eval()
-        try:
-            self.head.load_state_dict(torch.load(head_path, map_location="cpu", weights_only=True), strict=True)
-        except RuntimeError as err:
-            raise MetricError(f"{head_path} is not an aesthetic head for {self.clip.config.projection_dim}-d CLIP "
-                              f"embeddings: {err}") from err
+        dim = self.clip.config.projection_dim
+        self.head = load_strict(build_head(dim), load_torch_file(head_path), head_path,
+                                f"an aesthetic head for {dim}-d CLIP embeddings")
         self.batch_size = batch_size
 
     def frame_scores(self, frames: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import AudioNeeds, Metric, MetricError, register
+from .base import AudioNeeds, Metric, MetricError, load_strict, load_torch_file, register
 from .checkpoints import resolve
 
 SUPPORTED = {"cnn_model": ("adapt", "standard"), "td": ("self_att", "lstm"), "td_2": ("skip", None),
@@ -205,15 +205,14 @@ class _NISQA(Metric):
 
     def __init__(self, root=None):
         try:
-            import torch
+            import torch  # noqa: F401
         except ImportError as err:
             raise MetricError(f"{self.name} needs torch: pip install 'avjudge[metrics]'") from err
         (path,) = resolve(self.checkpoints[0], root).values()
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        checkpoint = load_torch_file(path)
         self.args = checkpoint["args"]
-        self.network = build_network(self.args)
-        self.network.load_state_dict(checkpoint["model_state_dict"], strict=True)
-        self.network.eval()
+        self.network = load_strict(build_network(self.args), checkpoint["model_state_dict"], path,
+                                   f"a {self.args['model']} checkpoint")
 
     def predict(self, audio: np.ndarray, sample_rate: int) -> dict[str, float]:
         import torch

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import AudioNeeds, Metric, MetricError, register
+from .base import AudioNeeds, Metric, MetricError, load_strict, load_torch_file, register
 from .checkpoints import resolve
 from .faces import DETECTORS, FaceDetector, TrackOptions, crop_track, face_tracks
 
@@ -172,18 +172,12 @@ class SyncNet(Metric):
     def __init__(self, root=None, detector: str = "haar", vshift: int = 15, batch_size: int = 20,
                  options: TrackOptions = TrackOptions()):
         try:
-            import torch
+            import torch  # noqa: F401
         except ImportError as err:
             raise MetricError("syncnet needs torch: pip install 'avjudge[metrics]'") from err
         (path,) = resolve(self.checkpoints[0], root).values()
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as err:  # noqa: BLE001 - torch raises several types for a file it will not unpickle
-            raise MetricError(f"{path} is not a plain state dict of tensors (avjudge never unpickles code from "
-                              f"a checkpoint): {err}") from err
-        network = build_network()
-        network.load_state_dict(state, strict=True)
-        self.encoder = SyncEncoder(network.eval(), batch_size)
+        network = load_strict(build_network(), load_torch_file(path), path, "a SyncNet v2 state dict")
+        self.encoder = SyncEncoder(network, batch_size)
         self.detector = DETECTORS.lookup(detector)()
         self.vshift, self.options = vshift, options
 
