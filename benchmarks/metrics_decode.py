@@ -16,7 +16,7 @@ from pathlib import Path
 
 from avjudge.jsonl import read_jsonl
 from avjudge.media import decode
-from avjudge.metrics import get_metric
+from avjudge.metrics import decode_fps, get_metric
 from avjudge.metrics.run import score_clip
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
@@ -54,7 +54,8 @@ def main() -> None:
             for video, captions in items:
                 t = time.perf_counter()
                 # what it needs, at its own frame rate
-                clip = decode(video, video=bool(metric.video_fps), audio=bool(metric.audio), fps=metric.video_fps)
+                clip = decode(video, video=bool(metric.video_fps), audio=bool(metric.audio),
+                              fps=decode_fps([metric.video_fps]) if metric.video_fps else None)
                 per_metric += time.perf_counter() - t
                 try:
                     metric.compute(clip, captions=captions)

@@ -3,8 +3,9 @@ weights cannot be downloaded (no internet here; a lent GPU machine has none eith
 mean nothing; their cost is the real one.
 
 Builds under OUT: syncnet (SyncNet v2), clip-vit-large-patch14 + laion-aesthetic (CLIP ViT-L/14 and the
-aesthetic head), audiobox-aesthetics (Meta's model classes), and dfarena as a stand-in of DF-Arena's
-size class (a wav2vec2 XLS-R-300M-shaped classifier: DF-Arena's own code cannot be fetched here).
+aesthetic head), audiobox-aesthetics (Meta's model classes), dover (DOVER++, 56 M parameters), and
+dfarena as a stand-in of DF-Arena's size class (a wav2vec2 XLS-R-300M-shaped classifier: DF-Arena's own
+code cannot be fetched here).
 NISQA's real weights are linked in from --nisqa when given.
 
 Usage: python scripts/make_random_metric_checkpoints.py --out /tmp/random_ckpt [--nisqa ../shared/checkpoints/nisqa]
@@ -63,8 +64,16 @@ def dfarena(out: Path) -> None:
     transformers.Wav2Vec2ForSequenceClassification(config).save_pretrained(out / "dfarena")
 
 
+def dover(out: Path) -> None:
+    from avjudge.metrics.dover import build_dover
+
+    (out / "dover").mkdir(exist_ok=True)
+    torch.save(build_dover().state_dict(), out / "dover" / "DOVER_plus_plus.pth")
+
+
 BUILDERS = {"syncnet": (syncnet, ["syncnet"]), "laion": (laion, ["clip_vit_l14", "laion_aesthetic"]),
-            "audiobox": (audiobox, ["audiobox_aesthetics"]), "dfarena": (dfarena, ["dfarena"])}
+            "audiobox": (audiobox, ["audiobox_aesthetics"]), "dfarena": (dfarena, ["dfarena"]),
+            "dover": (dover, ["dover"])}
 
 
 def main() -> None:

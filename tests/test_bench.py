@@ -57,6 +57,13 @@ def test_alignment_statistics_equal_hand_computed_values(tmp_path):
     assert result["tie_calibrated_accuracy"] == {"eps": 0.0, "value": pytest.approx(4 / 6)}
 
 
+def test_every_metric_dimension_has_a_registered_metric():
+    from avjudge.bench.dimensions import DIMENSIONS
+    from avjudge.metrics import METRICS
+
+    assert [d.provider for d in DIMENSIONS.values() if d.source == "metric" and d.provider not in METRICS] == []
+
+
 def test_lower_is_better_dimensions_flip_the_metric_outcome():
     from avjudge.bench.align import metric_outcome
 
@@ -152,7 +159,7 @@ def scorer(tiny_judges):
 
 def test_scorer_skips_what_cannot_run_with_the_reason(scorer, tmp_path, monkeypatch):
     assert [d.name for d in scorer.dimensions] == ["av", "at", "dnsmos"]
-    assert "does not compute dover" in scorer.skipped["dover"]
+    assert "DOVER_plus_plus.pth is missing" in scorer.skipped["dover"]
     assert "syncnet_v2.model is missing" in scorer.skipped["syncnet"]  # no weights in ./checkpoints
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path))
     with pytest.raises(BenchError, match=r"none of the dimensions.*--judge vt=DIR"):

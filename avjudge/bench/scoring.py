@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..judges import CheckpointError, Judge
 from ..media import MediaClip, MediaError, decode
-from ..metrics import METRICS, CheckpointMissing, Metric, MetricError, get_metric
+from ..metrics import CheckpointMissing, Metric, MetricError, decode_fps, get_metric
 from ..metrics.checkpoints import checkpoint_root
 from ..prompts import task as get_task
 from .dimensions import BenchError, Dimension
@@ -73,8 +73,6 @@ class ClipScorer:
     def _load_metric(self, dim: Dimension) -> str | None:
         if dim.provider in self.metrics:
             return None
-        if dim.provider not in METRICS:
-            return f"avjudge does not compute {dim.provider} yet (`avjudge metrics list` shows what it computes)"
         try:
             self.metrics[dim.provider] = get_metric(dim.provider)
         except (CheckpointMissing, MetricError) as err:
@@ -89,7 +87,7 @@ class ClipScorer:
         fps += [m.video_fps for m in metrics if m.video_fps]
         return {"video": bool(fps),
                 "audio": any(t.needs_audio for t in tasks) or any(m.audio for m in metrics),
-                "fps": max(fps) if fps else None}
+                "fps": decode_fps(fps) if fps else None}
 
     def decode_all(self, videos: list[str]) -> list[MediaClip | str]:
         options = self._decode_options()

@@ -291,11 +291,12 @@ def _metrics_list_args(p: argparse.ArgumentParser) -> None:
 
 
 def _metrics_list(args: argparse.Namespace) -> int:
-    from ..metrics import METRICS
+    from ..metrics import METRICS, NATIVE_FPS
 
     for name, cls in sorted(METRICS.items()):
         needs = [f"audio at {f'{cls.audio.sample_rate} Hz' if cls.audio.sample_rate else 'its own rate'}"] if cls.audio else []
-        needs += [f"frames {cls.video_fps} fps"] if cls.video_fps else []
+        needs += [f"frames {cls.video_fps} fps" if cls.video_fps != NATIVE_FPS else "the file's own frames"] \
+            if cls.video_fps else []
         print(f"{name:<15} {cls.description}\n{'':<15} needs {', '.join(needs)}; checkpoints: "
               f"{', '.join(cls.checkpoints) or 'none (shipped with its package)'}")
     return 0

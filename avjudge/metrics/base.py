@@ -1,6 +1,7 @@
 """Signal metrics: one registry; each metric says which media it needs and which checkpoints it loads."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -15,6 +16,15 @@ class MetricError(AvjudgeError):
     """A clip a metric cannot score (no audio, too short, no face...): recorded, never scored as 0."""
 
 
+NATIVE_FPS = math.inf  # the video_fps of a metric that samples the file's own frames (DOVER)
+
+
+def decode_fps(rates: list[float]) -> float | None:
+    """The rate to decode frames at so every consumer can take its own: the highest, or None (the
+    file's own frames) when one of them samples native frames."""
+    return None if NATIVE_FPS in rates else max(rates)
+
+
 @dataclass(frozen=True)
 class AudioNeeds:
     sample_rate: int | None  # None: the clip's own rate (metrics whose features depend on it, e.g. NISQA)
@@ -25,7 +35,7 @@ class Metric:
     name: ClassVar[str]
     description: ClassVar[str]
     audio: ClassVar[AudioNeeds | None] = None
-    video_fps: ClassVar[float | None] = None  # frames per second the metric samples, None: no frames
+    video_fps: ClassVar[float | None] = None  # frames per second it samples; None: no frames; NATIVE_FPS
     checkpoints: ClassVar[tuple[str, ...]] = ()  # manifest entries it loads
 
     def compute(self, clip: MediaClip, **ctx) -> dict[str, float]:
@@ -45,7 +55,7 @@ class Metric:
         (frames repeat or drop, as a constant-rate conversion does)."""
         if clip.frames is None:
             raise MetricError(f"{clip.source or 'clip'} has no video for {self.name}")
-        if abs(clip.fps - self.video_fps) < 1e-6:
+        if self.video_fps == NATIVE_FPS or abs(clip.fps - self.video_fps) < 1e-6:
             return clip.frames
         times = clip.start + np.arange(int(np.ceil(clip.duration * self.video_fps - 1e-9))) / self.video_fps
         shown = np.searchsorted(clip.timestamps, times + 1e-6, side="right") - 1

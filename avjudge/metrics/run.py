@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..jobs import run_job
 from ..media import MediaError, decode
-from .base import Metric, MetricError, get_metric
+from .base import Metric, MetricError, decode_fps, get_metric
 
 MEDIA_EXTENSIONS = (".mp4", ".mkv", ".mov", ".webm", ".wav", ".flac")
 
@@ -23,11 +23,11 @@ def input_items(source: str | Path) -> list[dict]:
 
 def score_clip(metrics: list[Metric], video: str, captions: dict | None = None) -> dict:
     """Every metric's outputs for one clip (decoded once), and per-metric errors."""
-    fps = max((m.video_fps for m in metrics if m.video_fps), default=None)
+    rates = [m.video_fps for m in metrics if m.video_fps]
     needs_audio = any(m.audio for m in metrics)
     record: dict = {"errors": {}}
     try:  # frames at the highest rate any metric samples; each metric takes its own rate from those
-        clip = decode(video, video=fps is not None, audio=needs_audio, fps=fps)
+        clip = decode(video, video=bool(rates), audio=needs_audio, fps=decode_fps(rates) if rates else None)
     except MediaError as err:
         return {"error": str(err)}
     for metric in metrics:
