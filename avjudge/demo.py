@@ -3,7 +3,7 @@
 make a synthetic world -> check it against its ground truth -> build AV, VT and AT pair
 datasets with hard negatives -> score the held-out pairs with untrained tiny judges ->
 train them -> score again -> a table of held-out balanced accuracy per negative type,
-before and after, written as JSON and a PNG chart.
+before and after, and learning curves along training, written as JSON and a PNG chart.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from .jsonl import read_jsonl, write_json
 from .judges.tiny import make_tiny_judges
 from .media import MediaError, decode
 from .prompts import task as judge_task
-from .train import TrainConfig, run_training
+from .train import TrainConfig, learning_curves, run_training
 from .world import MANIFEST, WorldConfig, make_world
 from .world.verify import verify_clip
 
@@ -73,13 +73,15 @@ def _table(results: dict) -> list[str]:
 
 
 def plot(results: dict, path: Path) -> None:
+    """Per judge: balanced accuracy per negative type before and after (top), and along training (bottom)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4), squeeze=False)
-    for ax, (task, res) in zip(axes[0], results.items()):
+    fig, axes = plt.subplots(2, len(results), figsize=(5 * len(results), 8), squeeze=False)
+    for col, (task, res) in enumerate(results.items()):
+        ax = axes[0][col]
         kinds = sorted(res["eval_after"]["per_type"])
         before = [res["eval_before"]["per_type"].get(k, {}).get("balanced_accuracy", 0) for k in kinds]
         after = [res["eval_after"]["per_type"][k]["balanced_accuracy"] for k in kinds]
@@ -91,6 +93,14 @@ def plot(results: dict, path: Path) -> None:
         ax.set_ylim(0, 1)
         ax.set_title(f"{task.upper()} judge: held-out balanced accuracy")
         ax.legend(fontsize=8)
+        ax = axes[1][col]
+        for kind, points in res["curves"].items():
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=kind)
+        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("optimiser step")
+        ax.set_title(f"{task.upper()} judge: learning curves")
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -119,7 +129,7 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
             f"model={checkpoints[judge_task(task).family]}", f"dataset={out / 'pairs'}",
             f"output_dir={out / 'train' / task}",
             f"epochs={size.epochs}", f"seed={seed}"])
-        results[task] = run_training(config)
+        results[task] = {**run_training(config), "curves": learning_curves(Path(config.output_dir))}
         timings[f"train_{task}"] = time.perf_counter() - t0
     lines = [
         f"world: {summary['clips']} clips, {summary['events']} sound events; decoded back, "
@@ -135,7 +145,8 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
     plot(results, out / "demo_report.png")
     report = {"world": summary, "verification": checks, "pairs": stats, "seconds": timings,
               "judges": {t: {"eval_before": r["eval_before"], "eval_after": r["eval_after"],
-                             "loss_history": r["loss_history"], "checkpoint": str(out / "train" / t / "final")}
+                             "loss_history": r["loss_history"], "curves": r["curves"],
+                             "checkpoint": str(out / "train" / t / "final")}
                          for t, r in results.items()},
               "text": "\n".join(lines)}
     write_json(out / "demo_report.json", report)

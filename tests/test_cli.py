@@ -59,8 +59,22 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
         judge = report["judges"][task]
         assert judge["eval_before"]["per_type"] and judge["eval_after"]["per_type"]
         assert (tmp_path / "train" / task / "final" / "config.json").exists()
+        for kind, points in judge["curves"].items():  # from step 0 (untrained) to the last step (trained)
+            assert points[0] == [0, judge["eval_before"]["per_type"][kind]["balanced_accuracy"]]
+            assert points[-1] == [judge["eval_after"]["step"], judge["eval_after"]["per_type"][kind]["balanced_accuracy"]]
     assert (tmp_path / "demo_report.png").stat().st_size > 10000
     assert "held-out balanced accuracy per negative type" in capsys.readouterr().out
+
+
+def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):
+    cache = tiny_judges["qwen2_5_omni"].parent.parent
+    assert main(["demo", "--out", str(tmp_path), "--quick", "--judges", "av", "--clips", "6", "--pairs", "24",
+                 "--cache", str(cache)]) == 0
+    report = json.loads((tmp_path / "demo_report.json").read_text())
+    assert list(report["judges"]) == ["av"] and report["world"]["clips"] == 6
+    assert report["pairs"]["judges"]["av"]["pairs"] == 24 and not (tmp_path / "train" / "vt").exists()
+    assert main(["demo", "--out", str(tmp_path), "--judges", "av,xy"]) == 2
+    assert "subset of av, vt, at" in capsys.readouterr().err
 
 
 def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world, tmp_path, capsys):

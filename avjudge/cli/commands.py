@@ -408,17 +408,31 @@ register("train", "fine-tune a judge on pairs (single-token Yes/No SFT; DeepSpee
 # ---- demo ------------------------------------------------------------------------------
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
+    from ..demo import DemoSize
+
     p.add_argument("--out", type=Path, default=Path("demo_out"), help="output folder")
     p.add_argument("--seed", type=int, default=0, help="world and training seed")
     p.add_argument("--quick", action="store_true", help="a minute-long smoke run (tiny sizes, nothing learned)")
+    p.add_argument("--clips", type=int, help=f"world clips (default {DemoSize.clips})")
+    p.add_argument("--pairs", type=int, help=f"pairs per judge (default {DemoSize.pairs})")
+    p.add_argument("--epochs", type=float, help=f"training epochs (default {DemoSize.epochs})")
+    p.add_argument("--judges", default="av,vt,at", help="which judges to build pairs for and train")
     p.add_argument("--cache", type=Path, default=None,
                    help="where tiny judges are built (default: $AVJUDGE_CACHE or ~/.cache/avjudge)")
 
 
 def _demo(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from ..config import ConfigError
     from ..demo import QUICK, DemoSize, run_demo
 
-    report = run_demo(args.out, size=QUICK if args.quick else DemoSize(), seed=args.seed, cache=args.cache)
+    tasks = tuple(t.strip() for t in args.judges.split(",") if t.strip())
+    if not tasks or set(tasks) - {"av", "vt", "at"}:
+        raise ConfigError(f"--judges takes a comma-separated subset of av, vt, at, not {args.judges!r}")
+    size = dataclasses.replace(QUICK if args.quick else DemoSize(), **{
+        k: getattr(args, k) for k in ("clips", "pairs", "epochs") if getattr(args, k) is not None})
+    report = run_demo(args.out, size=size, seed=args.seed, cache=args.cache, tasks=tasks)
     print(report["text"])
     return 0
 
@@ -427,4 +441,5 @@ register("demo", "run the end-to-end demo on built-in defaults", _demo_args, _de
          "Make a synthetic world and check it against its ground truth, build AV / VT / AT pairs\n"
          "with hard negatives, score held-out pairs with untrained tiny judges, train them on the\n"
          "CPU, score again, and print held-out accuracy per negative type before and after\n"
-         "(OUT/demo_report.json and OUT/demo_report.png).")
+         "(OUT/demo_report.json and OUT/demo_report.png, with learning curves).\n\n"
+         "example (a larger AV-only run):\n  avjudge demo --judges av --clips 300 --pairs 2400 --epochs 2.5 --out demo_av")

@@ -3,7 +3,7 @@ from .collator import AnswerCollator
 from .config import TrainConfig
 from .freeze import POLICIES, apply_freeze
 from .metrics import judge_metrics
-from .trainer import build_training, run_training
+from .trainer import build_training, learning_curves, run_training
 
 __all__ = ["AnswerCollator", "POLICIES", "TrainConfig", "apply_freeze", "build_training", "judge_metrics",
-           "run_training"]
+           "learning_curves", "run_training"]

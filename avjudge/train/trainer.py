@@ -91,6 +91,16 @@ class HeldOutEvaluation:
         return metrics
 
 
+def learning_curves(out_dir: Path) -> dict[str, list[list[float]]]:
+    """Held-out balanced accuracy per negative type at every evaluation of a run: {type: [[step, value]]}."""
+    curves: dict[str, list[list[float]]] = {}
+    for path in sorted((Path(out_dir) / "eval").glob("step_*.json")):
+        metrics = json.loads(path.read_text())
+        for kind, m in sorted(metrics["per_type"].items()):
+            curves.setdefault(kind, []).append([metrics["step"], m["balanced_accuracy"]])
+    return curves
+
+
 def flat_metrics(metrics: dict) -> dict[str, float]:
     flat = {f"eval/{k}": v for k, v in metrics["overall"].items() if isinstance(v, (int, float)) and k != "n"}
     for kind, m in metrics["per_type"].items():
