@@ -107,7 +107,8 @@ def plot(results: dict, path: Path) -> None:
 
 
 def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progress: bool = True,
-             cache: Path | None = None, tasks: tuple[str, ...] = ("av", "vt", "at")) -> dict:
+             cache: Path | None = None, tasks: tuple[str, ...] = ("av", "vt", "at"),
+             overrides: list[str] | tuple[str, ...] = ()) -> dict:
     out = Path(out)
     timings = {}
     start = time.perf_counter()
@@ -128,7 +129,7 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
         config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
             f"model={checkpoints[judge_task(task).family]}", f"dataset={out / 'pairs'}",
             f"output_dir={out / 'train' / task}",
-            f"epochs={size.epochs}", f"seed={seed}"])
+            f"epochs={size.epochs}", f"seed={seed}", *overrides])
         results[task] = {**run_training(config), "curves": learning_curves(Path(config.output_dir))}
         timings[f"train_{task}"] = time.perf_counter() - t0
     lines = [

@@ -69,9 +69,11 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
 def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):
     cache = tiny_judges["qwen2_5_omni"].parent.parent
     assert main(["demo", "--out", str(tmp_path), "--quick", "--judges", "av", "--clips", "6", "--pairs", "24",
-                 "--cache", str(cache)]) == 0
+                 "--set", "fps=3.0", "--cache", str(cache)]) == 0
     report = json.loads((tmp_path / "demo_report.json").read_text())
     assert list(report["judges"]) == ["av"] and report["world"]["clips"] == 6
+    trained = json.loads((tmp_path / "train" / "av" / "final" / "avjudge_train.json").read_text())
+    assert trained["config"]["fps"] == 3.0
     assert report["pairs"]["judges"]["av"]["pairs"] == 24 and not (tmp_path / "train" / "vt").exists()
     assert main(["demo", "--out", str(tmp_path), "--judges", "av,xy"]) == 2
     assert "subset of av, vt, at" in capsys.readouterr().err

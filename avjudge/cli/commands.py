@@ -417,6 +417,8 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, help=f"pairs per judge (default {DemoSize.pairs})")
     p.add_argument("--epochs", type=float, help=f"training epochs (default {DemoSize.epochs})")
     p.add_argument("--judges", default="av,vt,at", help="which judges to build pairs for and train")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="training option for every judge, over train_configs/tiny_world_*.yaml (repeatable)")
     p.add_argument("--cache", type=Path, default=None,
                    help="where tiny judges are built (default: $AVJUDGE_CACHE or ~/.cache/avjudge)")
 
@@ -432,7 +434,7 @@ def _demo(args: argparse.Namespace) -> int:
         raise ConfigError(f"--judges takes a comma-separated subset of av, vt, at, not {args.judges!r}")
     size = dataclasses.replace(QUICK if args.quick else DemoSize(), **{
         k: getattr(args, k) for k in ("clips", "pairs", "epochs") if getattr(args, k) is not None})
-    report = run_demo(args.out, size=size, seed=args.seed, cache=args.cache, tasks=tasks)
+    report = run_demo(args.out, size=size, seed=args.seed, cache=args.cache, tasks=tasks, overrides=args.overrides)
     print(report["text"])
     return 0
 
@@ -442,4 +444,6 @@ register("demo", "run the end-to-end demo on built-in defaults", _demo_args, _de
          "with hard negatives, score held-out pairs with untrained tiny judges, train them on the\n"
          "CPU, score again, and print held-out accuracy per negative type before and after\n"
          "(OUT/demo_report.json and OUT/demo_report.png, with learning curves).\n\n"
-         "example (a larger AV-only run):\n  avjudge demo --judges av --clips 300 --pairs 2400 --epochs 2.5 --out demo_av")
+         "examples (a larger AV-only run; one with more frames and pixels per clip):\n"
+         "  avjudge demo --judges av --clips 300 --pairs 2400 --epochs 2.5 --out demo_av\n"
+         "  avjudge demo --judges av --clips 300 --pairs 960 --epochs 4 --set fps=4.0 --set max_pixels=50176")
