@@ -12,6 +12,7 @@ Both return a spatio-temporal feature map (N, C, D, H, W); the heads score every
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
@@ -68,6 +69,9 @@ def unpartition(windows: torch.Tensor, window, b: int, d: int, h: int, w: int) -
     return x.permute(0, 1, 4, 2, 5, 3, 6, 7).reshape(b, d, h, w, c)
 
 
+# The two tables below depend only on the feature-map geometry: built once, shared by every clip
+# (the largest, stage 1's fragment distances, takes 0.7 s and 80 MB).
+@lru_cache(maxsize=32)
 def shift_mask(size, window, shift) -> torch.Tensor | None:
     """(windows, N, N) additive mask keeping attention inside the regions a cyclic shift brought together."""
     if not any(shift):
@@ -81,6 +85,7 @@ def shift_mask(size, window, shift) -> torch.Tensor | None:
     return torch.where(region[:, :, None] != region[:, None, :], MASK_VALUE, 0.0)
 
 
+@lru_cache(maxsize=32)
 def fragment_distance(size, window, shift) -> torch.Tensor:
     """(windows, N, N) L1 distance between the fragment coordinates of two tokens of a window.
 
@@ -93,7 +98,7 @@ def fragment_distance(size, window, shift) -> torch.Tensor:
     coords = torch.stack(torch.meshgrid(torch.zeros(d, dtype=torch.long), fh, fw, indexing="ij"), -1)[None]
     coords = torch.roll(coords, shifts=tuple(-s for s in shift), dims=(1, 2, 3))
     coords = partition(coords, window)
-    return (coords[:, None, :, :] - coords[:, :, None, :]).abs().sum(-1)
+    return (coords[:, None, :, :] - coords[:, :, None, :]).abs().sum(-1).float()  # small integers, exact
 
 
 class WindowAttention3D(nn.Module):
