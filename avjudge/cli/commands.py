@@ -368,8 +368,8 @@ register("checkpoints verify", "check every checkpoint file's presence, size and
          _checkpoints_verify)
 register("checkpoints pin", "record the sha256 of weights the manifest has no hash for", _checkpoints_pin_args,
          _checkpoints_pin,
-         "Some weights (SyncNet, the LAION aesthetics head, CLIP, DF-Arena, Audiobox) have no sha256\n"
-         "that avjudge could publish. Download them from the source `checkpoints list` names,\n"
+         "Some weights (SyncNet, the LAION aesthetics head, CLIP, DF-Arena, Audiobox, DOVER++) have no\n"
+         "sha256 that avjudge could publish. Download them from the source `checkpoints list` names,\n"
          "check them there, then pin: their size and sha256 go to <root>/pinned.yaml and every\n"
          "later load refuses a different file.\n\n"
          "example:\n  avjudge checkpoints pin syncnet")

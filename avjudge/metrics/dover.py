@@ -42,6 +42,12 @@ def segment_frames(n: int, segments: int, length: int, interval: int, rng: np.ra
     return ((np.arange(length) * interval)[None, :] + (starts + offsets)[:, None]).reshape(-1) % n
 
 
+def _cell_offsets(cell: int, segments: int, rng: np.random.Generator) -> np.ndarray:
+    """(7, 7, segments) offsets of each fragment inside its grid cell (0 where the cell is too small)."""
+    shape = (GRID, GRID, segments)
+    return rng.integers(0, cell - FRAGMENT, shape) if cell > FRAGMENT else np.zeros(shape, dtype=np.int64)
+
+
 def fragment_view(frames, rng: np.random.Generator):
     """(3, T, 224, 224) float tensor of 0-255 values: 7x7 fragments of 32x32 per 32-frame segment."""
     import torch
@@ -59,10 +65,7 @@ def fragment_view(frames, rng: np.random.Generator):
     cols = [min(width // GRID * j, width - FRAGMENT) for j in range(GRID)]
     cell_h, cell_w = height // GRID, width // GRID
     segments = t // CLIP_LEN
-    dy = rng.integers(0, cell_h - FRAGMENT, (GRID, GRID, segments)) if cell_h > FRAGMENT else \
-        np.zeros((GRID, GRID, segments), dtype=np.int64)
-    dx = rng.integers(0, cell_w - FRAGMENT, (GRID, GRID, segments)) if cell_w > FRAGMENT else \
-        np.zeros((GRID, GRID, segments), dtype=np.int64)
+    dy, dx = (_cell_offsets(cell, segments, rng) for cell in (cell_h, cell_w))
     out = torch.zeros((3, t, VIEW, VIEW))
     for i, y0 in enumerate(rows):
         for j, x0 in enumerate(cols):
