@@ -16,6 +16,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	$(BIN)/pip install -q --no-deps nisqa==2.0.post2
 	# Meta's Audiobox aesthetics model code; without its deps, which pull torchaudio for file reading only
 	$(BIN)/pip install -q --no-deps audiobox-aesthetics==0.0.4
+	# openai-whisper, the second speech-content backend, without triton (~1 GB; only its GPU word timings use it)
+	$(BIN)/pip install -q -c constraints.txt tiktoken more-itertools
+	$(BIN)/pip install -q --no-deps openai-whisper==20250625
 	touch $@
 
 install: $(BIN)/.installed

