@@ -203,3 +203,16 @@ def test_shipped_train_configs_load(name):
     if name != "tiny_world_av":
         assert cfg.freeze == ("llm+connector" if cfg.task == "at" else "llm") and cfg.deepspeed
         assert (CONFIG.parent.parent / cfg.deepspeed).exists()
+
+
+@pytest.mark.parametrize("task", ["av", "vt"])
+def test_demo_configs_show_the_judge_112_px_frames_of_the_demo_world(task):
+    """Qwen's smart resize floors 192 / sqrt(192² / 12544) = 3.99999... patches: a budget of exactly
+    112 x 112 pixels would give 84 x 84. The demo configs ask for a little more."""
+    from avjudge.demo import TRAIN_CONFIGS, DemoSize
+    from avjudge.judges.media_inputs import VisionPreprocess
+
+    cfg = load_config(TrainConfig, TRAIN_CONFIGS[task])
+    side = DemoSize().frame_size
+    assert VisionPreprocess().with_pixels(None, cfg.max_pixels).target_size(side, side) == (112, 112)
+    assert VisionPreprocess().with_pixels(None, 112 * 112).target_size(side, side) == (84, 84)

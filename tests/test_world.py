@@ -102,8 +102,7 @@ def test_scenes_are_deterministic_and_consistent():
         assert a.ambience in vocab.BACKGROUNDS[a.background]["ambiences"]
         for obj in a.objects:
             if obj.sound:
-                lo, hi = vocab.SIZES[obj.size][1]
-                assert obj.sound["timbre"] == vocab.SHAPES[obj.shape] and lo <= obj.sound["f0"] < hi
+                assert obj.sound == {"timbre": vocab.SHAPES[obj.shape], "f0": vocab.PITCHES[obj.colour]}
     assert sample_scene(cfg, 0) != sample_scene(WorldConfig(seed=5), 0)
 
 

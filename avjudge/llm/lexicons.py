@@ -28,7 +28,7 @@ LEXICONS: dict[str, tuple[str, ...]] = {
     "state": ("open", "closed", "broken", "intact", "wet", "dry", "empty", "full", "on", "off"),
     "camera": ("close-up", "wide shot", "medium shot", "aerial view", "low angle", "high angle", "tracking shot"),
     "place": tuple(v["phrase"] for v in vocab.BACKGROUNDS.values()) + ("kitchen", "street", "park", "office", "beach"),
-    "pitch": tuple(vocab.REGISTER_WORDS.values()),
+    "pitch": vocab.REGISTER_WORDS,
     "timbre": tuple(vocab.TIMBRE_WORDS.values()),
     "ambience": tuple(p for k, p in vocab.AMBIENCE_PHRASES.items() if k != "none") + ("traffic noise", "birdsong"),
     "presence": ("no background noise", "faint background noise", "loud background noise"),

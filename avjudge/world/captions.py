@@ -57,7 +57,7 @@ def audio_caption(scene: Scene) -> str:
     for i, c in counts:
         obj = scene.objects[i]
         timbre = obj.sound["timbre"]
-        register = "" if timbre == "noise_burst" else vocab.REGISTER_WORDS[obj.size] + " "
+        register = "" if timbre == "noise_burst" else vocab.register_word(obj.sound["f0"]) + " "
         parts.append(f"a {register}{vocab.TIMBRE_WORDS[timbre]} sounds {vocab.times_word(c)}")
     if parts:
         text = parts[0] if len(parts) == 1 else "first " + ", then ".join(parts)

@@ -25,7 +25,7 @@ class WorldObject:
     sound: dict | None  # {"timbre", "f0"} or None for a silent object
 
     def radius_fraction(self) -> float:
-        return vocab.SIZES[self.size][0]
+        return vocab.SIZES[self.size]
 
     def state(self, t: float, duration: float) -> tuple[float, float, float]:
         """(x, y, scale) at time t, ignoring events."""
@@ -104,12 +104,6 @@ def _trajectory_ok(objs: list[WorldObject], cand: WorldObject, duration: float, 
     return True
 
 
-def _note_frequency(rng: np.random.Generator, size: str) -> float:
-    lo, hi = vocab.SIZES[size][1]
-    semitones = int(round(12 * math.log2(hi / lo)))
-    return float(lo * 2 ** (rng.integers(0, semitones) / 12))
-
-
 def scene_id(seed: int, index: int) -> str:
     return f"world{seed}_{index:05d}"
 
@@ -134,7 +128,7 @@ def sample_scene(cfg: "WorldConfig", index: int) -> Scene:
                 shape=shape, colour=colours[len(objects)], size=size,
                 x=float(rng.uniform(0.1, 0.9)), y=float(rng.uniform(0.2, 0.85)),
                 motion=str(rng.choice(list(vocab.MOTIONS))), event_kind=str(rng.choice(list(vocab.EVENTS))),
-                sound={"timbre": vocab.SHAPES[shape], "f0": _note_frequency(rng, size)} if sounding else None,
+                sound={"timbre": vocab.SHAPES[shape], "f0": vocab.PITCHES[colours[len(objects)]]} if sounding else None,
             )
             if _trajectory_ok(objects, cand, duration, cfg.width, cfg.height):
                 objects.append(cand)

@@ -1,7 +1,7 @@
 """The world's vocabulary: every name a scene, a caption or a text perturbation may use.
 
-Physical links make perturbations detectable: a shape fixes its timbre, a size fixes its
-pitch register, a background fixes which ambiences are plausible.
+Physical links make perturbations detectable: a shape fixes its timbre, a colour fixes its
+pitch, a background fixes which ambiences are plausible.
 """
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ COLOURS: dict[str, tuple[int, int, int]] = {
     "purple": (150, 60, 200), "orange": (245, 140, 30), "cyan": (40, 200, 210), "pink": (240, 120, 180),
 }
 WHITE = (255, 255, 255)
+# colour -> pitch (Hz) of the sound the object makes: eight notes five semitones apart, 110-831 Hz.
+# Colour is what any one vision patch shows and pitch what a few mel bands show, so whether a sound
+# can come from something on screen is decidable from the encoders' most basic features: the
+# cross-modal link a small judge can learn (shape, the timbre's link, needs a whole object's outline).
+PITCHES: dict[str, float] = {colour: round(110.0 * 2 ** (5 * k / 12), 2) for k, colour in enumerate(COLOURS)}
 
 # shape -> timbre of the sound it makes
 SHAPES: dict[str, str] = {
@@ -20,11 +25,15 @@ TIMBRE_WORDS: dict[str, str] = {
     "pluck": "plucked-string note", "noise_burst": "short noise burst",
 }
 
-# size -> (radius as a fraction of the shorter frame side, pitch register in Hz [lo, hi))
-SIZES: dict[str, tuple[float, tuple[float, float]]] = {
-    "small": (0.07, (440.0, 880.0)), "medium": (0.10, (220.0, 440.0)), "large": (0.14, (110.0, 220.0)),
-}
-REGISTER_WORDS: dict[str, str] = {"small": "high", "medium": "mid-pitched", "large": "low"}
+# size -> radius as a fraction of the shorter frame side
+SIZES: dict[str, float] = {"small": 0.07, "medium": 0.10, "large": 0.14}
+# pitch register words, by the pitch's upper bound in Hz
+REGISTERS: tuple[tuple[float, str], ...] = ((220.0, "low"), (440.0, "mid-pitched"), (float("inf"), "high"))
+REGISTER_WORDS: tuple[str, ...] = tuple(word for _, word in REGISTERS)
+
+
+def register_word(f0: float) -> str:
+    return next(word for bound, word in REGISTERS if f0 < bound)
 
 # motion -> (dx, dy, scale change) over the whole clip, in fractions of the frame
 MOTIONS: dict[str, tuple[float, float, float]] = {
