@@ -30,7 +30,7 @@ TRAIN_CONFIGS = {task: ROOT / "train_configs" / f"tiny_world_{task}.yaml" for ta
 
 @dataclasses.dataclass(frozen=True)
 class DemoSize:
-    clips: int = 240  # many clips per pair: the from-scratch vision tower overfits a small world
+    clips: int = 96
     duration: float = 4.0
     frame_size: int = 192
     pairs: int = 960  # per judge

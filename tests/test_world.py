@@ -160,3 +160,17 @@ def test_resume_after_kill_keeps_finished_clips_and_adds_no_duplicates(tmp_path)
     assert summary["clips"] == 30
     with pytest.raises(ConfigError, match="different configuration"):
         make_world(WorldConfig(n=30, duration=4.0, speech="off"), out, progress=False)
+
+
+def test_verifier_finds_flashes_that_cover_nearly_half_the_clip(tmp_path):
+    """Scene 119 of the demo world: one growing object, flashing white for 42 % of its frames. The area
+    trend must come from the frames the object shows its colour, or the flashes drag it to zero."""
+    from avjudge.world.make import render_clip
+
+    cfg = WorldConfig(n=120, seed=0, duration=4.0, width=192, height=192, speech="off")
+    record = render_clip(cfg, 119, tmp_path)
+    scene = record["scene"]
+    flashing = sum(e["duration"] for e in scene["events"]) / scene["duration"]
+    assert len(scene["objects"]) == 1 and scene["objects"][0]["event_kind"] == "flash" and flashing > 0.4
+    result = verify_clip(decode(tmp_path / record["video"]), record)
+    assert result.ok and result.visual_found == len(scene["events"]) == 5, result.problems

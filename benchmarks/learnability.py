@@ -1,0 +1,156 @@
+"""What can the demo's tiny AV judge learn from the world, and how fast? Probes behind issue #5's targets.
+
+Each probe trains the demo's tiny Qwen2.5-Omni thinker from scratch (`freeze: all`, the demo's AV config) on
+one yes/no question about world clips, and reports held-out AUROC along training. Examples are prepared once
+(one draw of each on-the-fly negative), so thousands of optimiser steps fit in minutes:
+
+  audio_low_note    Yes when a pitched object sounds a note below 200 Hz: the audio alone decides it
+  video_low_colour  Yes when a red, green or blue object is visible: the picture alone decides it
+  random_mismatch   the AV pairs' positives against their random-mismatch negatives: needs both
+
+The first two ask the AV judge's prompt about positives (the clip's own audio) relabelled by the ground truth,
+so each measures one encoder's path to the answer token; the third is the real task.
+
+Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--set KEY=VALUE ...]
+(`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
+"""
+import argparse
+import dataclasses
+import math
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from avjudge.config import load_config
+from avjudge.data import build_dataset, load_recipe
+from avjudge.data.pairs import PairDataset
+from avjudge.jsonl import read_jsonl, write_json
+from avjudge.demo import RECIPE, TRAIN_CONFIGS
+from avjudge.judges.tiny import make_tiny_judges
+from avjudge.train import TrainConfig, build_training
+from avjudge.train.collator import AnswerCollator
+from avjudge.train.metrics import auroc
+from avjudge.world import MANIFEST, WorldConfig, make_world
+
+LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's colour -> pitch link
+
+
+def _audio_low_note(record, scene):
+    if record["label"] == 1:
+        return int(any(o["sound"] and o["sound"]["timbre"] != "noise_burst" and o["sound"]["f0"] < 200
+                       for o in scene["objects"]))
+    return None
+
+
+def _video_low_colour(record, scene):
+    return int(any(o["colour"] in LOW_COLOURS for o in scene["objects"])) if record["label"] == 1 else None
+
+
+def _random_mismatch(record, scene):
+    return int(record["label"]) if record["negative_type"] in ("positive", "random_mismatch") else None
+
+
+PROBES = {"audio_low_note": _audio_low_note, "video_low_colour": _video_low_colour,
+          "random_mismatch": _random_mismatch}
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"  # AUROC is undefined with one class held out
+
+
+def make_pairs(root: Path, clips: int, pairs: int) -> Path:
+    world = root / "world"
+    make_world(WorldConfig(n=clips, seed=0, duration=4.0, width=192, height=192), world, progress=False)
+    recipe, source = load_recipe(RECIPE, [f"source={(world / MANIFEST).resolve()}", "seed=0"])
+    recipe = dataclasses.replace(recipe, judges={"av": dataclasses.replace(recipe.judges["av"], pairs=pairs)})
+    build_dataset(recipe, source, root / "pairs", progress=False)
+    return root / "pairs"
+
+
+def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
+    out = []
+    for i, record in enumerate(dataset.records):
+        label = probe(record, scenes[record["source_id"]])
+        if label is not None:
+            out.append((label, *dataset[i]))
+    return out
+
+
+def run_probe(name: str, pairs: Path, scenes: dict, steps: int, every: int, overrides: list[str],
+              out: Path) -> list[tuple[int, float, float]]:
+    """[(step, mean training loss since the last report, held-out AUROC)]."""
+    family_dirs = make_tiny_judges(out / "cache")
+    config = load_config(TrainConfig, TRAIN_CONFIGS["av"], [
+        f"model={family_dirs['qwen2_5_omni']}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
+        "max_eval_pairs=2", *overrides])
+    torch.manual_seed(config.seed)
+    trainer, judge, _, _ = build_training(config)
+    collator, probe = AnswerCollator(judge), PROBES[name]
+    train = [collator.example({**record, "label": label}, clip)
+             for label, record, clip in labelled(trainer.train_dataset, probe, scenes)]
+    train_set = trainer.train_dataset
+    test_set = PairDataset(list(read_jsonl(pairs / "pairs" / "av" / "test.jsonl")), train_set.pool,
+                           train_set.sample_rate, train_set.fps, train_set.root)
+    held_out = [(label, judge.prepare(judge.sample(clip, None, None)))
+                for label, _, clip in labelled(test_set, probe, scenes)]
+    labels = np.array([label for label, _ in held_out])
+    model = judge.adapter.model.train()
+    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
+                                  weight_decay=config.weight_decay)
+    warmup = config.warmup_steps
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / steps)))
+    order, rng, losses, curve = [], random.Random(config.seed), [], []
+    for step in range(1, steps + 1):
+        if len(order) < config.batch_size:
+            order += rng.sample(range(len(train)), len(train))
+        batch, order = order[:config.batch_size], order[config.batch_size:]
+        loss = model(**judge.adapter.forward_kwargs(judge.adapter.collate([train[i] for i in batch], "right"))).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step(), schedule.step(), optimiser.zero_grad()
+        losses.append(loss.item())
+        if step % every == 0 or step == steps:
+            model.eval()
+            scores = np.array([r.score for r in judge.score_prepared([p for _, p in held_out])])
+            model.train()
+            curve.append((step, float(np.mean(losses)), auroc(scores, labels)))
+            losses = []
+            print(f"{name:<18} step {step:>5}  loss {curve[-1][1]:.3f}  held-out AUROC {_number(curve[-1][2])}",
+                  flush=True)
+    return curve
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clips", type=int, default=300)
+    p.add_argument("--pairs", type=int, default=2400, help="AV pairs to build (75%% train, 25%% held out)")
+    p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--every", type=int, default=250, help="evaluate every N steps")
+    p.add_argument("--probes", default=",".join(PROBES))
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
+    p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.out or tmp)
+        t0 = time.perf_counter()
+        pairs = make_pairs(out, args.clips, args.pairs)
+        scenes = {r["id"]: r["scene"] for r in read_jsonl(out / "world" / MANIFEST)}
+        print(f"world and pairs: {time.perf_counter() - t0:.0f} s", flush=True)
+        curves = {}
+        for name in args.probes.split(","):
+            t0 = time.perf_counter()
+            curves[name] = run_probe(name, pairs, scenes, args.steps, args.every, args.set, out)
+            print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
+        write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
+        print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, _, _ in next(iter(curves.values()))))
+        for name, curve in curves.items():
+            print(f"{name:<18}" + "".join(f"{_number(a):>8}" for _, _, a in curve))
+
+
+if __name__ == "__main__":
+    main()
