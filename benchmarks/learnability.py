@@ -89,10 +89,9 @@ def run_probe(name: str, pairs: Path, scenes: dict, steps: int, every: int, over
         "max_eval_pairs=2", *overrides])
     torch.manual_seed(config.seed)
     trainer, judge, _, _ = build_training(config)
-    collator, probe = AnswerCollator(judge), PROBES[name]
+    collator, probe, train_set = AnswerCollator(judge), PROBES[name], trainer.train_dataset
     train = [collator.example({**record, "label": label}, clip)
-             for label, record, clip in labelled(trainer.train_dataset, probe, scenes)]
-    train_set = trainer.train_dataset
+             for label, record, clip in labelled(train_set, probe, scenes)]
     test_set = PairDataset(list(read_jsonl(pairs / "pairs" / "av" / "test.jsonl")), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
     held_out = [(label, judge.prepare(judge.sample(clip, None, None)))
@@ -112,7 +111,9 @@ def run_probe(name: str, pairs: Path, scenes: dict, steps: int, every: int, over
         loss = model(**judge.adapter.forward_kwargs(judge.adapter.collate([train[i] for i in batch], "right"))).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step(), schedule.step(), optimiser.zero_grad()
+        optimiser.step()
+        schedule.step()
+        optimiser.zero_grad()
         losses.append(loss.item())
         if step % every == 0 or step == steps:
             model.eval()
