@@ -11,7 +11,12 @@ one yes/no question about world clips, and reports held-out AUROC along training
 The first two ask the AV judge's prompt about positives (the clip's own audio) relabelled by the ground truth,
 so each measures one encoder's path to the answer token; the third is the real task.
 
-Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--set KEY=VALUE ...]
+--caption-steps N first trains N steps of captioning (language-model loss on the clip's video caption and
+sound description, given its frames and audio: how Omni models learn to see and hear before any judging),
+then the probe, to test whether encoders that already name colours and notes make the comparison learnable.
+
+Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
+       [--set KEY=VALUE ...]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
 import argparse
@@ -80,8 +85,52 @@ def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
     return out
 
 
-def run_probe(name: str, pairs: Path, scenes: dict, steps: int, every: int, overrides: list[str],
-              out: Path) -> list[tuple[int, float, float]]:
+def caption_examples(judge, dataset, captions: dict) -> list:
+    """The positives' media with their video caption and sound description as the reply, every reply token
+    supervised (the spoken line is left out: it repeats words of the video caption)."""
+    examples = []
+    for i, record in enumerate(dataset.records):
+        if record["label"] != 1:
+            continue
+        _, clip = dataset[i]
+        caption = captions[record["source_id"]]
+        reply = f"{caption['video']} {caption['audio'].split(' A ')[0]}"
+        sample = judge.sample(clip, None, None)
+        prompt_length = judge.prepare(sample).length
+        example = judge.prepare(sample, answer=reply)
+        example.labels = [-100] * prompt_length + example.input_ids[prompt_length:]
+        examples.append(example)
+    return examples
+
+
+def train(judge, examples: list, steps: int, config: TrainConfig, every: int, report) -> None:
+    """AdamW with the config's rate, warm-up and a cosine decay; ``report(step, mean loss)`` every N steps."""
+    model = judge.adapter.model.train()
+    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
+                                  weight_decay=config.weight_decay)
+    warmup = config.warmup_steps
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / steps)))
+    order, rng, losses = [], random.Random(config.seed), []
+    for step in range(1, steps + 1):
+        if len(order) < config.batch_size:
+            order += rng.sample(range(len(examples)), len(examples))
+        batch, order = order[:config.batch_size], order[config.batch_size:]
+        inputs = judge.adapter.forward_kwargs(judge.adapter.collate([examples[i] for i in batch], "right"))
+        loss = model(**inputs).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        schedule.step()
+        optimiser.zero_grad()
+        losses.append(loss.item())
+        if step % every == 0 or step == steps:
+            report(step, float(np.mean(losses)))
+            losses = []
+
+
+def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
+              out: Path, caption_steps: int = 0) -> list[tuple[int, float, float]]:
     """[(step, mean training loss since the last report, held-out AUROC)]."""
     family_dirs = make_tiny_judges(out / "cache")
     config = load_config(TrainConfig, TRAIN_CONFIGS["av"], [
@@ -90,39 +139,28 @@ def run_probe(name: str, pairs: Path, scenes: dict, steps: int, every: int, over
     torch.manual_seed(config.seed)
     trainer, judge, _, _ = build_training(config)
     collator, probe, train_set = AnswerCollator(judge), PROBES[name], trainer.train_dataset
-    train = [collator.example({**record, "label": label}, clip)
-             for label, record, clip in labelled(train_set, probe, scenes)]
+    scenes = {key: record["scene"] for key, record in world.items()}
+    examples = [collator.example({**record, "label": label}, clip)
+                for label, record, clip in labelled(train_set, probe, scenes)]
     test_set = PairDataset(list(read_jsonl(pairs / "pairs" / "av" / "test.jsonl")), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
     held_out = [(label, judge.prepare(judge.sample(clip, None, None)))
                 for label, _, clip in labelled(test_set, probe, scenes)]
     labels = np.array([label for label, _ in held_out])
-    model = judge.adapter.model.train()
-    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
-                                  weight_decay=config.weight_decay)
-    warmup = config.warmup_steps
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / steps)))
-    order, rng, losses, curve = [], random.Random(config.seed), [], []
-    for step in range(1, steps + 1):
-        if len(order) < config.batch_size:
-            order += rng.sample(range(len(train)), len(train))
-        batch, order = order[:config.batch_size], order[config.batch_size:]
-        loss = model(**judge.adapter.forward_kwargs(judge.adapter.collate([train[i] for i in batch], "right"))).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
-        schedule.step()
-        optimiser.zero_grad()
-        losses.append(loss.item())
-        if step % every == 0 or step == steps:
-            model.eval()
-            scores = np.array([r.score for r in judge.score_prepared([p for _, p in held_out])])
-            model.train()
-            curve.append((step, float(np.mean(losses)), auroc(scores, labels)))
-            losses = []
-            print(f"{name:<18} step {step:>5}  loss {curve[-1][1]:.3f}  held-out AUROC {_number(curve[-1][2])}",
-                  flush=True)
+    if caption_steps:
+        captions = {key: record["captions"] for key, record in world.items()}
+        train(judge, caption_examples(judge, train_set, captions), caption_steps, config, every,
+              lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
+    curve = []
+
+    def report(step: int, loss: float) -> None:
+        model = judge.adapter.model.eval()
+        scores = np.array([r.score for r in judge.score_prepared([p for _, p in held_out])])
+        model.train()
+        curve.append((step, loss, auroc(scores, labels)))
+        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {_number(curve[-1][2])}", flush=True)
+
+    train(judge, examples, steps, config, every, report)
     return curve
 
 
@@ -133,6 +171,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--every", type=int, default=250, help="evaluate every N steps")
     p.add_argument("--probes", default=",".join(PROBES))
+    p.add_argument("--caption-steps", type=int, default=0, help="captioning steps before each probe")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
@@ -140,12 +179,13 @@ def main() -> None:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
         pairs = make_pairs(out, args.clips, args.pairs)
-        scenes = {r["id"]: r["scene"] for r in read_jsonl(out / "world" / MANIFEST)}
+        world = {r["id"]: r for r in read_jsonl(out / "world" / MANIFEST)}
         print(f"world and pairs: {time.perf_counter() - t0:.0f} s", flush=True)
         curves = {}
         for name in args.probes.split(","):
             t0 = time.perf_counter()
-            curves[name] = run_probe(name, pairs, scenes, args.steps, args.every, args.set, out)
+            curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
+                                     args.caption_steps)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, _, _ in next(iter(curves.values()))))
