@@ -85,14 +85,14 @@ def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
     return out
 
 
-def caption_examples(judge, dataset, captions: dict) -> list:
+def caption_examples(judge, items, captions: dict) -> list:
     """The positives' media with their video caption and sound description as the reply, every reply token
-    supervised (the spoken line is left out: it repeats words of the video caption)."""
+    supervised (the spoken line is left out: it repeats words of the video caption). ``items``: the probe's
+    (label, record, clip) triples, so no clip is decoded twice."""
     examples = []
-    for i, record in enumerate(dataset.records):
+    for _, record, clip in items:
         if record["label"] != 1:
             continue
-        _, clip = dataset[i]
         caption = captions[record["source_id"]]
         reply = f"{caption['video']} {caption['audio'].split(' A ')[0]}"
         sample = judge.sample(clip, None, None)
@@ -140,8 +140,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     trainer, judge, _, _ = build_training(config)
     collator, probe, train_set = AnswerCollator(judge), PROBES[name], trainer.train_dataset
     scenes = {key: record["scene"] for key, record in world.items()}
-    examples = [collator.example({**record, "label": label}, clip)
-                for label, record, clip in labelled(train_set, probe, scenes)]
+    train_items = labelled(train_set, probe, scenes)
+    examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
     test_set = PairDataset(list(read_jsonl(pairs / "pairs" / "av" / "test.jsonl")), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
     held_out = [(label, judge.prepare(judge.sample(clip, None, None)))
@@ -149,7 +149,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     labels = np.array([label for label, _ in held_out])
     if caption_steps:
         captions = {key: record["captions"] for key, record in world.items()}
-        train(judge, caption_examples(judge, train_set, captions), caption_steps, config, every,
+        train(judge, caption_examples(judge, train_items, captions), caption_steps, config, every,
               lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
     curve = []
 
