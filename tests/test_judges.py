@@ -226,6 +226,32 @@ def test_bad_inputs_are_errors_not_scores(judges, world_items, tmp_path):
     assert head_judge.score([long_audio], ["x"])[0].ok
 
 
+
+def test_scoring_streams_a_bounded_window_ahead_of_the_forward_passes(tiny_judges, monkeypatch):
+    """A long list is prepared a few windows ahead of the model, never all at once, and keeps its order."""
+    judge = Judge.load("vt", tiny_judges["qwen2_5_omni"], batch_size=2, workers=2)
+    rng = np.random.default_rng(0)
+    samples = [judge.sample(_still_clip(rng), f"clip {i}") for i in range(60)]
+    samples[7] = judge.sample(_still_clip(rng), "")  # unscorable: no description
+    prepared, at_first_forward = [], []
+    prepare, forward = judge.prepare, judge.adapter.next_token_logits
+    monkeypatch.setattr(judge, "prepare", lambda s, *a: prepared.append(1) or prepare(s, *a))
+    monkeypatch.setattr(judge.adapter, "next_token_logits",
+                        lambda batch: at_first_forward.append(len(prepared)) or forward(batch))
+    streamed = judge.score_samples(samples)
+    window = 4 * 2
+    assert at_first_forward[0] <= 3 * window + 2  # the window, two windows ahead, one per worker in flight
+    assert len(prepared) == 60 and streamed[7].score is None and "needs a description" in streamed[7].error
+    alone = [judge.score_samples([s])[0] for s in samples[:10]]
+    np.testing.assert_allclose([r.score for r in streamed[:10] if r.ok], [r.score for r in alone if r.ok], atol=1e-5)
+
+
+def _still_clip(rng):
+    from avjudge.media import MediaClip
+
+    frames = rng.integers(0, 255, (1, 56, 56, 3), dtype=np.uint8)
+    return MediaClip(source="still", frames=frames, fps=1.0, timestamps=np.zeros(1), duration=1.0)
+
 def test_checkpoint_errors_say_what_to_do(tmp_path):
     with pytest.raises(CheckpointError, match="make_tiny_judges"):
         Judge.load("av", tmp_path)

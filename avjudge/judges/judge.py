@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 import torch
@@ -142,49 +143,87 @@ class Judge:
         if self.task.needs_text and (texts is None or len(texts) != n):
             raise ValueError(f"the {self.task.name} judge needs one text per input")
 
-        def load(i: int) -> JudgeSample | ScoreResult:
+        def load(i: int) -> _Work:
             try:
                 item = videos[i]
                 clip = item if isinstance(item, MediaClip) else self.decode(item)
-                return self.sample(clip, texts[i] if texts else None, utterances[i] if utterances else None)
+                sample = self.sample(clip, texts[i] if texts else None, utterances[i] if utterances else None)
             except (MediaError, ValueError) as err:
-                return ScoreResult.failed(str(err))
+                return _Work(i, result=ScoreResult.failed(str(err)))
+            return self._prepare_work(i, sample)
 
-        return self.score_samples(self._map(load, range(n)), progress=progress)
-
-    def _map(self, fn, items) -> list:
-        items = list(items)
-        if self.settings.workers <= 1 or len(items) <= 1:
-            return [fn(x) for x in items]
-        with ThreadPoolExecutor(self.settings.workers) as pool:
-            return list(pool.map(fn, items))
+        return self._score_stream(self._imap(load, range(n)), n, progress)
 
     def score_samples(self, samples: Sequence[JudgeSample | ScoreResult], progress: bool = False) -> list[ScoreResult]:
-        def prepare(indexed) -> _Work:
-            i, sample = indexed
-            if isinstance(sample, ScoreResult):
-                return _Work(i, result=sample)
-            try:
-                return _Work(i, prepared=self.prepare(sample))
-            except (ValueError, MediaError) as err:
-                return _Work(i, result=ScoreResult.failed(str(err)))
+        def prepare(i: int) -> _Work:
+            sample = samples[i]
+            return _Work(i, result=sample) if isinstance(sample, ScoreResult) else self._prepare_work(i, sample)
 
-        work = self._map(prepare, enumerate(samples))
-        return self._score_work(work, progress)
+        return self._score_stream(self._imap(prepare, range(len(samples))), len(samples), progress)
 
     def score_prepared(self, prepared: Sequence[PreparedSample], progress: bool = False) -> list[ScoreResult]:
         """Score samples already prepared (an evaluation set reused across training steps)."""
-        return self._score_work([_Work(i, prepared=p) for i, p in enumerate(prepared)], progress)
+        return self._score_stream((_Work(i, prepared=p) for i, p in enumerate(prepared)), len(prepared), progress)
 
-    def _score_work(self, work: list[_Work], progress: bool) -> list[ScoreResult]:
-        todo = sorted((w for w in work if w.result is None), key=lambda w: w.prepared.length)
-        batches = [todo[i:i + self.settings.batch_size] for i in range(0, len(todo), self.settings.batch_size)]
-        for batch in tqdm(batches, desc=f"{self.task.name} judge", disable=not progress, unit="batch"):
+    def _prepare_work(self, i: int, sample: JudgeSample) -> _Work:
+        try:
+            return _Work(i, prepared=self.prepare(sample))
+        except (ValueError, MediaError) as err:
+            return _Work(i, result=ScoreResult.failed(str(err)))
+
+    def _imap(self, fn, indices: range) -> Iterator[_Work]:
+        """``fn`` over indices in worker threads, in order, at most a few windows ahead of the consumer
+        (so a long list never sits in memory at once)."""
+        if self.settings.workers <= 1 or len(indices) <= 1:
+            yield from map(fn, indices)
+            return
+        ahead = 2 * self._window
+        with ThreadPoolExecutor(self.settings.workers) as pool:
+            pending: deque = deque()
+            for i in indices:
+                pending.append(pool.submit(fn, i))
+                if len(pending) > ahead:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+
+    @property
+    def _window(self) -> int:
+        # prepared samples bucketed by length together: several batches, so padding stays small
+        return 4 * self.settings.batch_size
+
+    def _score_stream(self, works: Iterable[_Work], n: int, progress: bool) -> list[ScoreResult]:
+        """Forward passes run while the worker threads prepare the next window of samples."""
+        results: list[ScoreResult | None] = [None] * n
+        window: list[_Work] = []
+        with tqdm(total=n, desc=f"{self.task.name} judge", disable=not progress, unit="clip") as bar:
+            def flush():
+                for w in self._score_window(window):
+                    results[w.index] = w.result
+                bar.update(len(window))
+                window.clear()
+
+            for w in works:
+                if w.result is not None:
+                    results[w.index] = w.result
+                    bar.update(1)
+                    continue
+                window.append(w)
+                if len(window) >= self._window:
+                    flush()
+            flush()
+        return results
+
+    def _score_window(self, window: list[_Work]) -> list[_Work]:
+        todo = sorted(window, key=lambda w: w.prepared.length)
+        size = self.settings.batch_size
+        for start in range(0, len(todo), size):
+            batch = todo[start:start + size]
             with torch.inference_mode():
                 logits = self.adapter.next_token_logits(self.adapter.collate([w.prepared for w in batch]))
             for w, result in zip(batch, self.head.results(logits)):
                 w.result = result
-        return [w.result for w in sorted(work, key=lambda w: w.index)]
+        return todo
 
     def score_differentiable(self, frames: torch.Tensor | None = None, fps: float | None = None,
                              waveform: torch.Tensor | None = None, text: str | None = None,
