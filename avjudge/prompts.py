@@ -6,7 +6,7 @@ avjudge, so every layer (data exporters as well as judges) may use it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ANSWERS = {1: "Yes", 0: "No"}
 
@@ -44,9 +44,13 @@ TASKS: dict[str, JudgeTask] = {
 class ChatFormat:
     """How one model family lays out a single-turn ChatML prompt with media placeholders."""
     system: str | None
-    video: str  # placeholder run for one video; the adapter expands the inner token
-    audio: str
+    video: str  # placeholder run for one video; the adapter expands its ``video_pad`` token
+    audio: str  # the same for one audio item and ``audio_pad``
     media_separator: str  # between the media block and the query
+    video_pad: str
+    audio_pad: str
+    audio_start: str  # around a video's own audio when it rides inside the video item
+    audio_end: str
 
     def render(self, media: list[str], query: str, answer: str | None = None) -> str:
         parts = []
@@ -60,17 +64,23 @@ class ChatFormat:
         return "".join(parts)
 
 
+_QWEN2_TOKENS = dict(video_pad="<|VIDEO|>", audio_pad="<|AUDIO|>", audio_start="<|audio_bos|>", audio_end="<|audio_eos|>")
 CHAT_FORMATS: dict[str, ChatFormat] = {
     # Qwen2.5-Omni's own system prompt; media items come before the text in the user turn.
     "qwen2_5_omni": ChatFormat(
         system="You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
                "auditory and visual inputs, as well as generating text and speech.",
         video="<|vision_bos|><|VIDEO|><|vision_eos|>", audio="<|audio_bos|><|AUDIO|><|audio_eos|>",
-        media_separator=""),
+        media_separator="", **_QWEN2_TOKENS),
     # Qwen2-Audio-Instruct's template: "Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>\n" then the text.
     "qwen2_audio": ChatFormat(
         system="You are a helpful assistant.", video="", audio="Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>",
-        media_separator="\n"),
+        media_separator="\n", **_QWEN2_TOKENS),
+    # Qwen3-Omni's template adds no system turn of its own and renames every media token.
+    "qwen3_omni": ChatFormat(
+        system=None, video="<|vision_start|><|video_pad|><|vision_end|>",
+        audio="<|audio_start|><|audio_pad|><|audio_end|>", media_separator="", video_pad="<|video_pad|>",
+        audio_pad="<|audio_pad|>", audio_start="<|audio_start|>", audio_end="<|audio_end|>"),
 }
 
 
@@ -102,6 +112,6 @@ def render_prompt(task_name: str, family: str, text: str | None = None, utteranc
         raise ValueError(f"unknown model family {family!r}; choose one of {sorted(CHAT_FORMATS)}")
     fmt = CHAT_FORMATS[family]
     if system is not None:
-        fmt = ChatFormat(system or None, fmt.video, fmt.audio, fmt.media_separator)
+        fmt = replace(fmt, system=system or None)
     return fmt.render(media if media is not None else media_kinds(task_name), render_query(task_name, text, utterance),
                       answer)

@@ -28,8 +28,8 @@ def pairs(small_world, tmp_path_factory):
     return out
 
 
-def config(tiny_judges, pairs, out, task="av", **overrides):
-    model = tiny_judges["qwen2_audio" if task == "at" else "qwen2_5_omni"]
+def config(tiny_judges, pairs, out, task="av", family=None, **overrides):
+    model = tiny_judges[family or ("qwen2_audio" if task == "at" else "qwen2_5_omni")]
     items = [f"task={task}", f"model={model}", f"dataset={pairs}", f"output_dir={out}", "max_steps=4",
              f"use_audio_in_video={str(task == 'av').lower()}",
              "batch_size=2", "eval_steps=2", "save_steps=2", "logging_steps=1", "max_eval_pairs=6"]
@@ -72,9 +72,11 @@ def test_freeze_policies_select_parameter_groups(tiny_judges):
     assert counts["connector"]["trainable"] > 0 and counts["audio_encoder"]["trainable"] == 0
 
 
-def test_training_keeps_frozen_weights_and_saves_a_loadable_judge(tiny_judges, pairs, tmp_path):
-    trainer, judge, evaluation, _ = build_training(config(tiny_judges, pairs, tmp_path, freeze="llm",
+@pytest.mark.parametrize("family", ["qwen2_5_omni", "qwen3_omni"])
+def test_training_keeps_frozen_weights_and_saves_a_loadable_judge(tiny_judges, pairs, tmp_path, family):
+    trainer, judge, evaluation, _ = build_training(config(tiny_judges, pairs, tmp_path, family=family, freeze="llm",
                                                           learning_rate=1e-2))
+    assert type(judge.adapter).family == family
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     changed = {n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])}

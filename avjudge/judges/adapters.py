@@ -15,10 +15,10 @@ import torch
 
 from ..errors import AvjudgeError
 from .media_inputs import (
-    VisionPreprocess, audio_feature_tokens, interleaved_video_audio, log_mel_torch, video_patches, video_patches_torch,
-    whisper_features,
+    VisionPreprocess, audio_feature_tokens, chunked_audio_tokens, interleaved_video_audio, log_mel_torch,
+    merged_video_audio, video_patches, video_patches_torch, whisper_features,
 )
-from ..prompts import render_prompt
+from ..prompts import CHAT_FORMATS, ChatFormat, render_prompt
 
 
 class CheckpointError(AvjudgeError):
@@ -122,15 +122,38 @@ class Adapter:
     # Mel frames fed to the model: the whole window (an encoder of fixed length) or only the valid ones.
     pad_audio_to_window: ClassVar[bool] = True
 
+    @property
+    def chat_format(self) -> ChatFormat:
+        return CHAT_FORMATS[self.family]
+
+    def audio_tokens(self, valid_frames: int) -> int:
+        """Tokens the audio encoder emits for a number of valid mel frames."""
+        return audio_feature_tokens(valid_frames)
+
     def audio_features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         fe = self.feature_extractor
         total = fe.nb_max_frames if self.pad_audio_to_window else None
         features, mask = whisper_features(audio, fe, total)
-        return features, mask, audio_feature_tokens(int(mask.sum()))
+        return features, mask, self.audio_tokens(int(mask.sum()))
+
+    def differentiable_audio(self, waveform: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """Features of a (N,) waveform that keep its autograd history, laid out as ``audio_features``."""
+        fe = self.feature_extractor
+        n = waveform.shape[-1]
+        padded = torch.nn.functional.pad(waveform, (0, fe.n_samples - n))
+        features = log_mel_torch(padded, fe)[None]
+        valid = max(1, -(-n // fe.hop_length))
+        if not self.pad_audio_to_window:
+            features = features[..., :valid]
+        mask = torch.zeros(1, features.shape[-1], dtype=torch.long)
+        mask[0, :valid] = 1
+        return features, mask, self.audio_tokens(valid)
 
     def token_ids(self, text: str, video_tokens: int = 0, audio_tokens: int = 0) -> list[int]:
         """Tokenise a rendered prompt, expanding each media placeholder to its token count."""
-        text = text.replace("<|VIDEO|>", "<|VIDEO|>" * video_tokens).replace("<|AUDIO|>", "<|AUDIO|>" * audio_tokens)
+        fmt = self.chat_format
+        text = text.replace(fmt.video_pad, fmt.video_pad * video_tokens).replace(fmt.audio_pad,
+                                                                              fmt.audio_pad * audio_tokens)
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def prepare(self, task: str, sample: JudgeSample, answer: str | None = None,
@@ -192,6 +215,7 @@ class Qwen25OmniThinkerAdapter(Adapter):
 
     family = "qwen2_5_omni"
     model_types = ("qwen2_5_omni_thinker", "qwen2_5_omni")
+    full_model_type = "qwen2_5_omni"  # thinker + talker under one config: only the thinker is loaded
     pad_audio_to_window = False  # the thinker keeps only frames its feature mask marks valid
     reads_frames = True
     supports_audio_in_video = True
@@ -209,13 +233,22 @@ class Qwen25OmniThinkerAdapter(Adapter):
         return Qwen2_5OmniThinkerForConditionalGeneration
 
     @classmethod
-    def load(cls, checkpoint: Path, **kwargs) -> "Adapter":
-        config = _read_json(checkpoint / "config.json")
-        if config.get("model_type") == "qwen2_5_omni":  # full model: load the thinker, never the talker
-            from transformers import Qwen2_5OmniConfig
+    def full_config_class(cls):
+        from transformers import Qwen2_5OmniConfig
 
-            kwargs["config"] = Qwen2_5OmniConfig.from_pretrained(str(checkpoint), local_files_only=True).thinker_config
+        return Qwen2_5OmniConfig
+
+    @classmethod
+    def load(cls, checkpoint: Path, **kwargs) -> "Adapter":
+        if _read_json(checkpoint / "config.json").get("model_type") == cls.full_model_type:  # never load the talker
+            kwargs["config"] = cls.full_config_class().from_pretrained(str(checkpoint),
+                                                                       local_files_only=True).thinker_config
         return super().load(checkpoint, **kwargs)
+
+    def video_with_audio(self, grid_thw, second_per_grid: float, audio_tokens: int) -> str:
+        """The placeholder run of a video carrying its own audio: 2 s chunks of video then audio tokens."""
+        return interleaved_video_audio(grid_thw, self.vision.merge_size, second_per_grid, audio_tokens,
+                                       self.chat_format)
 
     def prepare(self, task, sample, answer=None, system=None):
         video_tokens = audio_tokens = 0
@@ -228,11 +261,11 @@ class Qwen25OmniThinkerAdapter(Adapter):
         if sample.audio is not None:
             prepared.input_features, prepared.feature_attention_mask, audio_tokens = self.audio_features(sample.audio)
         if self.use_audio_in_video and sample.frames is not None and sample.audio is not None:
-            # the audio rides inside the video item, its tokens interleaved with the frames' in 2 s chunks
+            # the audio rides inside the video item, its tokens interleaved with the frames' in time
             text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system, media=["video"])
-            run = interleaved_video_audio(prepared.video_grid_thw, self.vision.merge_size,
-                                          prepared.video_second_per_grid, audio_tokens)
-            prepared.input_ids = self.tokenizer(text.replace("<|VIDEO|>", run), add_special_tokens=False)["input_ids"]
+            run = self.video_with_audio(prepared.video_grid_thw, prepared.video_second_per_grid, audio_tokens)
+            prepared.input_ids = self.tokenizer(text.replace(self.chat_format.video_pad, run),
+                                                add_special_tokens=False)["input_ids"]
             return prepared
         text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system)
         prepared.input_ids = self.token_ids(text, video_tokens, audio_tokens)
@@ -252,11 +285,62 @@ class Qwen25OmniThinkerAdapter(Adapter):
                          video_second_per_grid=torch.tensor([self.vision.temporal_patch_size / fps]))
             video_tokens = self.vision.tokens(grid)
         if waveform is not None:
-            features, mask, audio_tokens = _differentiable_audio(self, waveform)
+            features, mask, audio_tokens = self.differentiable_audio(waveform)
             batch.update(input_features=features, feature_attention_mask=mask)
         ids = self.token_ids(render_prompt(task, self.family, text, utterance), video_tokens, audio_tokens)
         batch.update(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long))
         return batch
+
+
+class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
+    """Qwen3-Omni (MoE) thinker: the same inputs as Qwen2.5-Omni's with Qwen3's tokens, 16-px patches, an
+    audio encoder that reads the clip alone (no zero-padded window) and audio merged token by token in time."""
+
+    family = "qwen3_omni"
+    model_types = ("qwen3_omni_moe_thinker", "qwen3_omni_moe")
+    full_model_type = "qwen3_omni_moe"
+    module_groups = {
+        "llm": ("model.language_model.", "lm_head."),
+        "connector": ("model.audio_tower.proj1.", "model.audio_tower.proj2.", "model.visual.merger.",
+                      "model.visual.merger_list."),
+        "audio_encoder": ("model.audio_tower.",),
+        "vision_encoder": ("model.visual.",),
+    }
+
+    @classmethod
+    def model_class(cls):
+        from transformers import Qwen3OmniMoeThinkerForConditionalGeneration
+
+        return Qwen3OmniMoeThinkerForConditionalGeneration
+
+    @classmethod
+    def full_config_class(cls):
+        from transformers import Qwen3OmniMoeConfig
+
+        return Qwen3OmniMoeConfig
+
+    def audio_tokens(self, valid_frames: int) -> int:
+        return chunked_audio_tokens(valid_frames, self.model.config.audio_config.n_window)
+
+    def audio_features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        # Qwen3-Omni's processor pads to the longest clip of a batch; alone, a clip is not padded at all
+        # (the STFT reflects its own ends), which is what every clip gets here, whatever its batch.
+        if len(audio) < self.feature_extractor.n_fft:
+            raise ValueError(f"audio of {len(audio)} samples is shorter than one "
+                             f"{self.feature_extractor.n_fft}-sample analysis window")
+        with torch.no_grad():
+            features = log_mel_torch(torch.from_numpy(np.ascontiguousarray(audio, np.float32)),
+                                     self.feature_extractor).numpy()
+        mask = np.ones(features.shape[1], np.int64)
+        return features, mask, self.audio_tokens(len(mask))
+
+    def differentiable_audio(self, waveform):
+        features = log_mel_torch(waveform, self.feature_extractor)[None]
+        return features, torch.ones(1, features.shape[-1], dtype=torch.long), self.audio_tokens(features.shape[-1])
+
+    def video_with_audio(self, grid_thw, second_per_grid, audio_tokens):
+        return merged_video_audio(grid_thw, self.vision.merge_size, second_per_grid, audio_tokens, self.chat_format,
+                                  self.model.config.position_id_per_seconds)
 
 
 class Qwen2AudioAdapter(Adapter):
@@ -290,27 +374,15 @@ class Qwen2AudioAdapter(Adapter):
         return {**batch, "position_ids": position_ids}
 
     def differentiable_inputs(self, task, frames, fps, waveform, text, utterance):
-        features, mask, audio_tokens = _differentiable_audio(self, waveform)
+        features, mask, audio_tokens = self.differentiable_audio(waveform)
         ids = self.token_ids(render_prompt(task, self.family, text, utterance), 0, audio_tokens)
         return {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long),
                 "input_features": features, "feature_attention_mask": mask}
 
 
-def _differentiable_audio(adapter: Adapter, waveform: torch.Tensor):
-    fe = adapter.feature_extractor
-    n = waveform.shape[-1]
-    padded = torch.nn.functional.pad(waveform, (0, fe.n_samples - n))
-    features = log_mel_torch(padded, fe)[None]
-    valid = max(1, -(-n // fe.hop_length))
-    if not adapter.pad_audio_to_window:
-        features = features[..., :valid]
-    mask = torch.zeros(1, features.shape[-1], dtype=torch.long)
-    mask[0, :valid] = 1
-    return features, mask, audio_feature_tokens(valid)
-
-
 ADAPTERS: dict[str, type[Adapter]] = {
-    model_type: cls for cls in (Qwen25OmniThinkerAdapter, Qwen2AudioAdapter) for model_type in cls.model_types
+    model_type: cls for cls in (Qwen25OmniThinkerAdapter, Qwen3OmniThinkerAdapter, Qwen2AudioAdapter)
+    for model_type in cls.model_types
 }
 
 

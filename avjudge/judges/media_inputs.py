@@ -29,6 +29,10 @@ class VisionPreprocess:
     def from_config(cls, cfg: dict) -> "VisionPreprocess":
         known = {f: cfg[f] for f in ("patch_size", "temporal_patch_size", "merge_size", "min_pixels", "max_pixels")
                  if f in cfg}
+        size = cfg.get("size") or {}  # newer processor configs give the pixel bounds as a size dict
+        for field, key in (("min_pixels", "shortest_edge"), ("max_pixels", "longest_edge")):
+            if field not in known and key in size:
+                known[field] = size[key]
         if "image_mean" in cfg:
             known["image_mean"] = tuple(cfg["image_mean"])
             known["image_std"] = tuple(cfg["image_std"])
@@ -157,9 +161,22 @@ def whisper_features(audio: np.ndarray, fe, total_frames: int | None = None) -> 
 
 
 def audio_feature_tokens(valid_frames: int) -> int:
-    """Tokens the Whisper-style audio encoders emit for a number of valid mel frames."""
+    """Tokens the Whisper-style audio encoders (Qwen2-Audio, Qwen2.5-Omni) emit for a number of valid mel frames."""
     after_conv = (valid_frames - 1) // 2 + 1
     return (after_conv - 2) // 2 + 1
+
+
+def chunked_audio_tokens(valid_frames: int, n_window: int) -> int:
+    """Tokens Qwen3-Omni's audio encoder emits: windows of 2*n_window mel frames, each downsampled 8x by three
+    stride-2 convolutions (13 tokens per full 100-frame window), plus the shorter last window."""
+    window = 2 * n_window
+    rest = valid_frames % window
+    for _ in range(3):
+        rest = (rest - 1) // 2 + 1
+    per_window = window
+    for _ in range(3):
+        per_window = (per_window - 1) // 2 + 1
+    return rest + (valid_frames // window) * per_window
 
 
 def chunk_bounds(token_times: np.ndarray, tokens_per_chunk: int) -> list[tuple[int, int]]:
@@ -174,20 +191,46 @@ def chunk_bounds(token_times: np.ndarray, tokens_per_chunk: int) -> list[tuple[i
     return bounds
 
 
-def interleaved_video_audio(grid_thw, merge_size: int, second_per_grid: float, audio_tokens: int,
-                            position_id_per_seconds: float = 25, seconds_per_chunk: float = 2.0) -> str:
-    """The placeholder run of a video whose audio is interleaved with its frames, chunk by chunk."""
+def _video_token_times(grid_thw, merge_size: int, second_per_grid: float, position_id_per_seconds: float) -> np.ndarray:
+    """The time position of each of a video's tokens (TMRoPE's temporal index)."""
     t, h, w = (int(v) for v in grid_thw)
     per_frame = (h // merge_size) * (w // merge_size)
-    video_times = np.repeat(np.arange(t), per_frame) * second_per_grid * position_id_per_seconds
+    return np.repeat(np.arange(t), per_frame) * second_per_grid * position_id_per_seconds
+
+
+def _runs(kinds: np.ndarray, tokens: tuple[str, str]) -> str:
+    """Placeholder text for a sequence of 0 (first token) / 1 (second token) kinds, run by run."""
+    if not len(kinds):
+        return ""
+    edges = np.flatnonzero(np.diff(kinds)) + 1
+    starts, ends = np.r_[0, edges], np.r_[edges, len(kinds)]
+    return "".join(tokens[kinds[a]] * int(b - a) for a, b in zip(starts, ends))
+
+
+def interleaved_video_audio(grid_thw, merge_size: int, second_per_grid: float, audio_tokens: int, fmt,
+                            position_id_per_seconds: float = 25, seconds_per_chunk: float = 2.0) -> str:
+    """Qwen2.5-Omni: the placeholder run of a video whose audio is interleaved with its frames, chunk by chunk
+    (``fmt``: the family's ChatFormat, which names the tokens)."""
+    video_times = _video_token_times(grid_thw, merge_size, second_per_grid, position_id_per_seconds)
     per_chunk = int(position_id_per_seconds * seconds_per_chunk)
     video_chunks = chunk_bounds(video_times, per_chunk)
     audio_chunks = chunk_bounds(np.arange(audio_tokens), per_chunk)
-    parts = ["<|audio_bos|>"]
+    parts = [fmt.audio_start]
     for j in range(max(len(video_chunks), len(audio_chunks))):
         if j < len(video_chunks):
-            parts.append("<|VIDEO|>" * (video_chunks[j][1] - video_chunks[j][0]))
+            parts.append(fmt.video_pad * (video_chunks[j][1] - video_chunks[j][0]))
         if j < len(audio_chunks):
-            parts.append("<|AUDIO|>" * (audio_chunks[j][1] - audio_chunks[j][0]))
-    parts.append("<|audio_eos|>")
+            parts.append(fmt.audio_pad * (audio_chunks[j][1] - audio_chunks[j][0]))
+    parts.append(fmt.audio_end)
     return "".join(parts)
+
+
+def merged_video_audio(grid_thw, merge_size: int, second_per_grid: float, audio_tokens: int, fmt,
+                       position_id_per_seconds: float) -> str:
+    """Qwen3-Omni: a video's tokens and its own audio's merged one by one in time order (audio token i sits
+    at time position i; a video token goes first on a tie)."""
+    times = np.r_[_video_token_times(grid_thw, merge_size, second_per_grid, position_id_per_seconds),
+                  np.arange(audio_tokens)]
+    kinds = np.r_[np.zeros(len(times) - audio_tokens, np.int64), np.ones(audio_tokens, np.int64)]
+    order = np.lexsort((kinds, times))  # stable: each stream keeps its own order
+    return fmt.audio_start + _runs(kinds[order], (fmt.video_pad, fmt.audio_pad)) + fmt.audio_end

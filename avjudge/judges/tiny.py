@@ -16,12 +16,15 @@ import torch
 from ..world import vocab
 from ..prompts import TASKS
 
-TINY_VERSION = 1
+TINY_VERSION = 2
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",
                   "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>", "<|vision_eos|>"]
+# Qwen3-Omni's media tokens, added after the BPE is trained so the other judges' ids stay as they were
+QWEN3_TOKENS = ["<|audio_start|>", "<|audio_end|>", "<|audio_pad|>", "<|vision_start|>", "<|vision_end|>",
+                "<|video_pad|>", "<|image_pad|>"]
 ANSWER_WORDS = ["Yes", "No", " Yes", " No", "yes", "no", " yes", " no", "YES", "NO"]
 HIDDEN = 64
-OMNI_DIR, AUDIO_DIR = "qwen2_5_omni_thinker", "qwen2_audio"
+OMNI_DIR, OMNI3_DIR, AUDIO_DIR = "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "qwen2_audio"
 
 
 def default_cache() -> Path:
@@ -107,6 +110,41 @@ def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0) -> Path:
     return out
 
 
+def build_tiny_qwen3_omni_thinker(out: Path, tokenizer_dir: Path, seed: int = 0) -> Path:
+    """A tiny Qwen3-Omni MoE thinker: 4 experts (2 per token), deepstack features from the first vision block."""
+    from transformers import (
+        PreTrainedTokenizerFast, Qwen3OmniMoeThinkerConfig, Qwen3OmniMoeThinkerForConditionalGeneration,
+    )
+
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(tokenizer_dir))
+    tokenizer.add_tokens(QWEN3_TOKENS, special_tokens=True)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN3_TOKENS}
+    text = _text_config(tokenizer)
+    text.update(head_dim=HIDDEN // 4, moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3],
+                                 "interleaved": True})
+    config = Qwen3OmniMoeThinkerConfig(
+        audio_config=dict(num_mel_bins=128, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=64,
+                          d_model=32, output_dim=HIDDEN, n_window=50, n_window_infer=800, downsample_hidden_size=16,
+                          max_source_positions=1500),
+        vision_config=dict(depth=2, hidden_size=32, num_heads=2, intermediate_size=64, out_hidden_size=HIDDEN,
+                           patch_size=16, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=64,
+                           deepstack_visual_indexes=[0]),
+        text_config=text, position_id_per_seconds=13,
+        audio_token_id=ids["<|audio_pad|>"], image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        audio_start_token_id=ids["<|audio_start|>"], user_token_id=tokenizer.convert_tokens_to_ids("user"),
+    )
+    config.vision_start_token_id = ids["<|vision_start|>"]  # read by get_rope_index though not a declared field
+    torch.manual_seed(seed)
+    Qwen3OmniMoeThinkerForConditionalGeneration(config).save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+    # Qwen3-Omni's processor gives pixel bounds as a size dict and normalises to [-1, 1]
+    _feature_extractor(out, {"patch_size": 16, "temporal_patch_size": 2, "merge_size": 2,
+                             "size": {"shortest_edge": 64 * 64, "longest_edge": 112 * 112},
+                             "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]})
+    return out
+
+
 def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0) -> Path:
     from transformers import Qwen2AudioConfig, Qwen2AudioForConditionalGeneration
 
@@ -127,7 +165,7 @@ def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool 
     """Build (or reuse) tiny checkpoints under ``root``/tiny; returns family -> directory."""
     root = Path(root) if root is not None else default_cache()
     base = root / "tiny"
-    dirs = {"qwen2_5_omni": base / OMNI_DIR, "qwen2_audio": base / AUDIO_DIR}
+    dirs = {"qwen2_5_omni": base / OMNI_DIR, "qwen3_omni": base / OMNI3_DIR, "qwen2_audio": base / AUDIO_DIR}
     stamp = base / "tiny_judges.json"
     want = {"version": TINY_VERSION, "seed": seed}
     if not force and stamp.exists() and json.loads(stamp.read_text()) == want and all(d.exists() for d in dirs.values()):
@@ -135,6 +173,7 @@ def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool 
     base.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(base / "tokenizer")
     build_tiny_omni_thinker(dirs["qwen2_5_omni"], tokenizer, seed)
+    build_tiny_qwen3_omni_thinker(dirs["qwen3_omni"], base / "tokenizer", seed)
     build_tiny_qwen2_audio(dirs["qwen2_audio"], tokenizer, seed)
     stamp.write_text(json.dumps(want))
     return dirs
