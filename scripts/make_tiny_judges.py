@@ -1,4 +1,4 @@
-"""Build tiny random-initialised Qwen2.5-Omni thinker and Qwen2-Audio judges offline.
+"""Build tiny random-initialised Qwen2.5-Omni thinker, Qwen3-Omni MoE thinker and Qwen2-Audio judges offline.
 
 Usage: python scripts/make_tiny_judges.py [--out DIR] [--seed 0] [--force]
 Default DIR: $AVJUDGE_CACHE or ~/.cache/avjudge; checkpoints land in DIR/tiny/.
