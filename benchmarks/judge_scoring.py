@@ -1,17 +1,21 @@
 """Batched judge scoring vs AVBench's reference recipe, on the same world clips, in one run.
 
 Reference recipe (as AVBench's release scores): one clip at a time (batch 1), the whole
-video decoded at its native frame rate for the judge, `generate(max_new_tokens=1,
+video decoded at its native frame rate for each judge, `generate(max_new_tokens=1,
 output_scores=True)`, then a softmax over the [Yes, No] logits.
-Ours: `Judge.score`: decode once at the judge's own fps, prompts bucketed by length, one
-forward per batch, last-position logits only.
+Ours: each clip decoded once at the judges' own fps and shared by every judge, then
+`Judge.score` per judge: prompts bucketed by length, one forward per batch, last-position
+logits only.
 
-Usage: python benchmarks/judge_scoring.py [--clips 64] [--batch-size 16] [--checkpoint DIR]
-Without --checkpoint the tiny AV judge is built (scripts/make_tiny_judges.py).
+Two comparisons: the AV judge alone, and the three judges (AV, VT, AT) on the same clips.
+
+Usage: python benchmarks/judge_scoring.py [--clips 64] [--batch-size 16]
+The tiny judges are built (scripts/make_tiny_judges.py).
 """
 import argparse
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -23,14 +27,15 @@ from avjudge.media import decode
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
 
-def reference_scores(judge: Judge, videos: list[str]) -> list[float]:
+def reference_scores(judge: Judge, videos: list[str], texts: list[str] | None) -> list[float]:
     tok = judge.adapter.tokenizer
     yes_id, no_id = tok.convert_tokens_to_ids("Yes"), tok.convert_tokens_to_ids("No")
     scores = []
-    for video in videos:
-        clip = decode(video)  # every frame at native fps, as the reference readers do
-        batch = judge.adapter.collate([judge.prepare(judge.sample(clip))])
-        batch = judge.adapter._to_model(batch)
+    for i, video in enumerate(videos):
+        # the streams this judge reads, every frame at native fps, as the reference readers do
+        clip = decode(video, video=judge.task.needs_video, audio=judge.task.needs_audio)
+        sample = judge.sample(clip, texts[i] if texts else None)
+        batch = judge.adapter._to_model(judge.adapter.collate([judge.prepare(sample)]))
         with torch.no_grad():
             out = judge.adapter.model.generate(**batch, max_new_tokens=1, output_scores=True,
                                                return_dict_in_generate=True, do_sample=False)
@@ -39,31 +44,49 @@ def reference_scores(judge: Judge, videos: list[str]) -> list[float]:
     return scores
 
 
+def ours(judges: dict[str, Judge], videos: list[str], texts: list[str]) -> dict[str, list[float]]:
+    first = next(iter(judges.values()))
+    # one decode per clip serves every judge (all sample frames at 1 fps and audio at 16 kHz)
+    with ThreadPoolExecutor(first.settings.workers) as pool:
+        clips = list(pool.map(lambda v: decode(v, fps=first.settings.fps, sample_rate=16000, channels=1), videos))
+    return {task: [r.score for r in judge.score(clips, None if task == "av" else texts)]
+            for task, judge in judges.items()}
+
+
+def compare(judges: dict[str, Judge], videos: list[str], texts: list[str]) -> tuple[float, float, float]:
+    ours(judges, videos[:2], texts[:2])  # warm-up (thread pools, allocator)
+    start = time.perf_counter()
+    got = ours(judges, videos, texts)
+    t_ours = time.perf_counter() - start
+    start = time.perf_counter()
+    ref = {task: reference_scores(judge, videos, None if task == "av" else texts) for task, judge in judges.items()}
+    t_ref = time.perf_counter() - start
+    diff = max(abs(a - b) for task in judges for a, b in zip(got[task], ref[task]))
+    return t_ref, t_ours, diff
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clips", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--checkpoint", type=Path, default=None)
     args = p.parse_args()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     with tempfile.TemporaryDirectory() as tmp:
-        checkpoint = args.checkpoint or make_tiny_judges(Path(tmp) / "cache")["qwen2_5_omni"]
+        tiny = make_tiny_judges(Path(tmp) / "cache")
         make_world(WorldConfig(n=args.clips, seed=123), Path(tmp) / "world", progress=False)
-        videos = [str(Path(tmp) / "world" / r["video"]) for r in read_jsonl(Path(tmp) / "world" / MANIFEST)]
+        records = list(read_jsonl(Path(tmp) / "world" / MANIFEST))
+        videos = [str(Path(tmp) / "world" / r["video"]) for r in records]
+        texts = [r["captions"]["video"] for r in records]
         # The reference reads single Yes/No tokens: compare like with like.
-        judge = Judge.load("av", checkpoint, batch_size=args.batch_size, yes_variants=("Yes",), no_variants=("No",))
-        judge.score(videos[:2])  # warm-up (thread pools, allocator)
-        start = time.perf_counter()
-        ours = judge.score(videos)
-        t_ours = time.perf_counter() - start
-        start = time.perf_counter()
-        ref = reference_scores(judge, videos)
-        t_ref = time.perf_counter() - start
-    diff = max(abs(a.score - b) for a, b in zip(ours, ref))
-    print(f"AV judge on {len(videos)} world clips of 8 s ({checkpoint}):")
-    print(f"  reference recipe (batch 1, full decode, generate): {t_ref:.2f} s = {len(videos) / t_ref:.1f} clips/s")
-    print(f"  avjudge Judge.score (batch {args.batch_size}):            {t_ours:.2f} s = {len(videos) / t_ours:.1f} clips/s")
-    print(f"  speed-up: {t_ref / t_ours:.2f}x; largest score difference: {diff:.2e}")
+        load = lambda task, family: Judge.load(task, tiny[family], batch_size=args.batch_size,  # noqa: E731
+                                               yes_variants=("Yes",), no_variants=("No",))
+        runs = {"AV judge": {"av": load("av", "qwen2_5_omni")},
+                "AV + VT + AT judges": {"av": load("av", "qwen2_5_omni"), "vt": load("vt", "qwen2_5_omni"),
+                                        "at": load("at", "qwen2_audio")}}
+        print(f"tiny judges on {len(videos)} world clips of 8 s, {torch.get_num_threads()} threads:")
+        for name, judges in runs.items():
+            t_ref, t_ours, diff = compare(judges, videos, texts)
+            print(f"  {name}: reference {t_ref:.2f} s, avjudge (batch {args.batch_size}) {t_ours:.2f} s; "
+                  f"speed-up {t_ref / t_ours:.2f}x; largest score difference {diff:.2e}")
 
 
 if __name__ == "__main__":
