@@ -244,7 +244,8 @@ register("data annotate", "caption real clips with an omni model server into a s
 
 def _score_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", required=True, choices=["av", "vt", "at"], help="which consistency to judge")
-    p.add_argument("--checkpoint", required=True, type=Path, help="local checkpoint directory")
+    p.add_argument("--checkpoint", required=True, type=Path,
+                   help="local checkpoint directory: a Qwen2.5-Omni or Qwen3-Omni thinker (or full model), or Qwen2-Audio")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--video", type=Path, action="append", help="a media file (repeatable)")
     src.add_argument("--manifest", type=Path,
