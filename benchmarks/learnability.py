@@ -1,15 +1,17 @@
-"""What can the demo's tiny AV judge learn from the world, and how fast? Probes behind issue #5's targets.
+"""What can the demo's tiny judges learn from the world, and how fast? Probes behind issue #5's targets.
 
-Each probe trains the demo's tiny Qwen2.5-Omni thinker from scratch (`freeze: all`, the demo's AV config) on
-one yes/no question about world clips, and reports held-out AUROC along training. Examples are prepared once
-(one draw of each on-the-fly negative), so thousands of optimiser steps fit in minutes:
+Each probe trains the demo's tiny Qwen2.5-Omni thinker from scratch (`freeze: all`, the demo's AV or VT
+config) on one yes/no question about world clips, and reports held-out AUROC along training. Examples are
+prepared once (one draw of each on-the-fly negative), so thousands of optimiser steps fit in minutes:
 
-  audio_low_note    Yes when a pitched object sounds a note below 200 Hz: the audio alone decides it
-  video_low_colour  Yes when a red, green or blue object is visible: the picture alone decides it
-  random_mismatch   the AV pairs' positives against their random-mismatch negatives: needs both
+  audio_low_note    (AV) Yes when a pitched object sounds a note below 200 Hz: the audio alone decides it
+  video_low_colour  (AV) Yes when a red, green or blue object is visible: the picture alone decides it
+  random_mismatch   (AV) the AV pairs' positives against their random-mismatch negatives: needs both
+  caption_edits     (VT) the VT pairs as they are: positives against every caption edit, AUROC also per
+                    edited dimension (appearance, counting, motion, spatial, temporal)
 
 The first two ask the AV judge's prompt about positives (the clip's own audio) relabelled by the ground truth,
-so each measures one encoder's path to the answer token; the third is the real task.
+so each measures one encoder's path to the answer token; the last two are the real tasks.
 
 --caption-steps N first trains N steps of captioning (language-model loss on the clip's video caption and
 sound description, given its frames and audio: how Omni models learn to see and hear before any judging),
@@ -59,24 +61,31 @@ def _random_mismatch(record, scene):
     return int(record["label"]) if record["negative_type"] in ("positive", "random_mismatch") else None
 
 
-PROBES = {"audio_low_note": _audio_low_note, "video_low_colour": _video_low_colour,
-          "random_mismatch": _random_mismatch}
+def _as_labelled(record, scene):
+    return int(record["label"])
+
+
+# probe -> (the judge it trains, the label of a pair record, or None to leave the record out)
+PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", _video_low_colour),
+          "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled)}
 
 
 def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"  # AUROC is undefined with one class held out
 
 
-def make_pairs(root: Path, clips: int, pairs: int) -> Path:
+def make_pairs(root: Path, clips: int, pairs: int, tasks: set[str]) -> Path:
     world = root / "world"
     make_world(WorldConfig(n=clips, seed=0, duration=4.0, width=192, height=192), world, progress=False)
     recipe, source = load_recipe(RECIPE, [f"source={(world / MANIFEST).resolve()}", "seed=0"])
-    recipe = dataclasses.replace(recipe, judges={"av": dataclasses.replace(recipe.judges["av"], pairs=pairs)})
+    recipe = dataclasses.replace(recipe, judges={task: dataclasses.replace(recipe.judges[task], pairs=pairs)
+                                                 for task in sorted(tasks)})
     build_dataset(recipe, source, root / "pairs", progress=False)
     return root / "pairs"
 
 
 def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
+    """(label, pair record, the pair's clip) for each record the probe keeps."""
     out = []
     for i, record in enumerate(dataset.records):
         label = probe(record, scenes[record["source_id"]])
@@ -130,23 +139,25 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
 
 
 def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
-              out: Path, caption_steps: int = 0) -> list[tuple[int, float, float]]:
-    """[(step, mean training loss since the last report, held-out AUROC)]."""
+              out: Path, caption_steps: int = 0) -> list[tuple[int, float, float, dict]]:
+    """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
+    task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache")
-    config = load_config(TrainConfig, TRAIN_CONFIGS["av"], [
+    config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
         f"model={family_dirs['qwen2_5_omni']}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
         "max_eval_pairs=2", *overrides])
     torch.manual_seed(config.seed)
     trainer, judge, _, _ = build_training(config)
-    collator, probe, train_set = AnswerCollator(judge), PROBES[name], trainer.train_dataset
+    collator, train_set = AnswerCollator(judge), trainer.train_dataset
     scenes = {key: record["scene"] for key, record in world.items()}
     train_items = labelled(train_set, probe, scenes)
     examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
-    test_set = PairDataset(list(read_jsonl(pairs / "pairs" / "av" / "test.jsonl")), train_set.pool,
+    test_set = PairDataset(list(read_jsonl(pairs / "pairs" / task / "test.jsonl")), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
-    held_out = [(label, judge.prepare(judge.sample(clip, None, None)))
-                for label, _, clip in labelled(test_set, probe, scenes)]
-    labels = np.array([label for label, _ in held_out])
+    held_out = [(label, record["negative_type"], judge.prepare(judge.sample(clip, record.get("text"), None)))
+                for label, record, clip in labelled(test_set, probe, scenes)]
+    labels = np.array([label for label, _, _ in held_out])
+    types = np.array([kind for _, kind, _ in held_out])
     if caption_steps:
         captions = {key: record["captions"] for key, record in world.items()}
         train(judge, caption_examples(judge, train_items, captions), caption_steps, config, every,
@@ -155,10 +166,14 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
 
     def report(step: int, loss: float) -> None:
         model = judge.adapter.model.eval()
-        scores = np.array([r.score for r in judge.score_prepared([p for _, p in held_out])])
+        scores = np.array([r.score for r in judge.score_prepared([p for _, _, p in held_out])])
         model.train()
-        curve.append((step, loss, auroc(scores, labels)))
-        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {_number(curve[-1][2])}", flush=True)
+        per_type = {kind: auroc(scores[(types == kind) | (labels == 1)], labels[(types == kind) | (labels == 1)])
+                    for kind in sorted(set(types[labels == 0]))} if len(set(types[labels == 0])) > 1 else {}
+        curve.append((step, loss, auroc(scores, labels), per_type))
+        detail = "".join(f"  {kind} {_number(value)}" for kind, value in per_type.items())
+        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {_number(curve[-1][2])}{detail}",
+              flush=True)
 
     train(judge, examples, steps, config, every, report)
     return curve
@@ -167,7 +182,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clips", type=int, default=300)
-    p.add_argument("--pairs", type=int, default=2400, help="AV pairs to build (75%% train, 25%% held out)")
+    p.add_argument("--pairs", type=int, default=2400, help="pairs per judge to build (75%% train, 25%% held out)")
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--every", type=int, default=250, help="evaluate every N steps")
     p.add_argument("--probes", default=",".join(PROBES))
@@ -178,19 +193,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
-        pairs = make_pairs(out, args.clips, args.pairs)
+        names = args.probes.split(",")
+        if args.caption_steps and any(PROBES[name][0] != "av" for name in names):
+            p.error("--caption-steps captions through the AV judge's prompt: use it with AV probes only")
+        pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names})
         world = {r["id"]: r for r in read_jsonl(out / "world" / MANIFEST)}
         print(f"world and pairs: {time.perf_counter() - t0:.0f} s", flush=True)
         curves = {}
-        for name in args.probes.split(","):
+        for name in names:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
-        print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, _, _ in next(iter(curves.values()))))
+        print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
         for name, curve in curves.items():
-            print(f"{name:<18}" + "".join(f"{_number(a):>8}" for _, _, a in curve))
+            print(f"{name:<18}" + "".join(f"{_number(a):>8}" for _, _, a, _ in curve))
+            for kind in curve[-1][3]:
+                print(f"  {kind:<16}" + "".join(f"{_number(per_type[kind]):>8}" for *_, per_type in curve))
 
 
 if __name__ == "__main__":
