@@ -302,22 +302,26 @@ def test_reward_combines_terms_and_reports_failures(judges, world_items, tmp_pat
     assert abs(delta_reward(completions=videos[:1])[0] - av[0].delta) < 1e-4
 
 
-def test_full_omni_checkpoint_loads_thinker_only(tiny_judges, tmp_path, world_items):
-    """Official Qwen2.5-Omni repos hold thinker + talker under one config with 'thinker.'-prefixed weights."""
+@pytest.mark.parametrize("family, full_type, thinker_class", [
+    ("qwen2_5_omni", "qwen2_5_omni", "Qwen2_5OmniThinkerForConditionalGeneration"),
+    ("qwen3_omni", "qwen3_omni_moe", "Qwen3OmniMoeThinkerForConditionalGeneration"),
+])
+def test_full_omni_checkpoint_loads_thinker_only(tiny_judges, tmp_path, world_items, family, full_type, thinker_class):
+    """Official Omni repos hold thinker + talker (+ code2wav) under one config with 'thinker.'-prefixed weights."""
     import shutil
 
     from safetensors.torch import load_file, save_file
 
-    src = tiny_judges["qwen2_5_omni"]
+    src = tiny_judges[family]
     dst = tmp_path / "full"
     shutil.copytree(src, dst)
     thinker_config = json.loads((src / "config.json").read_text())
-    (dst / "config.json").write_text(json.dumps({"model_type": "qwen2_5_omni", "thinker_config": thinker_config,
+    (dst / "config.json").write_text(json.dumps({"model_type": full_type, "thinker_config": thinker_config,
                                                  "enable_audio_output": False}))
     weights = load_file(src / "model.safetensors")
     save_file({f"thinker.{k}": v for k, v in weights.items()}, dst / "model.safetensors", metadata={"format": "pt"})
     judge = Judge.load("av", dst)
-    assert type(judge.adapter.model).__name__ == "Qwen2_5OmniThinkerForConditionalGeneration"
+    assert type(judge.adapter.model).__name__ == thinker_class
     direct = Judge.load("av", src)
     loaded, expected = judge.adapter.model.state_dict(), direct.adapter.model.state_dict()
     assert loaded.keys() == expected.keys()
