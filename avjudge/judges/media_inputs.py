@@ -169,14 +169,13 @@ def audio_feature_tokens(valid_frames: int) -> int:
 def chunked_audio_tokens(valid_frames: int, n_window: int) -> int:
     """Tokens Qwen3-Omni's audio encoder emits: windows of 2*n_window mel frames, each downsampled 8x by three
     stride-2 convolutions (13 tokens per full 100-frame window), plus the shorter last window."""
+    def downsampled(frames: int) -> int:
+        for _ in range(3):
+            frames = (frames - 1) // 2 + 1
+        return frames
+
     window = 2 * n_window
-    rest = valid_frames % window
-    for _ in range(3):
-        rest = (rest - 1) // 2 + 1
-    per_window = window
-    for _ in range(3):
-        per_window = (per_window - 1) // 2 + 1
-    return rest + (valid_frames // window) * per_window
+    return downsampled(valid_frames % window) + (valid_frames // window) * downsampled(window)
 
 
 def chunk_bounds(token_times: np.ndarray, tokens_per_chunk: int) -> list[tuple[int, int]]:
