@@ -226,7 +226,6 @@ def test_bad_inputs_are_errors_not_scores(judges, world_items, tmp_path):
     assert head_judge.score([long_audio], ["x"])[0].ok
 
 
-
 def test_scoring_streams_a_bounded_window_ahead_of_the_forward_passes(tiny_judges, monkeypatch):
     """A long list is prepared a few windows ahead of the model, never all at once, and keeps its order."""
     judge = Judge.load("vt", tiny_judges["qwen2_5_omni"], batch_size=2, workers=2)
@@ -251,6 +250,7 @@ def _still_clip(rng):
 
     frames = rng.integers(0, 255, (1, 56, 56, 3), dtype=np.uint8)
     return MediaClip(source="still", frames=frames, fps=1.0, timestamps=np.zeros(1), duration=1.0)
+
 
 def test_checkpoint_errors_say_what_to_do(tmp_path):
     with pytest.raises(CheckpointError, match="make_tiny_judges"):
