@@ -56,4 +56,3 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `avjudge ... | head` closed our output: end quietly, as command-line tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-

@@ -10,6 +10,7 @@ from .registry import register
 
 # ---- world -----------------------------------------------------------------------------
 
+
 def _parse_duration(text: str) -> tuple[float, float | None]:
     if ":" in text:
         lo, hi = text.split(":", 1)

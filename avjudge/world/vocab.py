@@ -35,6 +35,7 @@ REGISTER_WORDS: tuple[str, ...] = tuple(word for _, word in REGISTERS)
 def register_word(f0: float) -> str:
     return next(word for bound, word in REGISTERS if f0 < bound)
 
+
 # motion -> (dx, dy, scale change) over the whole clip, in fractions of the frame
 MOTIONS: dict[str, tuple[float, float, float]] = {
     "static": (0.0, 0.0, 0.0), "left": (-0.35, 0.0, 0.0), "right": (0.35, 0.0, 0.0),
