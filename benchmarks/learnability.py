@@ -17,8 +17,15 @@ so each measures one encoder's path to the answer token; the last two are the re
 sound description, given its frames and audio: how Omni models learn to see and hear before any judging),
 then the probe, to test whether encoders that already name colours and notes make the comparison learnable.
 
+--align-steps N first aligns the two encoders (CLIP-style, batches of 32) on a world of their own
+(--align-clips, another seed: a pretraining corpus the probe never sees): each clip's audio embedding,
+max-pooled over the audio encoder's output tokens, is pulled toward its own video embedding (max-pooled over
+the vision merger's tokens) and pushed from the other clips' in the batch. The embeddings are the tokens the
+language model reads, so after it a clip's colours and notes sit on shared directions; `--set freeze=llm`
+then keeps them so while the probe trains the language model (the paper's AV policy).
+
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
-       [--set KEY=VALUE ...]
+       [--align-steps 0] [--align-clips 1000] [--set KEY=VALUE ...]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
 import argparse
@@ -31,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from avjudge.config import load_config
 from avjudge.data import build_dataset, load_recipe
@@ -74,9 +82,13 @@ def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"  # AUROC is undefined with one class held out
 
 
+def make_demo_world(world: Path, clips: int, seed: int) -> Path:
+    make_world(WorldConfig(n=clips, seed=seed, duration=4.0, width=192, height=192), world, progress=False)
+    return world
+
+
 def make_pairs(root: Path, clips: int, pairs: int, tasks: set[str]) -> Path:
-    world = root / "world"
-    make_world(WorldConfig(n=clips, seed=0, duration=4.0, width=192, height=192), world, progress=False)
+    world = make_demo_world(root / "world", clips, seed=0)
     recipe, source = load_recipe(RECIPE, [f"source={(world / MANIFEST).resolve()}", "seed=0"])
     recipe = dataclasses.replace(recipe, judges={task: dataclasses.replace(recipe.judges[task], pairs=pairs)
                                                  for task in sorted(tasks)})
@@ -112,6 +124,59 @@ def caption_examples(judge, items, captions: dict) -> list:
     return examples
 
 
+def _clip_embeddings(core, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """(video, audio) unit embeddings per clip: each encoder's output tokens max-pooled."""
+    video = core.get_video_features(batch["pixel_values_videos"], batch["video_grid_thw"]).pooler_output
+    audio = core.get_audio_features(batch["input_features"], batch["feature_attention_mask"]).last_hidden_state
+    lengths = core.audio_tower._get_feat_extract_output_lengths(batch["feature_attention_mask"].sum(-1))[1]
+    audio = torch.split(audio, lengths.tolist())
+    return (F.normalize(torch.stack([v.max(0).values for v in video]), dim=-1),
+            F.normalize(torch.stack([a.max(0).values for a in audio]), dim=-1))
+
+
+def align_encoders(judge, world: Path, steps: int, every: int, seed: int, batch_size: int = 32,
+                   learning_rate: float = 3e-3, held_out: int = 64) -> None:
+    """Contrastive (InfoNCE, both directions, learned temperature) training of the audio and vision encoders on
+    the clips of ``world`` but its last ``held_out``; reports on those the AUROC of a clip's own audio against
+    every other held-out clip's, by cosine similarity."""
+    media = [judge.prepare(judge.sample(judge.decode(world / record["video"])))
+             for record in read_jsonl(world / MANIFEST)]
+    media, held_out = media[:-held_out], media[-held_out:]
+    core = judge.adapter.model.model
+    encoders = [p for module in (core.visual, core.audio_tower) for p in module.parameters()]
+    frozen = [p.requires_grad for p in encoders]
+    for p in encoders:
+        p.requires_grad = True
+    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
+    optimiser = torch.optim.AdamW(encoders + [log_scale], lr=learning_rate, weight_decay=0.01)
+    test_batch = judge.adapter.collate(held_out)
+    order, rng, losses = [], random.Random(seed), []
+    for step in range(1, steps + 1):
+        if len(order) < batch_size:
+            order += rng.sample(range(len(media)), len(media))
+        chosen, order = order[:batch_size], order[batch_size:]
+        video, audio = _clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]))
+        logits = log_scale.exp() * audio @ video.T
+        target = torch.arange(len(chosen))
+        loss = (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
+        loss.backward()
+        optimiser.step()
+        optimiser.zero_grad()
+        losses.append(loss.item())
+        if step % every == 0 or step == steps:
+            with torch.no_grad():
+                video, audio = _clip_embeddings(core, test_batch)
+            similarity = (audio @ video.T).numpy()
+            own = np.eye(len(similarity), dtype=bool)
+            value = auroc(np.concatenate([similarity[own], similarity[~own]]),
+                          np.concatenate([np.ones(own.sum()), np.zeros((~own).sum())]))
+            print(f"{'aligning':<18} step {step:>5}  loss {np.mean(losses):.3f}  held-out AUROC, own audio vs "
+                  f"another clip's {_number(value)}", flush=True)
+            losses = []
+    for p, flag in zip(encoders, frozen):
+        p.requires_grad = flag
+
+
 def train(judge, examples: list, steps: int, config: TrainConfig, every: int, report) -> None:
     """AdamW with the config's rate, warm-up and a cosine decay; ``report(step, mean loss)`` every N steps."""
     model = judge.adapter.model.train()
@@ -139,7 +204,8 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
 
 
 def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
-              out: Path, caption_steps: int = 0) -> list[tuple[int, float, float, dict]]:
+              out: Path, caption_steps: int = 0, align_steps: int = 0,
+              align_world: Path | None = None) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache")
@@ -162,6 +228,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         captions = {key: record["captions"] for key, record in world.items()}
         train(judge, caption_examples(judge, train_items, captions), caption_steps, config, every,
               lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
+    if align_steps:
+        align_encoders(judge, align_world, align_steps, every, config.seed)
     curve = []
 
     def report(step: int, loss: float) -> None:
@@ -187,6 +255,8 @@ def main() -> None:
     p.add_argument("--every", type=int, default=250, help="evaluate every N steps")
     p.add_argument("--probes", default=",".join(PROBES))
     p.add_argument("--caption-steps", type=int, default=0, help="captioning steps before each probe")
+    p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
+    p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
@@ -194,16 +264,17 @@ def main() -> None:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
         names = args.probes.split(",")
-        if args.caption_steps and any(PROBES[name][0] != "av" for name in names):
-            p.error("--caption-steps captions through the AV judge's prompt: use it with AV probes only")
+        if (args.caption_steps or args.align_steps) and any(PROBES[name][0] != "av" for name in names):
+            p.error("--caption-steps and --align-steps train the AV judge's encoders: use them with AV probes only")
         pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names})
         world = {r["id"]: r for r in read_jsonl(out / "world" / MANIFEST)}
+        align_world = make_demo_world(out / "align_world", args.align_clips, seed=1) if args.align_steps else None
         print(f"world and pairs: {time.perf_counter() - t0:.0f} s", flush=True)
         curves = {}
         for name in names:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
-                                     args.caption_steps)
+                                     args.caption_steps, args.align_steps, align_world)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
