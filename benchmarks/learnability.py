@@ -144,7 +144,7 @@ def align_encoders(judge, world: Path, steps: int, every: int, seed: int, batch_
     media, held_out = media[:-held_out], media[-held_out:]
     core = judge.adapter.model.model
     encoders = [p for module in (core.visual, core.audio_tower) for p in module.parameters()]
-    frozen = [p.requires_grad for p in encoders]
+    trainable = [p.requires_grad for p in encoders]  # the probe's freeze policy, restored below
     for p in encoders:
         p.requires_grad = True
     log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
@@ -173,7 +173,7 @@ def align_encoders(judge, world: Path, steps: int, every: int, seed: int, batch_
             print(f"{'aligning':<18} step {step:>5}  loss {np.mean(losses):.3f}  held-out AUROC, own audio vs "
                   f"another clip's {_number(value)}", flush=True)
             losses = []
-    for p, flag in zip(encoders, frozen):
+    for p, flag in zip(encoders, trainable):
         p.requires_grad = flag
 
 
