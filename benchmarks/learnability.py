@@ -18,11 +18,12 @@ sound description, given its frames and audio: how Omni models learn to see and 
 then the probe, to test whether encoders that already name colours and notes make the comparison learnable.
 
 --align-steps N first aligns the two encoders (CLIP-style, batches of 32) on a world of their own
-(--align-clips, another seed: a pretraining corpus the probe never sees): each clip's audio embedding,
-max-pooled over the audio encoder's output tokens, is pulled toward its own video embedding (max-pooled over
-the vision merger's tokens) and pushed from the other clips' in the batch. The embeddings are the tokens the
-language model reads, so after it a clip's colours and notes sit on shared directions; `--set freeze=llm`
-then keeps them so while the probe trains the language model (the paper's AV policy).
+(--align-clips, another seed: a pretraining corpus the probe never sees; its last 64 clips held out): each
+clip's audio embedding, max-pooled over the audio encoder's output tokens, is pulled toward its own video
+embedding (max-pooled over the vision merger's tokens) and pushed from the other clips' in the batch. The
+embeddings are the tokens the language model reads, so after it a clip's colours and notes sit on shared
+directions; `--set freeze=llm` then keeps them so while the probe trains the language model (the paper's AV
+policy).
 
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
        [--align-steps 0] [--align-clips 1000] [--set KEY=VALUE ...]
@@ -134,14 +135,16 @@ def _clip_embeddings(core, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
             F.normalize(torch.stack([a.max(0).values for a in audio]), dim=-1))
 
 
-def align_encoders(judge, world: Path, steps: int, every: int, seed: int, batch_size: int = 32,
-                   learning_rate: float = 3e-3, held_out: int = 64) -> None:
+def world_media(judge, world: Path) -> list:
+    """Every clip of ``world`` prepared for ``judge`` without a question (what the encoders read)."""
+    return [judge.prepare(judge.sample(judge.decode(world / record["video"]))) for record in read_jsonl(world / MANIFEST)]
+
+
+def align_encoders(judge, media: list, held_out: list, steps: int, every: int, seed: int, batch_size: int = 32,
+                   learning_rate: float = 3e-3) -> None:
     """Contrastive (InfoNCE, both directions, learned temperature) training of the audio and vision encoders on
-    the clips of ``world`` but its last ``held_out``; reports on those the AUROC of a clip's own audio against
-    every other held-out clip's, by cosine similarity."""
-    media = [judge.prepare(judge.sample(judge.decode(world / record["video"])))
-             for record in read_jsonl(world / MANIFEST)]
-    media, held_out = media[:-held_out], media[-held_out:]
+    ``media``; reports on ``held_out`` the AUROC of a clip's own audio against every other held-out clip's, by
+    cosine similarity."""
     core = judge.adapter.model.model
     encoders = [p for module in (core.visual, core.audio_tower) for p in module.parameters()]
     trainable = [p.requires_grad for p in encoders]  # the probe's freeze policy, restored below
@@ -229,7 +232,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         train(judge, caption_examples(judge, train_items, captions), caption_steps, config, every,
               lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
     if align_steps:
-        align_encoders(judge, align_world, align_steps, every, config.seed)
+        media = world_media(judge, align_world)
+        align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed)
     curve = []
 
     def report(step: int, loss: float) -> None:
