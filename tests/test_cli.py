@@ -16,6 +16,14 @@ def test_every_command_has_help(capsys):
         out = capsys.readouterr().out
         assert "usage: avjudge " + " ".join(words) in out
         assert COMMANDS[words].description.splitlines()[0] in out
+        assert "(default: None)" not in out  # an unset default is explained in words, or not at all
+
+
+def test_help_shows_real_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: demo_out)" in out and "(default 96)" in out
 
 
 def test_no_command_prints_help(capsys):

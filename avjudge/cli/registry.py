@@ -32,4 +32,6 @@ def register(words: str, help: str, add_arguments, run, description: str = "") -
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    pass
+    def _get_help_string(self, action):
+        # "(default: None)" says nothing: such options explain their fallback in their own help
+        return action.help if action.default is None else super()._get_help_string(action)
