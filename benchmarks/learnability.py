@@ -1,8 +1,9 @@
 """What can the demo's tiny judges learn from the world, and how fast? Probes behind issue #5's targets.
 
-Each probe trains the demo's tiny Qwen2.5-Omni thinker from scratch (`freeze: all`, the demo's AV or VT
-config) on one yes/no question about world clips, and reports held-out AUROC along training. Examples are
-prepared once (one draw of each on-the-fly negative), so thousands of optimiser steps fit in minutes:
+Each probe trains the demo's tiny Qwen2.5-Omni thinker (the demo's AV or VT config, `freeze: all`), from
+random encoders unless --encoders aligned, on one yes/no question about world clips, and reports held-out
+AUROC along training. Examples are prepared once (one draw of each on-the-fly negative), so thousands of
+optimiser steps fit in minutes:
 
   audio_low_note    (AV) Yes when a pitched object sounds a note below 200 Hz: the audio alone decides it
   video_low_colour  (AV) Yes when a red, green or blue object is visible: the picture alone decides it
@@ -23,10 +24,11 @@ clip's audio embedding, max-pooled over the audio encoder's output tokens, is pu
 embedding (max-pooled over the vision merger's tokens) and pushed from the other clips' in the batch. The
 embeddings are the tokens the language model reads, so after it a clip's colours and notes sit on shared
 directions; `--set freeze=llm` then keeps them so while the probe trains the language model (the paper's AV
-policy).
+policy). --encoders aligned starts instead from the committed aligned encoders the demo's judges start from
+(checkpoints/tiny/, made by scripts/align_tiny_encoders.py the same way).
 
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
-       [--align-steps 0] [--align-clips 1000] [--set KEY=VALUE ...]
+       [--align-steps 0] [--align-clips 1000] [--encoders random|aligned] [--set KEY=VALUE ...]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
 import argparse
@@ -39,7 +41,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from avjudge.config import load_config
 from avjudge.data import build_dataset, load_recipe
@@ -48,6 +49,7 @@ from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import RECIPE, TRAIN_CONFIGS
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.train import TrainConfig, build_training
+from avjudge.train.align import align_encoders, world_media
 from avjudge.train.collator import AnswerCollator
 from avjudge.train.metrics import auroc
 from avjudge.world import MANIFEST, WorldConfig, make_world
@@ -125,61 +127,6 @@ def caption_examples(judge, items, captions: dict) -> list:
     return examples
 
 
-def _clip_embeddings(core, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-    """(video, audio) unit embeddings per clip: each encoder's output tokens max-pooled."""
-    video = core.get_video_features(batch["pixel_values_videos"], batch["video_grid_thw"]).pooler_output
-    audio = core.get_audio_features(batch["input_features"], batch["feature_attention_mask"]).last_hidden_state
-    lengths = core.audio_tower._get_feat_extract_output_lengths(batch["feature_attention_mask"].sum(-1))[1]
-    audio = torch.split(audio, lengths.tolist())
-    return (F.normalize(torch.stack([v.max(0).values for v in video]), dim=-1),
-            F.normalize(torch.stack([a.max(0).values for a in audio]), dim=-1))
-
-
-def world_media(judge, world: Path) -> list:
-    """Every clip of ``world`` prepared for ``judge`` without a question (what the encoders read)."""
-    return [judge.prepare(judge.sample(judge.decode(world / record["video"]))) for record in read_jsonl(world / MANIFEST)]
-
-
-def align_encoders(judge, media: list, held_out: list, steps: int, every: int, seed: int, batch_size: int = 32,
-                   learning_rate: float = 3e-3) -> None:
-    """Contrastive (InfoNCE, both directions, learned temperature) training of the audio and vision encoders on
-    ``media``; reports on ``held_out`` the AUROC of a clip's own audio against every other held-out clip's, by
-    cosine similarity."""
-    core = judge.adapter.model.model
-    encoders = [p for module in (core.visual, core.audio_tower) for p in module.parameters()]
-    trainable = [p.requires_grad for p in encoders]  # the probe's freeze policy, restored below
-    for p in encoders:
-        p.requires_grad = True
-    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
-    optimiser = torch.optim.AdamW(encoders + [log_scale], lr=learning_rate, weight_decay=0.01)
-    test_batch = judge.adapter.collate(held_out)
-    order, rng, losses = [], random.Random(seed), []
-    for step in range(1, steps + 1):
-        if len(order) < batch_size:
-            order += rng.sample(range(len(media)), len(media))
-        chosen, order = order[:batch_size], order[batch_size:]
-        video, audio = _clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]))
-        logits = log_scale.exp() * audio @ video.T
-        target = torch.arange(len(chosen))
-        loss = (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
-        loss.backward()
-        optimiser.step()
-        optimiser.zero_grad()
-        losses.append(loss.item())
-        if step % every == 0 or step == steps:
-            with torch.no_grad():
-                video, audio = _clip_embeddings(core, test_batch)
-            similarity = (audio @ video.T).numpy()
-            own = np.eye(len(similarity), dtype=bool)
-            value = auroc(np.concatenate([similarity[own], similarity[~own]]),
-                          np.concatenate([np.ones(own.sum()), np.zeros((~own).sum())]))
-            print(f"{'aligning':<18} step {step:>5}  loss {np.mean(losses):.3f}  held-out AUROC, own audio vs "
-                  f"another clip's {_number(value)}", flush=True)
-            losses = []
-    for p, flag in zip(encoders, trainable):
-        p.requires_grad = flag
-
-
 def train(judge, examples: list, steps: int, config: TrainConfig, every: int, report) -> None:
     """AdamW with the config's rate, warm-up and a cosine decay; ``report(step, mean loss)`` every N steps."""
     model = judge.adapter.model.train()
@@ -208,10 +155,10 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
 
 def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
               out: Path, caption_steps: int = 0, align_steps: int = 0,
-              align_world: Path | None = None) -> list[tuple[int, float, float, dict]]:
+              align_world: Path | None = None, aligned_encoders: bool = False) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
     task, probe = PROBES[name]
-    family_dirs = make_tiny_judges(out / "cache")
+    family_dirs = make_tiny_judges(out / "cache", aligned_encoders=aligned_encoders)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
         f"model={family_dirs['qwen2_5_omni']}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
         "max_eval_pairs=2", *overrides])
@@ -233,7 +180,10 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
               lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
     if align_steps:
         media = world_media(judge, align_world)
-        align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed)
+        align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed,
+                       report=lambda step, loss, value: print(
+                           f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
+                           f"another clip's {_number(value)}", flush=True))
     curve = []
 
     def report(step: int, loss: float) -> None:
@@ -261,6 +211,8 @@ def main() -> None:
     p.add_argument("--caption-steps", type=int, default=0, help="captioning steps before each probe")
     p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
+    p.add_argument("--encoders", choices=("random", "aligned"), default="random",
+                   help="the thinker's encoders at the start: random, or the committed aligned ones")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
@@ -278,7 +230,8 @@ def main() -> None:
         for name in names:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
-                                     args.caption_steps, args.align_steps, align_world)
+                                     args.caption_steps, args.align_steps, align_world,
+                                     args.encoders == "aligned")
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))

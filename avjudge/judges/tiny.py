@@ -4,9 +4,16 @@ Real 7B weights cannot be downloaded everywhere; these checkpoints exercise ever
 (processing, scoring, training, saving) with the same model classes. The tokenizer is a
 small byte-level BPE trained here, carrying Qwen's special tokens, with "Yes" and "No" as
 single tokens.
+
+The real judges start from a pretrained Omni model whose encoders already link what is seen
+with what is heard. The tiny Qwen2.5-Omni thinker gets the same kind of start from a committed
+file, ``checkpoints/tiny/qwen2_5_omni_encoders.safetensors``: its audio and vision encoders after
+contrastive alignment on a synthetic world of their own (`scripts/align_tiny_encoders.py` rebuilds
+it). Its language model stays random, so untrained it still answers at chance.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -16,7 +23,8 @@ import torch
 from ..world import vocab
 from ..prompts import TASKS
 
-TINY_VERSION = 2
+TINY_VERSION = 3
+ALIGNED_ENCODERS = Path(__file__).resolve().parent.parent.parent / "checkpoints" / "tiny" / "qwen2_5_omni_encoders.safetensors"
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",
                   "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>", "<|vision_eos|>"]
 # Qwen3-Omni's media tokens, added after the BPE is trained so the other judges' ids stay as they were
@@ -82,7 +90,22 @@ def _text_config(tokenizer) -> dict:
                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
 
 
-def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0) -> Path:
+def load_encoders(model, path: Path) -> None:
+    """Replace ``model``'s audio and vision encoders by the weights in ``path`` (a safetensors file holding
+    exactly those); an incomplete or foreign file is an error, not a silent partial load."""
+    from safetensors.torch import load_file
+
+    weights = load_file(str(path))
+    encoders = {k for k in model.state_dict() if k.startswith(("model.visual.", "model.audio_tower."))}
+    if set(weights) != encoders:
+        raise RuntimeError(f"{path} does not hold exactly this thinker's encoder weights "
+                           f"({len(set(weights) - encoders)} unknown, {len(encoders - set(weights))} missing); "
+                           "rebuild it with `python scripts/align_tiny_encoders.py`")
+    model.load_state_dict(weights, strict=False)
+
+
+def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0, encoders: Path | None = None) -> Path:
+    """``encoders``: a file of pretrained encoder weights (see `load_encoders`); None leaves them random."""
     from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
 
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
@@ -102,7 +125,10 @@ def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0) -> Path:
     )
     config.vision_start_token_id = ids["<|vision_bos|>"]  # read by get_rope_index though not a declared field
     torch.manual_seed(seed)
-    Qwen2_5OmniThinkerForConditionalGeneration(config).save_pretrained(str(out))
+    model = Qwen2_5OmniThinkerForConditionalGeneration(config)
+    if encoders is not None:
+        load_encoders(model, encoders)
+    model.save_pretrained(str(out))
     tokenizer.save_pretrained(str(out))
     _feature_extractor(out, {"patch_size": 14, "temporal_patch_size": 2, "merge_size": 2, "min_pixels": 3136,
                              "max_pixels": 112 * 112, "image_mean": [0.48145466, 0.4578275, 0.40821073],
@@ -161,18 +187,27 @@ def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0) -> Path:
     return out
 
 
-def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool = False) -> dict[str, Path]:
-    """Build (or reuse) tiny checkpoints under ``root``/tiny; returns family -> directory."""
+def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool = False,
+                     aligned_encoders: bool = True) -> dict[str, Path]:
+    """Build (or reuse) tiny checkpoints under ``root``/tiny; returns family -> directory.
+
+    ``aligned_encoders``: the Qwen2.5-Omni thinker starts from the committed aligned encoders (under
+    ``root``/tiny), or, if False, from random ones (under ``root``/tiny_random_encoders)."""
     root = Path(root) if root is not None else default_cache()
-    base = root / "tiny"
+    base = root / ("tiny" if aligned_encoders else "tiny_random_encoders")
     dirs = {"qwen2_5_omni": base / OMNI_DIR, "qwen3_omni": base / OMNI3_DIR, "qwen2_audio": base / AUDIO_DIR}
     stamp = base / "tiny_judges.json"
-    want = {"version": TINY_VERSION, "seed": seed}
+    encoders = ALIGNED_ENCODERS if aligned_encoders else None
+    if encoders is not None and not encoders.exists():
+        raise FileNotFoundError(f"{encoders} is missing (it is committed with avjudge); restore it from git or "
+                                "rebuild it with `python scripts/align_tiny_encoders.py`")
+    want = {"version": TINY_VERSION, "seed": seed,
+            "encoders": hashlib.sha256(encoders.read_bytes()).hexdigest() if encoders else None}
     if not force and stamp.exists() and json.loads(stamp.read_text()) == want and all(d.exists() for d in dirs.values()):
         return dirs
     base.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(base / "tokenizer")
-    build_tiny_omni_thinker(dirs["qwen2_5_omni"], tokenizer, seed)
+    build_tiny_omni_thinker(dirs["qwen2_5_omni"], tokenizer, seed, encoders)
     build_tiny_qwen3_omni_thinker(dirs["qwen3_omni"], base / "tokenizer", seed)
     build_tiny_qwen2_audio(dirs["qwen2_audio"], tokenizer, seed)
     stamp.write_text(json.dumps(want))

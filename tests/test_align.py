@@ -1,0 +1,85 @@
+"""Contrastive alignment of the tiny thinker's encoders (avjudge.train.align) and the committed aligned encoders
+the demo's judges start from."""
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from avjudge.jsonl import read_jsonl
+from avjudge.judges import Judge
+from avjudge.judges.tiny import ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer, load_encoders
+from avjudge.train import apply_freeze
+from avjudge.train.align import align_encoders, clip_embeddings, encoder_parameters, own_audio_auroc, world_media
+from avjudge.train.metrics import auroc
+from avjudge.world import MANIFEST, WorldConfig, make_world
+
+AV_SETTINGS = dict(fps=2.0, max_pixels=12600, use_audio_in_video=True)  # the demo's AV config
+
+
+def test_alignment_pairs_each_clip_with_its_own_audio_and_leaves_the_llm_alone(tiny_judges, small_world):
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], **AV_SETTINGS)
+    model = judge.adapter.model
+    apply_freeze(model, type(judge.adapter), "llm")  # the probe's policy: encoders frozen
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    flags = {name: p.requires_grad for name, p in model.named_parameters()}
+    media = world_media(judge, small_world)  # 6 clips: the first 4 train, the last 2 are held out
+    history = align_encoders(judge, media[:4], media[4:], steps=40, every=20, seed=0, batch_size=4)
+    assert [step for step, _, _ in history] == [20, 40]
+    assert history[-1][1] < history[0][1]  # the contrastive loss falls
+    changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
+    assert all(p.requires_grad == flags[name] for name, p in model.named_parameters())  # restored for the probe
+    assert not any(name.startswith(("model.language_model.", "lm_head.")) for name in changed)
+    assert changed <= set(encoder_parameters(model.model))
+    assert any(name.startswith("model.visual.") for name in changed)
+    assert any(name.startswith("model.audio_tower.") for name in changed)
+    with torch.no_grad():
+        video, audio = clip_embeddings(model.model, judge.adapter.collate(media[:4]))
+    similarity = audio @ video.T
+    assert torch.equal(similarity.argmax(1), torch.arange(4))  # each trained clip's audio finds its own video
+
+
+@pytest.fixture(scope="module")
+def demo_sized_world(tmp_path_factory):
+    """Clips as the demo makes them, from a seed the committed encoders were not aligned on (they used 1)."""
+    out = tmp_path_factory.mktemp("demo_sized_world")
+    make_world(WorldConfig(n=32, seed=0, duration=4.0, width=192, height=192), out, progress=False)
+    return out
+
+
+def test_committed_encoders_link_unseen_clips_with_their_own_audio(tmp_path, demo_sized_world):
+    tokenizer = build_tokenizer(tmp_path / "tokenizer")
+    measured = {}
+    for name, encoders in (("random", None), ("aligned", ALIGNED_ENCODERS)):
+        judge = Judge.load("av", build_tiny_omni_thinker(tmp_path / name, tokenizer, encoders=encoders), **AV_SETTINGS)
+        measured[name] = own_audio_auroc(judge.adapter.model.model,
+                                         judge.adapter.collate(world_media(judge, demo_sized_world)))
+    assert abs(measured["random"] - 0.5) < 0.15
+    assert measured["aligned"] > 0.8
+
+
+def test_the_tiny_thinker_takes_its_encoders_from_the_committed_file_and_nothing_else(tmp_path, tiny_judges):
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(str(ALIGNED_ENCODERS))
+    thinker = Judge.load("av", tiny_judges["qwen2_5_omni"]).adapter.model
+    random_thinker = Judge.load("av", build_tiny_omni_thinker(tmp_path / "random", build_tokenizer(tmp_path / "tok"))
+                                ).adapter.model
+    for name, value in thinker.state_dict().items():
+        expected = weights[name] if name in weights else random_thinker.state_dict()[name]
+        assert torch.equal(value, expected), name
+    save_file({k: v for k, v in weights.items() if not k.startswith("model.visual.")}, str(tmp_path / "part.safetensors"))
+    with pytest.raises(RuntimeError, match="missing.*align_tiny_encoders"):
+        load_encoders(random_thinker, tmp_path / "part.safetensors")
+
+
+def test_untrained_judge_with_aligned_encoders_still_answers_at_chance(tiny_judges, demo_sized_world):
+    """Aligned encoders are a pretrained start, not a judge: the random language model cannot yet tell a clip's
+    own audio from another clip's (the demo's "before" column)."""
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], **AV_SETTINGS)
+    clips = [judge.decode(demo_sized_world / r["video"]) for r in read_jsonl(demo_sized_world / MANIFEST)]
+    own = [judge.prepare(judge.sample(clip)) for clip in clips]
+    swapped = [judge.prepare(judge.sample(dataclasses.replace(clip, audio=clips[i - 1].audio)))
+               for i, clip in enumerate(clips)]
+    scores = np.array([result.score for result in judge.score_prepared(own + swapped)])
+    assert abs(auroc(scores, np.repeat([1, 0], len(clips))) - 0.5) < 0.2
