@@ -8,7 +8,9 @@ import torch
 
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
-from avjudge.judges.tiny import ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer, load_encoders
+from avjudge.judges.tiny import (
+    ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer, load_encoders, make_tiny_judges,
+)
 from avjudge.train import apply_freeze
 from avjudge.train.align import align_encoders, clip_embeddings, encoder_parameters, own_audio_auroc, world_media
 from avjudge.train.metrics import auroc
@@ -68,6 +70,9 @@ def test_the_tiny_thinker_takes_its_encoders_from_the_committed_file_and_nothing
     for name, value in thinker.state_dict().items():
         expected = weights[name] if name in weights else random_thinker.state_dict()[name]
         assert torch.equal(value, expected), name
+    # the learnability benchmark's from-scratch runs: random encoders, in a folder of their own
+    scratch = Judge.load("av", make_tiny_judges(tmp_path, aligned_encoders=False)["qwen2_5_omni"]).adapter.model
+    assert all(torch.equal(value, random_thinker.state_dict()[name]) for name, value in scratch.state_dict().items())
     save_file({k: v for k, v in weights.items() if not k.startswith("model.visual.")}, str(tmp_path / "part.safetensors"))
     with pytest.raises(RuntimeError, match="missing.*align_tiny_encoders"):
         load_encoders(random_thinker, tmp_path / "part.safetensors")

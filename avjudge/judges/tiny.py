@@ -24,7 +24,8 @@ from ..world import vocab
 from ..prompts import TASKS
 
 TINY_VERSION = 3
-ALIGNED_ENCODERS = Path(__file__).resolve().parent.parent.parent / "checkpoints" / "tiny" / "qwen2_5_omni_encoders.safetensors"
+ALIGNED_ENCODERS = (Path(__file__).resolve().parent.parent.parent / "checkpoints" / "tiny"
+                    / "qwen2_5_omni_encoders.safetensors")
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",
                   "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>", "<|vision_eos|>"]
 # Qwen3-Omni's media tokens, added after the BPE is trained so the other judges' ids stay as they were
