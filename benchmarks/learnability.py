@@ -21,14 +21,15 @@ then the probe, to test whether encoders that already name colours and notes mak
 --align-steps N first aligns the two encoders (CLIP-style, batches of 32) on a world of their own
 (--align-clips, another seed: a pretraining corpus the probe never sees; its last 64 clips held out): each
 clip's audio embedding, max-pooled over the audio encoder's output tokens, is pulled toward its own video
-embedding (max-pooled over the vision merger's tokens) and pushed from the other clips' in the batch. The
-embeddings are the tokens the language model reads, so after it a clip's colours and notes sit on shared
-directions; `--set freeze=llm` then keeps them so while the probe trains the language model (the paper's AV
-policy). --encoders aligned starts instead from the committed aligned encoders the demo's judges start from
+embedding (max-pooled over the vision merger's tokens) and pushed from the other clips' in the batch
+(--align-pooling mean averages the tokens instead). The embeddings are the tokens the language model reads,
+so after it a clip's colours and notes sit on shared directions; `--set freeze=llm` then keeps them so while
+the probe trains the language model (the paper's AV policy). --encoders aligned starts instead from the committed aligned encoders the demo's judges start from
 (checkpoints/tiny/, made by scripts/align_tiny_encoders.py the same way).
 
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
-       [--align-steps 0] [--align-clips 1000] [--encoders random|aligned] [--set KEY=VALUE ...]
+       [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned]
+       [--set KEY=VALUE ...]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
 import argparse
@@ -49,7 +50,7 @@ from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import RECIPE, TRAIN_CONFIGS
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.train import TrainConfig, build_training
-from avjudge.train.align import align_encoders, world_media
+from avjudge.train.align import POOLINGS, align_encoders, world_media
 from avjudge.train.collator import AnswerCollator
 from avjudge.train.metrics import auroc
 from avjudge.world import MANIFEST, WorldConfig, make_world
@@ -155,7 +156,8 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
 
 def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
               out: Path, caption_steps: int = 0, align_steps: int = 0,
-              align_world: Path | None = None, aligned_encoders: bool = False) -> list[tuple[int, float, float, dict]]:
+              align_world: Path | None = None, aligned_encoders: bool = False,
+              align_pooling: str = "max") -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", aligned_encoders=aligned_encoders)
@@ -180,7 +182,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
               lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
     if align_steps:
         media = world_media(judge, align_world)
-        align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed,
+        align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed, pooling=align_pooling,
                        report=lambda step, loss, value: print(
                            f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
                            f"another clip's {_number(value)}", flush=True))
@@ -211,6 +213,8 @@ def main() -> None:
     p.add_argument("--caption-steps", type=int, default=0, help="captioning steps before each probe")
     p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
+    p.add_argument("--align-pooling", choices=sorted(POOLINGS), default="max",
+                   help="how a clip's tokens become the embedding aligned: max or mean over them")
     p.add_argument("--encoders", choices=("random", "aligned"), default="random",
                    help="the thinker's encoders at the start: random, or the committed aligned ones")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
@@ -231,7 +235,7 @@ def main() -> None:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
-                                     args.encoders == "aligned")
+                                     args.encoders == "aligned", args.align_pooling)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))

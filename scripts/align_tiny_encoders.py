@@ -23,7 +23,7 @@ from avjudge.demo import TRAIN_CONFIGS
 from avjudge.judges import Judge
 from avjudge.judges.tiny import ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer
 from avjudge.train import TrainConfig
-from avjudge.train.align import align_encoders, encoder_parameters, world_media
+from avjudge.train.align import POOLINGS, align_encoders, encoder_parameters, world_media
 from avjudge.train.trainer import code_version
 from avjudge.world import WorldConfig, make_world
 
@@ -36,6 +36,8 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=3e-3)
     p.add_argument("--every", type=int, default=250, help="measure on the held-out clips every N steps")
+    p.add_argument("--pooling", choices=sorted(POOLINGS), default="max",
+                   help="how a clip's output tokens become the embedding aligned")
     p.add_argument("--world-seed", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="the tiny thinker's initialisation and the batch order")
     p.add_argument("--out", type=Path, default=ALIGNED_ENCODERS.parent)
@@ -56,7 +58,7 @@ def main() -> None:
     torch.manual_seed(args.seed)
     history = align_encoders(
         judge, media[:-args.held_out], media[-args.held_out:], args.steps, args.every, args.seed, args.batch_size,
-        args.learning_rate,
+        args.learning_rate, pooling=args.pooling,
         report=lambda step, loss, value: print(f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
                                                f"another clip's {value:.3f}", flush=True))
     from safetensors.torch import save_file

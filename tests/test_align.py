@@ -88,3 +88,18 @@ def test_untrained_judge_with_aligned_encoders_still_answers_at_chance(tiny_judg
                for i, clip in enumerate(clips)]
     scores = np.array([result.score for result in judge.score_prepared(own + swapped)])
     assert abs(auroc(scores, np.repeat([1, 0], len(clips))) - 0.5) < 0.2
+
+
+def test_clip_embeddings_pool_each_clips_own_tokens(tiny_judges, small_world):
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], **AV_SETTINGS)
+    core = judge.adapter.model.model
+    media = world_media(judge, small_world)[:2]
+    with torch.no_grad():
+        pooled = {pooling: clip_embeddings(core, judge.adapter.collate(media), pooling) for pooling in ("max", "mean")}
+        for i, sample in enumerate(media):  # one clip alone: its tokens, no padding or neighbour in the pool
+            batch = judge.adapter.collate([sample])
+            video = core.get_video_features(batch["pixel_values_videos"], batch["video_grid_thw"]).pooler_output[0]
+            audio = core.get_audio_features(batch["input_features"], batch["feature_attention_mask"]).last_hidden_state
+            for pooling, reduce in (("max", lambda t: t.max(0).values), ("mean", lambda t: t.mean(0))):
+                torch.testing.assert_close(pooled[pooling][0][i], torch.nn.functional.normalize(reduce(video), dim=0))
+                torch.testing.assert_close(pooled[pooling][1][i], torch.nn.functional.normalize(reduce(audio), dim=0))

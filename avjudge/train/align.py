@@ -3,8 +3,8 @@
 The real judges start from Qwen2.5-Omni, whose audio and vision encoders were pretrained on paired audio and
 video; a tiny random thinker has encoders that see and hear nothing in particular. This trains them CLIP-style
 (InfoNCE both ways, learned temperature): each clip's audio embedding (the audio encoder's output tokens,
-max-pooled) is pulled toward its own video embedding (the vision merger's tokens, max-pooled) and pushed from
-the other clips' in the batch. No yes/no label is used, and the language model is not touched.
+pooled) is pulled toward its own video embedding (the vision merger's tokens, pooled) and pushed from the
+other clips' in the batch. No yes/no label is used, and the language model is not touched.
 """
 from __future__ import annotations
 
@@ -30,20 +30,27 @@ def world_media(judge, world: Path) -> list:
     return [judge.prepare(judge.sample(judge.decode(world / record["video"]))) for record in read_jsonl(world / MANIFEST)]
 
 
-def clip_embeddings(core, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+# How a clip's output tokens become one embedding: max-pooling (a feature anywhere in the clip counts) or
+# mean-pooling (what a language model's near-uniform attention over the tokens first sees)
+POOLINGS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "max": lambda tokens: tokens.max(0).values, "mean": lambda tokens: tokens.mean(0)}
+
+
+def clip_embeddings(core, batch: dict, pooling: str = "max") -> tuple[torch.Tensor, torch.Tensor]:
     """(video, audio) unit embeddings per clip of a collated batch; ``core``: the thinker's ``.model``."""
+    pool = POOLINGS[pooling]
     video = core.get_video_features(batch["pixel_values_videos"], batch["video_grid_thw"]).pooler_output
     audio = core.get_audio_features(batch["input_features"], batch["feature_attention_mask"]).last_hidden_state
     lengths = core.audio_tower._get_feat_extract_output_lengths(batch["feature_attention_mask"].sum(-1))[1]
     audio = torch.split(audio, lengths.tolist())
-    return (F.normalize(torch.stack([v.max(0).values for v in video]), dim=-1),
-            F.normalize(torch.stack([a.max(0).values for a in audio]), dim=-1))
+    return (F.normalize(torch.stack([pool(v) for v in video]), dim=-1),
+            F.normalize(torch.stack([pool(a) for a in audio]), dim=-1))
 
 
-def own_audio_auroc(core, batch: dict) -> float | None:
+def own_audio_auroc(core, batch: dict, pooling: str = "max") -> float | None:
     """AUROC, by cosine similarity, of each clip's own audio against every other clip's audio in ``batch``."""
     with torch.no_grad():
-        video, audio = clip_embeddings(core, batch)
+        video, audio = clip_embeddings(core, batch, pooling)
     similarity = (audio @ video.T).numpy()
     own = np.eye(len(similarity), dtype=bool)
     return auroc(np.concatenate([similarity[own], similarity[~own]]),
@@ -57,7 +64,8 @@ def encoder_parameters(core) -> dict[str, torch.nn.Parameter]:
 
 
 def align_encoders(judge, media: list, held_out: list, steps: int, every: int, seed: int, batch_size: int = 32,
-                   learning_rate: float = 3e-3, report: AlignmentReport | None = None) -> list[tuple[int, float, float]]:
+                   learning_rate: float = 3e-3, report: AlignmentReport | None = None,
+                   pooling: str = "max") -> list[tuple[int, float, float]]:
     """Align ``judge``'s encoders on ``media`` (prepared clips without a question); every ``every`` steps and at
     the end, measure on ``held_out``. Returns [(step, loss, held-out AUROC)]. The encoders' requires_grad flags
     (the caller's freeze policy) are restored afterwards."""
@@ -75,7 +83,7 @@ def align_encoders(judge, media: list, held_out: list, steps: int, every: int, s
             if len(order) < batch_size:
                 order += rng.sample(range(len(media)), len(media))
             chosen, order = order[:batch_size], order[batch_size:]
-            video, audio = clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]))
+            video, audio = clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]), pooling)
             logits = log_scale.exp() * audio @ video.T
             target = torch.arange(len(chosen))
             loss = (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
@@ -84,7 +92,7 @@ def align_encoders(judge, media: list, held_out: list, steps: int, every: int, s
             optimiser.zero_grad()
             losses.append(loss.item())
             if step % every == 0 or step == steps:
-                history.append((step, float(np.mean(losses)), own_audio_auroc(core, test_batch)))
+                history.append((step, float(np.mean(losses)), own_audio_auroc(core, test_batch, pooling)))
                 if report:
                     report(*history[-1])
                 losses = []
