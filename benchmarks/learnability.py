@@ -47,7 +47,7 @@ from avjudge.config import load_config
 from avjudge.data import build_dataset, load_recipe
 from avjudge.data.pairs import PairDataset
 from avjudge.jsonl import read_jsonl, write_json
-from avjudge.demo import RECIPE, TRAIN_CONFIGS
+from avjudge.demo import RECIPE, TRAIN_CONFIGS, DemoSize
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.train import TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
@@ -87,7 +87,9 @@ def _number(value: float | None) -> str:
 
 
 def make_demo_world(world: Path, clips: int, seed: int) -> Path:
-    make_world(WorldConfig(n=clips, seed=seed, duration=4.0, width=192, height=192), world, progress=False)
+    size = DemoSize()
+    make_world(WorldConfig(n=clips, seed=seed, duration=size.duration, width=size.frame_size, height=size.frame_size),
+               world, progress=False)
     return world
 
 

@@ -8,7 +8,7 @@ against every other held-out clip's. The weights file and a JSON record beside i
 code version) are written; `make_tiny_judges` then builds the tiny thinker with these encoders.
 
 Usage: python scripts/align_tiny_encoders.py [--clips 1500] [--steps 2000] [--out checkpoints/tiny]
-(~15 minutes on 2 CPU cores at the defaults.)
+(~10 minutes on 2 CPU cores at the defaults.)
 """
 import argparse
 import json
@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from avjudge.config import load_config
-from avjudge.demo import TRAIN_CONFIGS
+from avjudge.demo import TRAIN_CONFIGS, DemoSize
 from avjudge.judges import Judge
 from avjudge.judges.tiny import ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer
 from avjudge.train import TrainConfig
@@ -48,8 +48,9 @@ def main() -> None:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        make_world(WorldConfig(n=args.clips, seed=args.world_seed, duration=4.0, width=192, height=192),
-                   tmp / "world")
+        size = DemoSize()
+        make_world(WorldConfig(n=args.clips, seed=args.world_seed, duration=size.duration, width=size.frame_size,
+                               height=size.frame_size), tmp / "world")
         thinker = build_tiny_omni_thinker(tmp / "thinker", build_tokenizer(tmp / "tokenizer"), args.seed)
         judge = Judge.load("av", thinker, fps=av.fps, max_pixels=av.max_pixels,
                            use_audio_in_video=av.use_audio_in_video)

@@ -6,17 +6,20 @@ import numpy as np
 import pytest
 import torch
 
+from avjudge.config import load_config
+from avjudge.demo import TRAIN_CONFIGS, DemoSize
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.tiny import (
     ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer, load_encoders, make_tiny_judges,
 )
-from avjudge.train import apply_freeze
+from avjudge.train import TrainConfig, apply_freeze
 from avjudge.train.align import align_encoders, clip_embeddings, encoder_parameters, own_audio_auroc, world_media
 from avjudge.train.metrics import auroc
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
-AV_SETTINGS = dict(fps=2.0, max_pixels=12600, use_audio_in_video=True)  # the demo's AV config
+_AV = load_config(TrainConfig, TRAIN_CONFIGS["av"], [])
+AV_SETTINGS = dict(fps=_AV.fps, max_pixels=_AV.max_pixels, use_audio_in_video=_AV.use_audio_in_video)  # the demo's
 
 
 def test_alignment_pairs_each_clip_with_its_own_audio_and_leaves_the_llm_alone(tiny_judges, small_world):
@@ -45,7 +48,9 @@ def test_alignment_pairs_each_clip_with_its_own_audio_and_leaves_the_llm_alone(t
 def demo_sized_world(tmp_path_factory):
     """Clips as the demo makes them, from a seed the committed encoders were not aligned on (they used 1)."""
     out = tmp_path_factory.mktemp("demo_sized_world")
-    make_world(WorldConfig(n=32, seed=0, duration=4.0, width=192, height=192), out, progress=False)
+    size = DemoSize()
+    make_world(WorldConfig(n=32, seed=0, duration=size.duration, width=size.frame_size, height=size.frame_size), out,
+               progress=False)
     return out
 
 
