@@ -51,7 +51,6 @@ from avjudge.demo import RECIPE, TRAIN_CONFIGS, DemoSize
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.train import TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
-from avjudge.train.collator import AnswerCollator
 from avjudge.train.metrics import auroc
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
@@ -168,7 +167,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         "max_eval_pairs=2", *overrides])
     torch.manual_seed(config.seed)
     trainer, judge, _, _ = build_training(config)
-    collator, train_set = AnswerCollator(judge), trainer.train_dataset
+    collator, train_set = trainer.train_dataset.collator, trainer.train_dataset.pairs
     scenes = {key: record["scene"] for key, record in world.items()}
     train_items = labelled(train_set, probe, scenes)
     examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]

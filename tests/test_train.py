@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from avjudge.config import load_config
+from avjudge.config import ConfigError, load_config
 from avjudge.data import build_dataset, load_recipe
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
@@ -39,12 +39,12 @@ def config(tiny_judges, pairs, out, task="av", family=None, **overrides):
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_labels_fall_on_the_answer_token_only(tiny_judges, pairs, tmp_path, side):
     trainer, judge, _, _ = build_training(config(tiny_judges, pairs, tmp_path, padding_side=side))
-    items = [trainer.train_dataset[i] for i in range(4)]
-    batch = trainer.data_collator(items)
+    records = [trainer.train_dataset.pairs.records[i] for i in range(4)]
+    batch = trainer.data_collator([trainer.train_dataset[i] for i in range(4)])
     tok = judge.adapter.tokenizer
     yes, no = tok.convert_tokens_to_ids("Yes"), tok.convert_tokens_to_ids("No")
     assistant = tok("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
-    for row, (record, _) in enumerate(items):
+    for row, record in enumerate(records):
         labels, ids, mask = batch["labels"][row], batch["input_ids"][row], batch["attention_mask"][row]
         supervised = torch.nonzero(labels != -100).flatten().tolist()
         assert len(supervised) == 1
@@ -134,6 +134,26 @@ def test_resumed_training_matches_an_uninterrupted_run(tiny_judges, pairs, tmp_p
     # the resumed history holds the first three steps (from the checkpoint) and the last three
     np.testing.assert_allclose(resumed["loss_history"], whole["loss_history"], rtol=1e-4)
     np.testing.assert_allclose(resumed["loss_history"][:3], first, rtol=1e-6)
+
+
+def test_cached_examples_are_built_once_and_train_exactly_like_rebuilt_ones(tiny_judges, pairs, tmp_path):
+    histories, builds = {}, {}
+    for cache in (False, True):
+        trainer, *_ = build_training(config(tiny_judges, pairs, tmp_path / str(cache), batch_size=4, max_steps=10,
+                                            save_steps=100, cache_examples=cache))
+        examples = trainer.train_dataset
+        build = examples.collator.example
+        calls = []
+        examples.collator.example = lambda record, clip: calls.append(record["id"]) or build(record, clip)
+        trainer.train()
+        histories[cache] = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+        builds[cache] = calls
+    n = len(examples)
+    assert 10 * 4 > 2 * n  # more than two epochs
+    assert len(builds[False]) >= 10 * 4 and sorted(builds[True]) == sorted(r["id"] for r in examples.pairs.records)
+    assert histories[True] == histories[False]
+    with pytest.raises(ConfigError, match="dataloader_workers"):
+        config(tiny_judges, pairs, tmp_path, cache_examples=True, dataloader_workers=2)
 
 
 @pytest.mark.parametrize("stage", [2, 3])

@@ -1,9 +1,9 @@
 """Supervised fine-tuning of judges: collator, freeze policies, trainer, evaluation."""
-from .collator import AnswerCollator
+from .collator import AnswerCollator, TrainingExamples
 from .config import TrainConfig
 from .freeze import POLICIES, apply_freeze
 from .metrics import judge_metrics
 from .trainer import build_training, learning_curves, run_training
 
-__all__ = ["AnswerCollator", "POLICIES", "TrainConfig", "apply_freeze", "build_training", "judge_metrics",
-           "learning_curves", "run_training"]
+__all__ = ["AnswerCollator", "POLICIES", "TrainConfig", "TrainingExamples", "apply_freeze", "build_training",
+           "judge_metrics", "learning_curves", "run_training"]

@@ -44,6 +44,8 @@ class TrainConfig:
     report_to: list[str] = field(default_factory=lambda: ["wandb"])
     wandb_project: str = "avjudge"
     dataloader_workers: int = 0
+    # keep built training examples in memory after the first epoch (exact; costs memory, see TrainingExamples)
+    cache_examples: bool = False
     seed: int = 0
     resume: bool = True  # continue from the newest checkpoint in output_dir
 
@@ -52,3 +54,6 @@ class TrainConfig:
             raise ConfigError("batch_size and grad_accum must be at least 1")
         if self.eval_steps < 1 or self.save_steps < 1:
             raise ConfigError("eval_steps and save_steps must be at least 1")
+        if self.cache_examples and self.dataloader_workers:
+            raise ConfigError("cache_examples keeps examples in this process, so it needs dataloader_workers: 0 "
+                              "(workers would each build and hold their own copies)")

@@ -27,7 +27,7 @@ from ..judges import Judge, JudgeSettings
 from ..judges.adapters import adapter_for
 from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
 from ..perturb import SourcePool
-from .collator import AnswerCollator
+from .collator import AnswerCollator, TrainingExamples
 from .config import TrainConfig
 from .freeze import apply_freeze, apply_lora
 from .metrics import judge_metrics
@@ -187,8 +187,10 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         deepspeed=config.deepspeed, seed=config.seed, data_seed=config.seed, remove_unused_columns=False,
         dataloader_num_workers=config.dataloader_workers, eval_strategy="no", disable_tqdm=False,
     )
-    trainer = Trainer(model=adapter.model, args=args, train_dataset=train_set,
-                      data_collator=AnswerCollator(judge, config.padding_side))
+    collator = AnswerCollator(judge, config.padding_side)
+    trainer = Trainer(model=adapter.model, args=args, train_dataset=TrainingExamples(train_set, collator,
+                                                                                     config.cache_examples),
+                      data_collator=collator)
     callback = _callbacks(evaluation, config, judge, record)
     callback.trainer = trainer
     trainer.add_callback(callback)
