@@ -30,11 +30,11 @@ TRAIN_CONFIGS = {task: ROOT / "train_configs" / f"tiny_world_{task}.yaml" for ta
 
 @dataclasses.dataclass(frozen=True)
 class DemoSize:
-    clips: int = 96
+    clips: int = 240
     duration: float = 4.0
     frame_size: int = 192
-    pairs: int = 960  # per judge
-    epochs: float = 6.0
+    pairs: int = 2400  # per judge
+    epochs: float = 3.0
 
 
 QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0)

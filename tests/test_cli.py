@@ -3,6 +3,7 @@ import json
 import pytest
 
 from avjudge.cli import COMMANDS, build_parser, main
+from avjudge.demo import DemoSize
 from avjudge.media import encode_audio
 
 from .helpers import click_track
@@ -23,7 +24,7 @@ def test_help_shows_real_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["demo", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "(default: demo_out)" in out and "(default 96)" in out
+    assert "(default: demo_out)" in out and f"(default {DemoSize.clips})" in out
 
 
 def test_no_command_prints_help(capsys):
