@@ -49,7 +49,7 @@ from avjudge.data.pairs import PairDataset
 from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import RECIPE, TRAIN_CONFIGS, DemoSize
 from avjudge.judges.tiny import make_tiny_judges
-from avjudge.train import TrainConfig, build_training
+from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
 from avjudge.train.metrics import auroc
 from avjudge.world import MANIFEST, WorldConfig, make_world
@@ -131,7 +131,7 @@ def caption_examples(judge, items, captions: dict) -> list:
 
 def train(judge, examples: list, steps: int, config: TrainConfig, every: int, report) -> None:
     """AdamW with the config's rate, warm-up and a cosine decay; ``report(step, mean loss)`` every N steps."""
-    model = judge.adapter.model.train()
+    model, collate = judge.adapter.model.train(), AnswerCollator(judge, config.padding_side)
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
                                   weight_decay=config.weight_decay)
     warmup = config.warmup_steps
@@ -142,8 +142,7 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
         if len(order) < config.batch_size:
             order += rng.sample(range(len(examples)), len(examples))
         batch, order = order[:config.batch_size], order[config.batch_size:]
-        inputs = judge.adapter.forward_kwargs(judge.adapter.collate([examples[i] for i in batch], "right"))
-        loss = model(**inputs).loss
+        loss = model(**collate([examples[i] for i in batch])).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimiser.step()
