@@ -36,8 +36,21 @@ class DemoSize:
     pairs: int = 2400  # per judge
     epochs: float = 3.0
 
+    def world(self, seed: int = 0, clips: int | None = None) -> WorldConfig:
+        """The world config of demo-sized clips (``clips`` of them, default the demo's)."""
+        return WorldConfig(n=self.clips if clips is None else clips, seed=seed, duration=self.duration,
+                           width=self.frame_size, height=self.frame_size)
+
 
 QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0)
+
+
+def build_demo_pairs(world: Path, out: Path, pairs: int, seed: int = 0, tasks=("av", "vt", "at"),
+                     progress: bool = False) -> dict:
+    """The demo recipe's pairs for ``tasks`` (``pairs`` per judge) from the world in ``world``; returns the stats."""
+    recipe, source = load_recipe(RECIPE, [f"source={(world / MANIFEST).resolve()}", f"seed={seed}"])
+    recipe = dataclasses.replace(recipe, judges={t: dataclasses.replace(recipe.judges[t], pairs=pairs) for t in tasks})
+    return build_dataset(recipe, source, out, progress=progress)
 
 
 def verify_world(world: Path, progress: bool) -> dict:
@@ -112,15 +125,10 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
     out = Path(out)
     timings = {}
     start = time.perf_counter()
-    world_cfg = WorldConfig(n=size.clips, seed=seed, duration=size.duration, width=size.frame_size,
-                            height=size.frame_size)
-    summary = make_world(world_cfg, out / "world", progress=progress)
+    summary = make_world(size.world(seed), out / "world", progress=progress)
     checks = verify_world(out / "world", progress)
     timings["world"] = time.perf_counter() - start
-    recipe, source = load_recipe(RECIPE, [f"source={(out / 'world' / MANIFEST).resolve()}", f"seed={seed}"])
-    recipe = dataclasses.replace(recipe, judges={t: dataclasses.replace(recipe.judges[t], pairs=size.pairs)
-                                                 for t in tasks})
-    stats = build_dataset(recipe, source, out / "pairs", progress=progress)
+    stats = build_demo_pairs(out / "world", out / "pairs", size.pairs, seed, tasks, progress)
     timings["pairs"] = time.perf_counter() - start - timings["world"]
     checkpoints = make_tiny_judges(cache)
     results = {}

@@ -33,7 +33,6 @@ Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes 
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
 import argparse
-import dataclasses
 import math
 import random
 import tempfile
@@ -44,15 +43,14 @@ import numpy as np
 import torch
 
 from avjudge.config import load_config
-from avjudge.data import build_dataset, load_recipe
 from avjudge.data.pairs import PairDataset
 from avjudge.jsonl import read_jsonl, write_json
-from avjudge.demo import RECIPE, TRAIN_CONFIGS, DemoSize
+from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
 from avjudge.train.metrics import auroc
-from avjudge.world import MANIFEST, WorldConfig, make_world
+from avjudge.world import MANIFEST, make_world
 
 LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's colour -> pitch link
 
@@ -86,18 +84,12 @@ def _number(value: float | None) -> str:
 
 
 def make_demo_world(world: Path, clips: int, seed: int) -> Path:
-    size = DemoSize()
-    make_world(WorldConfig(n=clips, seed=seed, duration=size.duration, width=size.frame_size, height=size.frame_size),
-               world, progress=False)
+    make_world(DemoSize().world(seed, clips), world, progress=False)
     return world
 
 
 def make_pairs(root: Path, clips: int, pairs: int, tasks: set[str]) -> Path:
-    world = make_demo_world(root / "world", clips, seed=0)
-    recipe, source = load_recipe(RECIPE, [f"source={(world / MANIFEST).resolve()}", "seed=0"])
-    recipe = dataclasses.replace(recipe, judges={task: dataclasses.replace(recipe.judges[task], pairs=pairs)
-                                                 for task in sorted(tasks)})
-    build_dataset(recipe, source, root / "pairs", progress=False)
+    build_demo_pairs(make_demo_world(root / "world", clips, seed=0), root / "pairs", pairs, tasks=sorted(tasks))
     return root / "pairs"
 
 

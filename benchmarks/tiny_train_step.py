@@ -9,7 +9,6 @@ the tiny one's 10 s: its encoder always runs over its whole window, padded.
 Usage: python benchmarks/tiny_train_step.py [--clips 24] [--pairs 96]
 """
 import argparse
-import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -18,12 +17,11 @@ import torch
 from transformers import PreTrainedTokenizerFast
 
 from avjudge.config import load_config
-from avjudge.data import build_dataset, load_recipe
-from avjudge.demo import RECIPE, TRAIN_CONFIGS, DemoSize
+from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
 from avjudge.judges.tiny import AUDIO_DIR, build_tiny_qwen2_audio, make_tiny_judges
 from avjudge.prompts import task as judge_task
 from avjudge.train import TrainConfig, build_training
-from avjudge.world import MANIFEST, WorldConfig, make_world
+from avjudge.world import make_world
 
 
 def seconds_per_step(config: TrainConfig) -> tuple[float, float]:
@@ -49,15 +47,10 @@ def main() -> None:
     p.add_argument("--clips", type=int, default=24)
     p.add_argument("--pairs", type=int, default=96, help="pairs per judge (75%% train)")
     args = p.parse_args()
-    size = DemoSize()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        make_world(WorldConfig(n=args.clips, seed=0, duration=size.duration, width=size.frame_size,
-                               height=size.frame_size), tmp / "world", progress=False)
-        recipe, source = load_recipe(RECIPE, [f"source={tmp / 'world' / MANIFEST}", "seed=0"])
-        recipe = dataclasses.replace(recipe, judges={t: dataclasses.replace(j, pairs=args.pairs)
-                                                     for t, j in recipe.judges.items()})
-        build_dataset(recipe, source, tmp / "pairs", progress=False)
+        make_world(DemoSize().world(clips=args.clips), tmp / "world", progress=False)
+        build_demo_pairs(tmp / "world", tmp / "pairs", args.pairs)
         dirs = make_tiny_judges(tmp / "cache")
         tokenizer = PreTrainedTokenizerFast.from_pretrained(str(dirs["qwen2_audio"].parent / "tokenizer"))
         at_30s = build_tiny_qwen2_audio(tmp / "at_30s" / AUDIO_DIR, tokenizer, window_s=30)

@@ -25,7 +25,7 @@ from avjudge.judges.tiny import ALIGNED_ENCODERS, build_tiny_omni_thinker, build
 from avjudge.train import TrainConfig
 from avjudge.train.align import POOLINGS, align_encoders, encoder_parameters, world_media
 from avjudge.train.trainer import code_version
-from avjudge.world import WorldConfig, make_world
+from avjudge.world import make_world
 
 
 def main() -> None:
@@ -48,9 +48,7 @@ def main() -> None:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        size = DemoSize()
-        make_world(WorldConfig(n=args.clips, seed=args.world_seed, duration=size.duration, width=size.frame_size,
-                               height=size.frame_size), tmp / "world")
+        make_world(DemoSize().world(args.world_seed, args.clips), tmp / "world")
         thinker = build_tiny_omni_thinker(tmp / "thinker", build_tokenizer(tmp / "tokenizer"), args.seed)
         judge = Judge.load("av", thinker, fps=av.fps, max_pixels=av.max_pixels,
                            use_audio_in_video=av.use_audio_in_video)

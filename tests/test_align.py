@@ -16,7 +16,7 @@ from avjudge.judges.tiny import (
 from avjudge.train import TrainConfig, apply_freeze
 from avjudge.train.align import align_encoders, clip_embeddings, encoder_parameters, own_audio_auroc, world_media
 from avjudge.train.metrics import auroc
-from avjudge.world import MANIFEST, WorldConfig, make_world
+from avjudge.world import MANIFEST, make_world
 
 _AV = load_config(TrainConfig, TRAIN_CONFIGS["av"], [])
 AV_SETTINGS = dict(fps=_AV.fps, max_pixels=_AV.max_pixels, use_audio_in_video=_AV.use_audio_in_video)  # the demo's
@@ -48,9 +48,7 @@ def test_alignment_pairs_each_clip_with_its_own_audio_and_leaves_the_llm_alone(t
 def demo_sized_world(tmp_path_factory):
     """Clips as the demo makes them, from a seed the committed encoders were not aligned on (they used 1)."""
     out = tmp_path_factory.mktemp("demo_sized_world")
-    size = DemoSize()
-    make_world(WorldConfig(n=32, seed=0, duration=size.duration, width=size.frame_size, height=size.frame_size), out,
-               progress=False)
+    make_world(DemoSize().world(seed=0, clips=32), out, progress=False)
     return out
 
 
