@@ -9,14 +9,16 @@ optimiser steps fit in minutes:
   video_low_colour  (AV) Yes when a red, green or blue object is visible: the picture alone decides it
   random_mismatch   (AV) the AV pairs' positives against their random-mismatch negatives: needs both
   caption_edits     (VT) the VT pairs as they are: positives against every caption edit, AUROC also per
-                    edited dimension (appearance, counting, motion, spatial, temporal)
+                    edited dimension (appearance, counting, motion, spatial, temporal); printed first, the
+                    same AUROCs from the caption alone (logistic regression on its words and word pairs)
 
 The first two ask the AV judge's prompt about positives (the clip's own audio) relabelled by the ground truth,
 so each measures one encoder's path to the answer token; the last two are the real tasks.
 
---caption-steps N first trains N steps of captioning (language-model loss on the clip's video caption and
-sound description, given its frames and audio: how Omni models learn to see and hear before any judging),
-then the probe, to test whether encoders that already name colours and notes make the comparison learnable.
+--caption-steps N first trains N steps of captioning (language-model loss on the clip's video caption and,
+for AV probes, its sound description, given its frames and audio: how Omni models learn to see and hear
+before any judging), then the probe, to test whether a model that already names colours and notes (or, for
+the VT judge, binds caption words to what it sees) finds the comparison learnable.
 
 --align-steps N first aligns the two encoders (CLIP-style, batches of 32) on a world of their own
 (--align-clips, another seed: a pretraining corpus the probe never sees; its last 64 clips held out): each
@@ -103,22 +105,56 @@ def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
     return out
 
 
-def caption_examples(judge, items, captions: dict) -> list:
-    """The positives' media with their video caption and sound description as the reply, every reply token
-    supervised (the spoken line is left out: it repeats words of the video caption). ``items``: the probe's
-    (label, record, clip) triples, so no clip is decoded twice."""
+def caption_examples(judge, items, captions: dict, task: str) -> list:
+    """The positives' media with a description as the reply, every reply token supervised: the video caption
+    and, for the AV judge, which hears the clip too, the sound description (its spoken line left out: it
+    repeats words of the video caption). The prompt is the judge's own question; the VT judge's, which quotes
+    a description, quotes a bare "-". ``items``: the probe's (label, record, clip) triples, so no clip is
+    decoded twice."""
     examples = []
     for _, record, clip in items:
         if record["label"] != 1:
             continue
         caption = captions[record["source_id"]]
-        reply = f"{caption['video']} {caption['audio'].split(' A ')[0]}"
-        sample = judge.sample(clip, None, None)
+        reply = caption["video"] if task == "vt" else f"{caption['video']} {caption['audio'].split(' A ')[0]}"
+        sample = judge.sample(clip, "-" if judge.task.needs_text else None, None)
         prompt_length = judge.prepare(sample).length
         example = judge.prepare(sample, answer=reply)
         example.labels = [-100] * prompt_length + example.input_ids[prompt_length:]
         examples.append(example)
     return examples
+
+
+def _word_grams(text: str) -> set[str]:
+    words = text.lower().replace(".", " .").replace(",", " ,").split()
+    return set(words) | {" ".join(pair) for pair in zip(words, words[1:])}
+
+
+def text_only_scores(train: list[tuple[int, str]], test: list[str]) -> np.ndarray:
+    """P(Yes) for each ``test`` text from an L2-regularised logistic regression on which words and word pairs a
+    text holds, fitted on ``train`` (label, text): what a pair's text gives away without the picture."""
+    index = {g: i for i, g in enumerate(sorted(set().union(*(_word_grams(text) for _, text in train))))}
+
+    def features(texts: list[str]) -> torch.Tensor:
+        x = torch.zeros(len(texts), len(index))
+        for row, text in enumerate(texts):
+            x[row, [index[g] for g in _word_grams(text) if g in index]] = 1.0
+        return x
+
+    x, y = features([text for _, text in train]), torch.tensor([float(label) for label, _ in train])
+    model = torch.nn.Linear(len(index), 1)
+    optimiser = torch.optim.LBFGS(model.parameters(), max_iter=500)
+
+    def closure():
+        optimiser.zero_grad()
+        loss = (torch.nn.functional.binary_cross_entropy_with_logits(model(x).squeeze(1), y)
+                + 1e-3 * model.weight.pow(2).sum())
+        loss.backward()
+        return loss
+
+    optimiser.step(closure)
+    with torch.no_grad():
+        return torch.sigmoid(model(features(test)).squeeze(1)).numpy()
 
 
 def train(judge, examples: list, steps: int, config: TrainConfig, every: int, report) -> None:
@@ -164,13 +200,24 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
     test_set = PairDataset(list(read_jsonl(pairs / "pairs" / task / "test.jsonl")), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
+    test_items = labelled(test_set, probe, scenes)
     held_out = [(label, record["negative_type"], judge.prepare(judge.sample(clip, record.get("text"), None)))
-                for label, record, clip in labelled(test_set, probe, scenes)]
+                for label, record, clip in test_items]
     labels = np.array([label for label, _, _ in held_out])
     types = np.array([kind for _, kind, _ in held_out])
+
+    def per_type(scores: np.ndarray) -> dict:
+        return {kind: auroc(scores[(types == kind) | (labels == 1)], labels[(types == kind) | (labels == 1)])
+                for kind in sorted(set(types[labels == 0]))} if len(set(types[labels == 0])) > 1 else {}
+
+    if task == "vt":
+        scores = text_only_scores([(label, record["text"]) for label, record, _ in train_items],
+                                  [record["text"] for _, record, _ in test_items])
+        print(f"{name:<18} the text alone  held-out AUROC {_number(auroc(scores, labels))}"
+              + "".join(f"  {kind} {_number(value)}" for kind, value in per_type(scores).items()), flush=True)
     if caption_steps:
         captions = {key: record["captions"] for key, record in world.items()}
-        train(judge, caption_examples(judge, train_items, captions), caption_steps, config, every,
+        train(judge, caption_examples(judge, train_items, captions, task), caption_steps, config, every,
               lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
     if align_steps:
         media = world_media(judge, align_world)
@@ -184,10 +231,9 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         model = judge.adapter.model.eval()
         scores = np.array([r.score for r in judge.score_prepared([p for _, _, p in held_out])])
         model.train()
-        per_type = {kind: auroc(scores[(types == kind) | (labels == 1)], labels[(types == kind) | (labels == 1)])
-                    for kind in sorted(set(types[labels == 0]))} if len(set(types[labels == 0])) > 1 else {}
-        curve.append((step, loss, auroc(scores, labels), per_type))
-        detail = "".join(f"  {kind} {_number(value)}" for kind, value in per_type.items())
+        by_type = per_type(scores)
+        curve.append((step, loss, auroc(scores, labels), by_type))
+        detail = "".join(f"  {kind} {_number(value)}" for kind, value in by_type.items())
         print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {_number(curve[-1][2])}{detail}",
               flush=True)
 
@@ -216,8 +262,8 @@ def main() -> None:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
         names = args.probes.split(",")
-        if (args.caption_steps or args.align_steps) and any(PROBES[name][0] != "av" for name in names):
-            p.error("--caption-steps and --align-steps train the AV judge's encoders: use them with AV probes only")
+        if args.align_steps and any(PROBES[name][0] != "av" for name in names):
+            p.error("--align-steps aligns the AV judge's audio and video encoders: use it with AV probes only")
         pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names})
         world = {r["id"]: r for r in read_jsonl(out / "world" / MANIFEST)}
         align_world = make_demo_world(out / "align_world", args.align_clips, seed=1) if args.align_steps else None

@@ -9,6 +9,7 @@ from avjudge.config import ConfigError, load_config
 from avjudge.data import build_dataset, load_recipe
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
+from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.train import TrainConfig, apply_freeze, build_training, judge_metrics, run_training
 from avjudge.train.freeze import group_of
 from avjudge.train.metrics import auroc, calibration_error
@@ -89,7 +90,7 @@ def test_training_keeps_frozen_weights_and_saves_a_loadable_judge(tiny_judges, p
     trainer.save_model(str(tmp_path / "saved"))
     from avjudge.train.trainer import finish_checkpoint
 
-    settings = {k: getattr(judge.settings, k) for k in ("fps", "max_pixels", "use_audio_in_video")}
+    settings = {k: getattr(judge.settings, k) for k in TRAINED_SETTINGS}
     finish_checkpoint(tmp_path / "saved", judge, {"judge_settings": settings})
     loaded = Judge.load("av", tmp_path / "saved")  # the recorded settings are the defaults
     assert {k: getattr(loaded.settings, k) for k in settings} == settings and settings["use_audio_in_video"]
@@ -110,6 +111,22 @@ def test_run_training_writes_checkpoints_records_and_eval(tiny_judges, pairs, tm
     metrics = json.loads((out / "eval" / "step_000004.json").read_text())
     assert set(metrics["overall"]) >= {"accuracy", "auroc", "balanced_accuracy", "yes_bias", "calibration_error"}
     assert metrics["per_type"]
+
+
+def test_scoring_repeats_the_system_prompt_a_judge_was_trained_with(tiny_judges, pairs, tmp_path):
+    cfg = config(tiny_judges, pairs, tmp_path / "run", task="vt", max_steps=1, system_prompt='""')
+    assert cfg.system_prompt == ""
+    trainer, *_ = build_training(cfg)
+    record, clip = trainer.train_dataset.pairs[0]
+    run_training(cfg)
+
+    def prompt(judge):
+        return judge.adapter.tokenizer.decode(judge.prepare(judge.sample(clip, record["text"])).input_ids)
+
+    trained = Judge.load("vt", tmp_path / "run" / "final")
+    base = Judge.load("vt", tiny_judges["qwen2_5_omni"], fps=trained.settings.fps, max_pixels=trained.settings.max_pixels)
+    assert trained.settings.system_prompt == "" and base.settings.system_prompt is None
+    assert "<|im_start|>system" in prompt(base) and prompt(trained) == prompt(base).split("<|im_end|>\n", 1)[1]
 
 
 def test_resumed_training_matches_an_uninterrupted_run(tiny_judges, pairs, tmp_path):

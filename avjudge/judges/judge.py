@@ -48,7 +48,7 @@ class JudgeSettings:
 
 
 # What a training run records beside its weights (avjudge.train) that scoring must repeat.
-TRAINED_SETTINGS = ("fps", "max_pixels", "use_audio_in_video")
+TRAINED_SETTINGS = ("fps", "max_pixels", "use_audio_in_video", "system_prompt")
 TRAIN_RECORD = "avjudge_train.json"
 
 
@@ -85,7 +85,8 @@ class Judge:
 
     @classmethod
     def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":
-        """Load a judge; settings a trained checkpoint recorded (fps, pixels, audio layout) are the defaults."""
+        """Load a judge; settings a trained checkpoint recorded (fps, pixels, audio layout, system prompt) are the
+        defaults."""
         path = Path(checkpoint)
         trained = {k: v for k, v in trained_settings(path).items() if settings.get(k) is None}
         s = JudgeSettings(task=get_task(task).name, **{**settings, **trained})

@@ -38,6 +38,8 @@ class TrainConfig:
     fps: float | None = None  # frames shown to the judge (None: AVBench's 1.0)
     max_pixels: int | None = None  # None: AVBench's per-task default
     use_audio_in_video: bool = False  # Omni: interleave the clip's audio with its frames in one item
+    # None: the model family's own system turn; "": none; recorded with the checkpoint, so scoring repeats it
+    system_prompt: str | None = None
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 on GPU, fp32 on CPU
     gradient_checkpointing: bool = False
     deepspeed: str | None = None  # a ZeRO config (train_configs/deepspeed/*.json)

@@ -160,7 +160,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     if config.gradient_checkpointing:
         adapter.model.gradient_checkpointing_enable()
     settings = JudgeSettings(task=config.task, fps=config.fps, max_pixels=config.max_pixels,
-                             batch_size=config.eval_batch_size, workers=1, use_audio_in_video=config.use_audio_in_video)
+                             batch_size=config.eval_batch_size, workers=1, use_audio_in_video=config.use_audio_in_video,
+                             system_prompt=config.system_prompt)
     judge = Judge(adapter, settings)
     sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
     train_set = PairDataset(_pairs(dataset, config.task, config.train_split), pool, sample_rate, fps, dataset)
