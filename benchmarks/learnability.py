@@ -10,7 +10,7 @@ optimiser steps fit in minutes:
   random_mismatch   (AV) the AV pairs' positives against their random-mismatch negatives: needs both
   caption_edits     (VT) the VT pairs as they are: positives against every caption edit, AUROC also per
                     edited dimension (appearance, counting, motion, spatial, temporal); printed first, the
-                    same AUROCs from the caption alone (logistic regression on its words and word pairs)
+                    same AUROCs from the caption alone (`avjudge.data.audit.text_leak`)
 
 The first two ask the AV judge's prompt about positives (the clip's own audio) relabelled by the ground truth,
 so each measures one encoder's path to the answer token; the last two are the real tasks.
@@ -45,6 +45,7 @@ import numpy as np
 import torch
 
 from avjudge.config import load_config
+from avjudge.data.audit import text_leak
 from avjudge.data.pairs import PairDataset
 from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
@@ -125,38 +126,6 @@ def caption_examples(judge, items, captions: dict, task: str) -> list:
     return examples
 
 
-def _word_grams(text: str) -> set[str]:
-    words = text.lower().replace(".", " .").replace(",", " ,").split()
-    return set(words) | {" ".join(pair) for pair in zip(words, words[1:])}
-
-
-def text_only_scores(train: list[tuple[int, str]], test: list[str]) -> np.ndarray:
-    """P(Yes) for each ``test`` text from an L2-regularised logistic regression on which words and word pairs a
-    text holds, fitted on ``train`` (label, text): what a pair's text gives away without the picture."""
-    index = {g: i for i, g in enumerate(sorted(set().union(*(_word_grams(text) for _, text in train))))}
-
-    def features(texts: list[str]) -> torch.Tensor:
-        x = torch.zeros(len(texts), len(index))
-        for row, text in enumerate(texts):
-            x[row, [index[g] for g in _word_grams(text) if g in index]] = 1.0
-        return x
-
-    x, y = features([text for _, text in train]), torch.tensor([float(label) for label, _ in train])
-    model = torch.nn.Linear(len(index), 1)
-    optimiser = torch.optim.LBFGS(model.parameters(), max_iter=500)
-
-    def closure():
-        optimiser.zero_grad()
-        loss = (torch.nn.functional.binary_cross_entropy_with_logits(model(x).squeeze(1), y)
-                + 1e-3 * model.weight.pow(2).sum())
-        loss.backward()
-        return loss
-
-    optimiser.step(closure)
-    with torch.no_grad():
-        return torch.sigmoid(model(features(test)).squeeze(1)).numpy()
-
-
 def train(judge, examples: list, steps: int, config: TrainConfig, every: int, report) -> None:
     """AdamW with the config's rate, warm-up and a cosine decay; ``report(step, mean loss)`` every N steps."""
     model, collate = judge.adapter.model.train(), AnswerCollator(judge, config.padding_side)
@@ -200,21 +169,14 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
     test_set = PairDataset(list(read_jsonl(pairs / "pairs" / task / "test.jsonl")), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
-    test_items = labelled(test_set, probe, scenes)
     held_out = [(label, record["negative_type"], judge.prepare(judge.sample(clip, record.get("text"), None)))
-                for label, record, clip in test_items]
+                for label, record, clip in labelled(test_set, probe, scenes)]
     labels = np.array([label for label, _, _ in held_out])
     types = np.array([kind for _, kind, _ in held_out])
-
-    def per_type(scores: np.ndarray) -> dict:
-        return {kind: auroc(scores[(types == kind) | (labels == 1)], labels[(types == kind) | (labels == 1)])
-                for kind in sorted(set(types[labels == 0]))} if len(set(types[labels == 0])) > 1 else {}
-
-    if task == "vt":
-        scores = text_only_scores([(label, record["text"]) for label, record, _ in train_items],
-                                  [record["text"] for _, record, _ in test_items])
-        print(f"{name:<18} the text alone  held-out AUROC {_number(auroc(scores, labels))}"
-              + "".join(f"  {kind} {_number(value)}" for kind, value in per_type(scores).items()), flush=True)
+    if name == "caption_edits":
+        leak = text_leak(pairs, task)
+        print(f"{name:<18} the text alone  held-out AUROC {_number(leak['overall'])}"
+              + "".join(f"  {kind} {_number(value)}" for kind, value in leak["per_type"].items()), flush=True)
     if caption_steps:
         captions = {key: record["captions"] for key, record in world.items()}
         train(judge, caption_examples(judge, train_items, captions, task), caption_steps, config, every,
@@ -231,9 +193,10 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         model = judge.adapter.model.eval()
         scores = np.array([r.score for r in judge.score_prepared([p for _, _, p in held_out])])
         model.train()
-        by_type = per_type(scores)
-        curve.append((step, loss, auroc(scores, labels), by_type))
-        detail = "".join(f"  {kind} {_number(value)}" for kind, value in by_type.items())
+        per_type = {kind: auroc(scores[(types == kind) | (labels == 1)], labels[(types == kind) | (labels == 1)])
+                    for kind in sorted(set(types[labels == 0]))} if len(set(types[labels == 0])) > 1 else {}
+        curve.append((step, loss, auroc(scores, labels), per_type))
+        detail = "".join(f"  {kind} {_number(value)}" for kind, value in per_type.items())
         print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {_number(curve[-1][2])}{detail}",
               flush=True)
 

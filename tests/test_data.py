@@ -183,3 +183,43 @@ def test_shipped_recipes_load(name):
 
             for strategy, overrides in cfg.strategy_params.items():
                 get_strategy(strategy, overrides)
+
+
+def _caption_pairs(rng, n: int, tell: str | None) -> list[dict]:
+    """VT records from one caption template: positives, in-vocabulary "counting" edits (drawn exactly like
+    positives, so the text cannot tell them apart) and "appearance" edits that use ``tell``, a word no
+    positive has (or an in-vocabulary colour when ``tell`` is None)."""
+    colours, shapes, counts = ["red", "green", "blue", "pink"], ["circle", "square", "ring"], ["once", "twice"]
+
+    def caption(colour=None):
+        return (f"A {colour or rng.choice(colours)} {rng.choice(shapes)} and a {rng.choice(colours)} "
+                f"{rng.choice(shapes)}. The first flashes {rng.choice(counts)}.")
+    records = []
+    for i in range(n):
+        kind = ["positive", "positive", "counting", "appearance"][i % 4]
+        text = caption(tell) if kind == "appearance" else caption()
+        records.append({"id": f"p{i}", "label": int(kind == "positive"), "negative_type": kind, "text": text})
+    return records
+
+
+@pytest.mark.parametrize("tell", ["mauve", None])
+def test_text_leak_finds_negatives_that_give_themselves_away(tmp_path, capsys, tell):
+    from avjudge.cli import main
+    from avjudge.data.audit import text_leak
+
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 400), ("test", 400)):
+        path = tmp_path / "pairs" / "vt" / f"{split}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in _caption_pairs(rng, n, tell)))
+    leak = text_leak(tmp_path, "vt")
+    assert leak["pairs"] == 400 and set(leak["per_type"]) == {"appearance", "counting"}
+    assert abs(leak["per_type"]["counting"] - 0.5) < 0.1  # drawn like the positives: nothing to read
+    if tell:
+        assert leak["per_type"]["appearance"] > 0.95
+    else:
+        assert abs(leak["per_type"]["appearance"] - 0.5) < 0.1
+    assert main(["data", "audit", "--dataset", str(tmp_path), "--judges", "vt"]) == 0
+    assert f"{leak['per_type']['appearance']:.3f}" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="reads no text"):
+        text_leak(tmp_path, "av")

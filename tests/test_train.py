@@ -190,9 +190,9 @@ def test_deepspeed_zero_on_cpu_saves_what_it_trained(tiny_judges, pairs, tmp_pat
 
 
 def _eval_records(pairs):
-    from avjudge.train.trainer import _pairs
+    from avjudge.data import load_pairs
 
-    return _pairs(pairs, "av", "test", 6)
+    return load_pairs(pairs, "av", "test", 6)
 
 
 def _eval_set(tiny_judges, pairs, judge):

@@ -214,6 +214,35 @@ register("data build", "build balanced judge pair datasets with hard negatives f
 register("data export", "write pairs in LLaMA-Factory or ms-swift format", _data_export_args, _data_export)
 
 
+def _data_audit_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", required=True, type=Path, help="a folder made by `avjudge data build`")
+    p.add_argument("--judges", default="vt,at", help="comma-separated judges that read text")
+    p.add_argument("--train-split", default="train", help="the split the text-only classifier learns from")
+    p.add_argument("--eval-split", default="test", help="the split it is scored on")
+
+
+def _data_audit(args: argparse.Namespace) -> int:
+    from ..data.audit import text_leak
+
+    for judge in args.judges.split(","):
+        leak = text_leak(args.dataset, judge, args.train_split, args.eval_split)
+        print(f"{judge}: the question's text alone tells {leak['pairs']} held-out pairs apart at AUROC "
+              f"{leak['overall']:.3f}")
+        for kind, value in leak["per_type"].items():
+            print(f"    {kind:<24}{value:.3f}")
+    return 0
+
+
+register("data audit", "how well the text alone tells a dataset's positives from its negatives", _data_audit_args,
+         _data_audit,
+         "Fit a logistic regression on the words and word pairs of each training pair's question\n"
+         "(caption and spoken line; no media) and print its held-out AUROC, overall and per negative\n"
+         "type against all positives. 0.5: the text gives nothing away. Far above it: those negatives\n"
+         "carry a tell of their own (words or counts the positives never use), and a judge trained on\n"
+         "them can learn to read the caption instead of the clip.\n\n"
+         "example:\n  avjudge data audit --dataset pairs --judges vt")
+
+
 def _annotate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--in", dest="clips", required=True, type=Path, help="a folder of clips (searched recursively)")
     p.add_argument("--out", required=True, type=Path, help="the manifest JSONL to write; rerun to resume")

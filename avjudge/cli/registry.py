@@ -20,7 +20,7 @@ GROUP_HELP: dict[str, str] = {
     "world": "make the synthetic audio-video world",
     "media": "inspect media files",
     "perturb": "hard-negative strategies: list them, apply one",
-    "data": "build and export judge pair datasets",
+    "data": "build, audit and export judge pair datasets",
     "metrics": "signal metrics of the AVBench suite",
     "checkpoints": "checkpoints metrics load: list and verify",
 }

@@ -3,10 +3,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from ..config import ConfigError
+from ..jsonl import read_jsonl
 from ..media import MediaClip, decode
 from ..perturb import STRATEGIES, Context, SourcePool, get_strategy
 
 NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
+
+
+def load_pairs(dataset: str | Path, task: str, split: str, limit: int | None = None) -> list[dict]:
+    """The pair records of ``task`` in ``split`` of a folder made by `avjudge data build`; ``limit``: at most
+    that many, a fixed random subset in stored order."""
+    path = Path(dataset) / "pairs" / task / f"{split}.jsonl"
+    if not path.exists():
+        raise ConfigError(f"{path}: no {task} pairs for split {split!r}; build them with `avjudge data build`")
+    records = list(read_jsonl(path))
+    if limit is not None and len(records) > limit:
+        rng = np.random.default_rng(0)
+        records = [records[i] for i in sorted(rng.choice(len(records), limit, replace=False))]
+    return records
 
 
 class PairDataset:

@@ -16,13 +16,11 @@ import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from .. import __version__
-from ..config import ConfigError
-from ..data import PairDataset, load_manifest
-from ..jsonl import read_jsonl, write_json
+from ..data import PairDataset, load_manifest, load_pairs
+from ..jsonl import write_json
 from ..judges import Judge, JudgeSettings
 from ..judges.adapters import adapter_for
 from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
@@ -44,17 +42,6 @@ def code_version() -> str:
     except (OSError, subprocess.SubprocessError):
         commit = ""
     return f"avjudge {__version__}" + (f" ({commit})" if commit else "")
-
-
-def _pairs(dataset: Path, task: str, split: str, limit: int | None = None) -> list[dict]:
-    path = dataset / "pairs" / task / f"{split}.jsonl"
-    if not path.exists():
-        raise ConfigError(f"{path}: no {task} pairs for split {split!r}; build them with `avjudge data build`")
-    records = list(read_jsonl(path))
-    if limit is not None and len(records) > limit:
-        rng = np.random.default_rng(0)
-        records = [records[i] for i in sorted(rng.choice(len(records), limit, replace=False))]
-    return records
 
 
 def _ensure_distributed_env() -> None:
@@ -164,8 +151,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
                              system_prompt=config.system_prompt)
     judge = Judge(adapter, settings)
     sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
-    train_set = PairDataset(_pairs(dataset, config.task, config.train_split), pool, sample_rate, fps, dataset)
-    eval_set = PairDataset(_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
+    train_set = PairDataset(load_pairs(dataset, config.task, config.train_split), pool, sample_rate, fps, dataset)
+    eval_set = PairDataset(load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
                            fps, dataset)
     out = Path(config.output_dir)
     evaluation = HeldOutEvaluation(judge, eval_set, out)
