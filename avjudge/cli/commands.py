@@ -224,12 +224,15 @@ def _data_audit_args(p: argparse.ArgumentParser) -> None:
 def _data_audit(args: argparse.Namespace) -> int:
     from ..data.audit import text_leak
 
+    def number(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"  # undefined with one class held out
+
     for judge in args.judges.split(","):
         leak = text_leak(args.dataset, judge, args.train_split, args.eval_split)
         print(f"{judge}: the question's text alone tells {leak['pairs']} held-out pairs apart at AUROC "
-              f"{leak['overall']:.3f}")
+              f"{number(leak['overall'])}")
         for kind, value in leak["per_type"].items():
-            print(f"    {kind:<24}{value:.3f}")
+            print(f"    {kind:<24}{number(value)}")
     return 0
 
 
