@@ -1,6 +1,8 @@
 """Statistics every layer uses (imports nothing from avjudge)."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 
@@ -20,3 +22,10 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
         ranks[order[i:j + 1]] = (i + j) / 2 + 1
         i = j + 1
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def per_negative_type(scores, labels, negative_types, metric: Callable[[np.ndarray, np.ndarray], object]) -> dict:
+    """``metric(scores, labels)`` for each negative type present: its negatives against every positive."""
+    s, y, kinds = np.asarray(scores, float), np.asarray(labels, int), np.asarray(negative_types)
+    return {str(kind): metric(s[(y == 1) | (kinds == kind)], y[(y == 1) | (kinds == kind)])
+            for kind in sorted(set(kinds[y == 0].tolist()))}

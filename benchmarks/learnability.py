@@ -52,7 +52,7 @@ from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
-from avjudge.train.metrics import auroc
+from avjudge.stats import auroc, per_negative_type
 from avjudge.world import MANIFEST, make_world
 
 LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's colour -> pitch link
@@ -193,8 +193,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         model = judge.adapter.model.eval()
         scores = np.array([r.score for r in judge.score_prepared([p for _, _, p in held_out])])
         model.train()
-        per_type = {kind: auroc(scores[(types == kind) | (labels == 1)], labels[(types == kind) | (labels == 1)])
-                    for kind in sorted(set(types[labels == 0]))} if len(set(types[labels == 0])) > 1 else {}
+        # one negative type: its AUROC is the overall one
+        per_type = per_negative_type(scores, labels, types, auroc) if len(set(types[labels == 0])) > 1 else {}
         curve.append((step, loss, auroc(scores, labels), per_type))
         detail = "".join(f"  {kind} {_number(value)}" for kind, value in per_type.items())
         print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {_number(curve[-1][2])}{detail}",

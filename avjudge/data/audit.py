@@ -16,7 +16,7 @@ import torch
 from ..config import ConfigError
 from ..prompts import render_query
 from ..prompts import task as judge_task
-from ..stats import auroc
+from ..stats import auroc, per_negative_type
 from .pairs import load_pairs
 
 
@@ -65,7 +65,5 @@ def text_leak(dataset: str | Path, task: str, train_split: str = "train", eval_s
 
     scores = text_only_scores([(r["label"], question(r)) for r in train], [question(r) for r in held_out])
     labels = np.array([r["label"] for r in held_out])
-    types = np.array([r["negative_type"] for r in held_out])
-    per_type = {str(kind): auroc(scores[(types == kind) | (labels == 1)], labels[(types == kind) | (labels == 1)])
-                for kind in sorted(set(types[labels == 0]))}
-    return {"overall": auroc(scores, labels), "per_type": per_type, "pairs": len(held_out)}
+    return {"overall": auroc(scores, labels), "pairs": len(held_out),
+            "per_type": per_negative_type(scores, labels, [r["negative_type"] for r in held_out], auroc)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import auroc
+from ..stats import auroc, per_negative_type
 
 __all__ = ["auroc", "calibration_error", "judge_metrics"]
 
@@ -34,10 +34,5 @@ def binary_metrics(scores, labels) -> dict:
 
 def judge_metrics(scores, labels, negative_types) -> dict:
     """Overall metrics plus one entry per negative type (its negatives vs every positive)."""
-    s, y = np.asarray(scores, float), np.asarray(labels, int)
-    kinds = np.asarray(negative_types)
-    out = {"overall": binary_metrics(s, y), "per_type": {}}
-    for kind in sorted(set(kinds[y == 0].tolist())):
-        mask = (y == 1) | (kinds == kind)
-        out["per_type"][kind] = binary_metrics(s[mask], y[mask])
-    return out
+    return {"overall": binary_metrics(scores, labels),
+            "per_type": per_negative_type(scores, labels, negative_types, binary_metrics)}
