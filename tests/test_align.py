@@ -15,7 +15,7 @@ from avjudge.judges.tiny import (
 )
 from avjudge.train import TrainConfig, apply_freeze
 from avjudge.train.align import align_encoders, clip_embeddings, encoder_parameters, own_audio_auroc, world_media
-from avjudge.train.metrics import auroc
+from avjudge.stats import auroc
 from avjudge.world import MANIFEST, make_world
 
 _AV = load_config(TrainConfig, TRAIN_CONFIGS["av"], [])

@@ -9,10 +9,12 @@ from avjudge.config import ConfigError, load_config
 from avjudge.data import build_dataset, load_recipe
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
+from avjudge.jsonl import read_jsonl
 from avjudge.judges.judge import TRAINED_SETTINGS
+from avjudge.stats import auroc
 from avjudge.train import TrainConfig, apply_freeze, build_training, judge_metrics, run_training
 from avjudge.train.freeze import group_of
-from avjudge.train.metrics import auroc, calibration_error
+from avjudge.train.metrics import calibration_error
 from avjudge.world import MANIFEST
 
 RECIPES = Path(__file__).parent.parent / "data_recipes"
@@ -113,15 +115,15 @@ def test_run_training_writes_checkpoints_records_and_eval(tiny_judges, pairs, tm
     assert metrics["per_type"]
 
 
-def test_scoring_repeats_the_system_prompt_a_judge_was_trained_with(tiny_judges, pairs, tmp_path):
+def test_scoring_repeats_the_system_prompt_a_judge_was_trained_with(tiny_judges, pairs, small_world, tmp_path):
     cfg = config(tiny_judges, pairs, tmp_path / "run", task="vt", max_steps=1, system_prompt='""')
     assert cfg.system_prompt == ""
-    trainer, *_ = build_training(cfg)
-    record, clip = trainer.train_dataset.pairs[0]
     run_training(cfg)
+    record = next(iter(read_jsonl(small_world / MANIFEST)))
 
     def prompt(judge):
-        return judge.adapter.tokenizer.decode(judge.prepare(judge.sample(clip, record["text"])).input_ids)
+        sample = judge.sample(judge.decode(small_world / record["video"]), record["captions"]["video"])
+        return judge.adapter.tokenizer.decode(judge.prepare(sample).input_ids)
 
     trained = Judge.load("vt", tmp_path / "run" / "final")
     base = Judge.load("vt", tiny_judges["qwen2_5_omni"], fps=trained.settings.fps, max_pixels=trained.settings.max_pixels)

@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 
 from ..jsonl import read_jsonl
+from ..stats import auroc
 from ..world import MANIFEST
-from .metrics import auroc
 
 # step, mean training loss since the last report, held-out AUROC of a clip's own audio vs another clip's
 AlignmentReport = Callable[[int, float, "float | None"], None]

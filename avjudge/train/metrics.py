@@ -6,8 +6,6 @@ import numpy as np
 
 from ..stats import auroc, per_negative_type
 
-__all__ = ["auroc", "calibration_error", "judge_metrics"]
-
 
 def calibration_error(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
     """Expected calibration error of P(match) = score against the labels, equal-width bins."""
