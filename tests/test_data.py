@@ -1,5 +1,7 @@
+import dataclasses
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -170,6 +172,22 @@ def test_recipe_errors_are_clear(tmp_path, small_world):
         load_recipe(RECIPE, ["judges={xx: {pairs: 4}}"])
     with pytest.raises(ConfigError, match="sum to 1"):
         load_recipe(RECIPE, ["splits={train: 0.5}"])
+    with pytest.raises(ConfigError, match="closed_vocabulary is an option of the rules"):
+        load_recipe(RECIPE, ["text_backend=openai"])
+
+
+def test_world_caption_edits_use_only_words_of_world_captions(built, small_world, tmp_path):
+    out, _ = built
+    words = lambda text: set(re.findall(r"[a-z]+", text.lower()))  # noqa: E731
+    vocabulary = set().union(*(words(text) for r in read_jsonl(small_world / MANIFEST) for text in r["captions"].values()))
+    for judge in ("vt", "at"):
+        negatives = [r for r in pairs_of(out, judge) if r["label"] == 0]
+        assert negatives and all(words(r["text"]) <= vocabulary for r in negatives), judge
+    # the same build with the general lexicons reaches for words no world caption has ("oval", "walks")
+    recipe, source = small_recipe(small_world, **{"text_backend_options.closed_vocabulary": "false"})
+    recipe = dataclasses.replace(recipe, judges={j: recipe.judges[j] for j in ("vt", "at")})
+    build_dataset(recipe, source, tmp_path, progress=False)
+    assert any(not words(r["text"]) <= vocabulary for j in ("vt", "at") for r in pairs_of(tmp_path, j) if r["label"] == 0)
 
 
 @pytest.mark.parametrize("name", ["avbench_av_100k", "avbench_vt_100k", "avbench_at_100k", "world_demo"])

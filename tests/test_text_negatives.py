@@ -12,7 +12,7 @@ import pytest
 from avjudge.jsonl import read_jsonl
 from avjudge.llm import BackendError, ChatRequest, OpenAIChatBackend, RuleBackend
 from avjudge.llm.lexicons import LEXICONS
-from avjudge.llm.rules import swap_in_category
+from avjudge.llm.rules import closed_lexicons, swap_in_category
 from avjudge.perturb.taxonomy import AT_DIMENSIONS, VT_DIMENSIONS, taxonomy
 from avjudge.perturb.text import (
     TextNegative, TextRejection, make_text_negative, quality_problem, rotate_dimensions, similarity,
@@ -57,6 +57,32 @@ def test_rule_swaps_stay_in_category_and_fix_articles():
     assert swap_in_category("Nothing to change here.", ["colour"], rng) is None
     out, _ = swap_in_category("Two shapes are visible.", ["count"], rng)
     assert out.split()[0] in {w.capitalize() for w in LEXICONS["count"]} and out.split()[0] != "Two"
+    # numbers keep their grammatical number: no "One beats are heard", no "Two shape is visible"
+    assert {swap_in_category("Three beats.", ["count"], np.random.default_rng(s))[0].split()[0]
+            for s in range(40)} == {w.capitalize() for w in LEXICONS["count"]} - {"One", "Three"}
+    assert swap_in_category("One shape is visible.", ["count"], rng) is None
+
+
+def test_a_swap_changes_every_mention_of_the_phrase():
+    text = "A purple square grows and an orange ring moves. The purple square flashes. Purple is seen first."
+    for seed in range(20):
+        out, detail = swap_in_category(text, ["colour"], np.random.default_rng(seed))
+        old, new = detail.split("'")[1], detail.split("'")[3]
+        assert old.lower() not in out.lower() and out.lower().count(new.lower()) >= text.lower().count(old.lower())
+        assert out.split()[0] == ("An" if new[0] in "aeiou" else "A")  # every article still agrees
+
+
+def test_a_closed_vocabulary_swaps_only_to_words_the_corpus_uses():
+    corpus = ["A red circle and a blue square.", "A green ring moves to the left."]
+    assert closed_lexicons(corpus)["colour"] == ("red", "green", "blue")
+    assert "count" not in closed_lexicons(corpus)  # no number word at all: nothing to swap to
+    closed, general = RuleBackend(vocabulary=corpus), RuleBackend()
+    request = lambda seed: ChatRequest("", seed=seed, meta={"original": "A red circle and a gray box.",  # noqa: E731
+                                                             "categories": ["colour"]})
+    closed_out = {json.loads(closed.complete(request(s)))["modified_description"] for s in range(30)}
+    general_out = {json.loads(general.complete(request(s)))["modified_description"] for s in range(30)}
+    assert closed_out == {"A green circle and a gray box.", "A blue circle and a gray box."}  # "gray": not in corpus
+    assert len(general_out) > 4
 
 
 def test_quality_control():

@@ -205,6 +205,9 @@ def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materia
     backend = None
     if {"vt", "at"} & set(recipe.judges):
         options = dict(recipe.text_backend_options)
+        if options.pop("closed_vocabulary", False):  # the rules backend's (Recipe checks)
+            # swap only to phrases the sources' own captions use (a word none has gives a negative away)
+            options["vocabulary"] = [text for r in records for text in r["captions"].values() if text]
         if recipe.text_backend == "openai":
             options.setdefault("cache_dir", str(out / "llm_cache"))  # a resumed build pays for no request twice
         backend = make_backend(recipe.text_backend, **options)

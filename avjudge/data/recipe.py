@@ -53,6 +53,9 @@ class Recipe:
             raise ConfigError(f"judges must be some of av, vt, at; got {sorted(self.judges)}")
         if abs(sum(self.splits.values()) - 1) > 1e-6 or min(self.splits.values()) < 0:
             raise ConfigError(f"split fractions must be non-negative and sum to 1, got {self.splits}")
+        if self.text_backend_options.get("closed_vocabulary") and self.text_backend != "rules":
+            raise ConfigError(f"closed_vocabulary is an option of the rules text backend, not of "
+                              f"{self.text_backend!r}: remove it from text_backend_options")
 
     def strategy_weights(self, judge: str) -> dict[str, float]:
         weights = self.judges[judge].strategies or (AV_STRATEGY_WEIGHTS if judge == "av" else {})

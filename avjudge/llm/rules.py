@@ -3,12 +3,17 @@
 It reads what to change from ``request.meta`` (the original text and the lexicon
 categories of the target dimension) and answers in the same JSON as an LLM would, so the
 quality control downstream treats both alike. Deterministic for a given request seed.
+
+Given a ``vocabulary`` (the corpus's own texts), it swaps only to phrases those texts use: a
+word that no caption of the corpus has gives a negative away by its text alone, and a judge
+trained on such pairs learns to read instead of to look (``avjudge data audit`` measures it).
 """
 from __future__ import annotations
 
 import functools
 import json
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -47,28 +52,48 @@ def _fix_article(text: str, start: int, new_word: str) -> tuple[str, int]:
     return text[:m.start(1)] + want + text[m.end(1):], len(want) - len(m.group(1))
 
 
-def swap_in_category(text: str, categories: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
-    """Replace one phrase of a category with another phrase of the same category."""
-    found = [(s, e, p, c) for c in categories if c in LEXICONS for s, e, p in _occurrences(text, LEXICONS[c])]
+# "one" takes a singular noun: swapped with another number it leaves "one beats" or "two shape is",
+# a grammar slip that gives the negative away by its text alone
+_SINGULAR = frozenset({"one"})
+
+
+def _replacements(phrase: str, phrases: tuple[str, ...]) -> list[str]:
+    """The category's other phrases that fit where ``phrase`` stands (same grammatical number)."""
+    singular = phrase.lower() in _SINGULAR
+    return [w for w in phrases if w.lower() != phrase.lower() and (w.lower() in _SINGULAR) == singular]
+
+
+def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
+                     lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> tuple[str, str] | None:
+    """Replace a phrase of a category with another phrase of the same category, at every place the text
+    uses it: a caption that calls an object "purple" once and "cyan" twice contradicts itself, and that
+    gives the negative away without looking at the clip."""
+    found = [(s, e, p, c) for c in categories if c in lexicons for s, e, p in _occurrences(text, lexicons[c])]
     # prefer the longest match at each position ("to the left of" over "left")
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
+    found = [f for f in found if _replacements(f[2], lexicons[f[3]])]
     if not found:
         return None
-    start, end, phrase, category = found[int(rng.integers(len(found)))]
-    options = [w for w in LEXICONS[category] if w.lower() != phrase.lower()]
-    new = _match_case(text[start:end], options[int(rng.integers(len(options)))])
-    text2, shift = _fix_article(text, start, new)
-    start, end = start + shift, end + shift
-    return text2[:start] + new + text2[end:], f"Changed '{text[start - shift:end - shift]}' to '{new}'"
+    _, _, phrase, category = found[int(rng.integers(len(found)))]
+    options = _replacements(phrase, lexicons[category])
+    new = options[int(rng.integers(len(options)))]
+    before = text
+    for start, end, _, _ in sorted((f for f in found if f[2:] == (phrase, category)), reverse=True):
+        word = _match_case(text[start:end], new)
+        text, shift = _fix_article(text, start, word)
+        text = text[:start + shift] + word + text[end + shift:]
+    old = next(before[s:e] for s, e, p, c in found if (p, c) == (phrase, category))
+    return text, f"Changed '{old}' to '{new}'"
 
 
-def swap_order(text: str, categories: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
+def swap_order(text: str, categories: list[str], rng: np.random.Generator,
+               lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> tuple[str, str] | None:
     """Exchange two different phrases of one category inside a sentence that states an order."""
     sentences = [m for m in _SENTENCE.finditer(text) if re.search(r"\b(then|before|after|first)\b", m.group(), re.I)]
     options = []
     for m in sentences:
         for c in categories:
-            hits = sorted(_occurrences(text, LEXICONS.get(c, ()), m.start(), m.end()))
+            hits = sorted(_occurrences(text, lexicons.get(c, ()), m.start(), m.end()))
             pairs = [(a, b) for i, a in enumerate(hits) for b in hits[i + 1:]
                      if a[2].lower() != b[2].lower() and a[1] <= b[0]]
             options += pairs
@@ -80,16 +105,31 @@ def swap_order(text: str, categories: list[str], rng: np.random.Generator) -> tu
     return swapped, f"Swapped the order of '{first}' and '{second}'"
 
 
+def closed_lexicons(texts: Iterable[str], lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> dict[str, tuple[str, ...]]:
+    """Each category cut to the phrases that occur in ``texts``; a category left with fewer than two
+    phrases has nothing to swap to and is dropped."""
+    corpus = "\n".join(texts)
+    closed = {category: tuple(sorted({phrase for _, _, phrase in _occurrences(corpus, phrases)},
+                                     key=phrases.index))
+              for category, phrases in lexicons.items()}
+    return {category: phrases for category, phrases in closed.items() if len(phrases) >= 2}
+
+
 class RuleBackend:
-    """meta: {"original": str, "categories": [...], "mode": "swap" | "order"}."""
+    """meta: {"original": str, "categories": [...], "mode": "swap" | "order"}.
+
+    ``vocabulary``: texts of the corpus (its captions); swaps then only use phrases that occur in them."""
 
     name = "rules"
+
+    def __init__(self, vocabulary: Iterable[str] | None = None):
+        self.lexicons = LEXICONS if vocabulary is None else closed_lexicons(vocabulary)
 
     def complete(self, request: ChatRequest) -> str:
         meta = request.meta
         rng = np.random.default_rng(request.seed)
         edit = (swap_order if meta.get("mode") == "order" else swap_in_category)(
-            meta["original"], list(meta.get("categories", ())), rng)
+            meta["original"], list(meta.get("categories", ())), rng, self.lexicons)
         if edit is None:
             return json.dumps({"modified_description": meta["original"],
                                "modification_detail": "no word of the target dimension was found"})
