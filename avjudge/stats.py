@@ -24,6 +24,11 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
+def format_statistic(value: float | None, digits: int = 3) -> str:
+    """A statistic for printing; "n/a" where it is undefined (an AUROC with one class, a correlation of a constant)."""
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
 def per_negative_type(scores, labels, negative_types, metric: Callable[[np.ndarray, np.ndarray], object]) -> dict:
     """``metric(scores, labels)`` for each negative type present: its negatives against every positive."""
     s, y, kinds = np.asarray(scores, float), np.asarray(labels, int), np.asarray(negative_types)

@@ -46,13 +46,13 @@ import torch
 
 from avjudge.config import load_config
 from avjudge.data.audit import text_leak
-from avjudge.data.pairs import PairDataset
+from avjudge.data.pairs import PairDataset, load_pairs
 from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
-from avjudge.stats import auroc, per_negative_type
+from avjudge.stats import auroc, format_statistic, per_negative_type
 from avjudge.world import MANIFEST, make_world
 
 LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's colour -> pitch link
@@ -80,10 +80,6 @@ def _as_labelled(record, scene):
 # probe -> (the judge it trains, the label of a pair record, or None to leave the record out)
 PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", _video_low_colour),
           "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled)}
-
-
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"  # AUROC is undefined with one class held out
 
 
 def make_demo_world(world: Path, clips: int, seed: int) -> Path:
@@ -167,7 +163,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     scenes = {key: record["scene"] for key, record in world.items()}
     train_items = labelled(train_set, probe, scenes)
     examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
-    test_set = PairDataset(list(read_jsonl(pairs / "pairs" / task / "test.jsonl")), train_set.pool,
+    test_set = PairDataset(load_pairs(pairs, task, "test"), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
     held_out = [(label, record["negative_type"], judge.prepare(judge.sample(clip, record.get("text"), None)))
                 for label, record, clip in labelled(test_set, probe, scenes)]
@@ -175,8 +171,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     types = np.array([kind for _, kind, _ in held_out])
     if name == "caption_edits":
         leak = text_leak(pairs, task)
-        print(f"{name:<18} the text alone  held-out AUROC {_number(leak['overall'])}"
-              + "".join(f"  {kind} {_number(value)}" for kind, value in leak["per_type"].items()), flush=True)
+        print(f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
+              + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()), flush=True)
     if caption_steps:
         captions = {key: record["captions"] for key, record in world.items()}
         train(judge, caption_examples(judge, train_items, captions, task), caption_steps, config, every,
@@ -186,7 +182,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed, pooling=align_pooling,
                        report=lambda step, loss, value: print(
                            f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
-                           f"another clip's {_number(value)}", flush=True))
+                           f"another clip's {format_statistic(value)}", flush=True))
     curve = []
 
     def report(step: int, loss: float) -> None:
@@ -196,8 +192,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         # one negative type: its AUROC is the overall one
         per_type = per_negative_type(scores, labels, types, auroc) if len(set(types[labels == 0])) > 1 else {}
         curve.append((step, loss, auroc(scores, labels), per_type))
-        detail = "".join(f"  {kind} {_number(value)}" for kind, value in per_type.items())
-        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {_number(curve[-1][2])}{detail}",
+        detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
+        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(curve[-1][2])}{detail}",
               flush=True)
 
     train(judge, examples, steps, config, every, report)
@@ -241,9 +237,9 @@ def main() -> None:
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
         for name, curve in curves.items():
-            print(f"{name:<18}" + "".join(f"{_number(a):>8}" for _, _, a, _ in curve))
+            print(f"{name:<18}" + "".join(f"{format_statistic(a):>8}" for _, _, a, _ in curve))
             for kind in curve[-1][3]:
-                print(f"  {kind:<16}" + "".join(f"{_number(per_type[kind]):>8}" for *_, per_type in curve))
+                print(f"  {kind:<16}" + "".join(f"{format_statistic(per_type[kind]):>8}" for *_, per_type in curve))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from ..stats import format_statistic
 from .dimensions import DIMENSIONS, BenchError
 
 WINNERS = {"a": "A", "b": "B", "tie": "tie"}
@@ -192,7 +193,7 @@ def scatter_png(dim: str, result: dict, path: Path) -> None:
     r = result["pearson"]["value"]
     label = DIMENSIONS[dim].label if dim in DIMENSIONS else dim
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="metric win ratio", ylabel="human win ratio",
-           title=f"{label}: Pearson r = {'n/a' if r is None else f'{r:.2f}'}")
+           title=f"{label}: Pearson r = {format_statistic(r, 2)}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -5,6 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..stats import format_statistic
 from .registry import GROUP_HELP, register
 
 GROUP_HELP["bench"] = "AVBench benchmark: suites, runner, reports, human alignment"
@@ -182,8 +183,7 @@ def _align(args: argparse.Namespace) -> int:
         r = result.get("pearson", {}).get("value")
         acc = result.get("accuracy_2afc")
         print(f"{dim}: {result.get('used', 0)} judgments used ({result['unscored']} unscored); "
-              f"Pearson {'n/a' if r is None else f'{r:.3f}'}; "
-              f"2AFC accuracy {'n/a' if acc is None else f'{acc:.3f}'}")
+              f"Pearson {format_statistic(r)}; 2AFC accuracy {format_statistic(acc)}")
     print(f"wrote {out / 'align.json'}")
     return 0
 

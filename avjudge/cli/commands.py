@@ -223,9 +223,7 @@ def _data_audit_args(p: argparse.ArgumentParser) -> None:
 
 def _data_audit(args: argparse.Namespace) -> int:
     from ..data.audit import text_leak
-
-    def number(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.3f}"  # undefined with one class held out
+    from ..stats import format_statistic as number
 
     for judge in args.judges.split(","):
         leak = text_leak(args.dataset, judge, args.train_split, args.eval_split)

@@ -74,15 +74,13 @@ def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
     found = [f for f in found if _replacements(f[2], lexicons[f[3]])]
     if not found:
         return None
-    _, _, phrase, category = found[int(rng.integers(len(found)))]
+    start, end, phrase, category = found[int(rng.integers(len(found)))]
     options = _replacements(phrase, lexicons[category])
-    new = options[int(rng.integers(len(options)))]
-    before = text
+    new, old = options[int(rng.integers(len(options)))], text[start:end]
     for start, end, _, _ in sorted((f for f in found if f[2:] == (phrase, category)), reverse=True):
         word = _match_case(text[start:end], new)
         text, shift = _fix_article(text, start, word)
         text = text[:start + shift] + word + text[end + shift:]
-    old = next(before[s:e] for s, e, p, c in found if (p, c) == (phrase, category))
     return text, f"Changed '{old}' to '{new}'"
 
 
