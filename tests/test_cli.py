@@ -72,7 +72,12 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
             assert points[0] == [0, judge["eval_before"]["per_type"][kind]["balanced_accuracy"]]
             assert points[-1] == [judge["eval_after"]["step"], judge["eval_after"]["per_type"][kind]["balanced_accuracy"]]
     assert (tmp_path / "demo_report.png").stat().st_size > 10000
-    assert "held-out balanced accuracy per negative type" in capsys.readouterr().out
+    assert {row["judge"] for row in report["targets"]} == {"av", "vt"}  # the AT judge has no target
+    for row in report["targets"]:
+        after = report["judges"][row["judge"]]["eval_after"]["per_type"].get(row["negative_type"], {})
+        assert row["after"] == after.get("balanced_accuracy")
+    out = capsys.readouterr().out
+    assert "held-out balanced accuracy per negative type" in out and f"of {len(report['targets'])} met" in out
 
 
 def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):

@@ -1,0 +1,33 @@
+"""The demo's targets: read from the evaluations before and after training, never assumed met."""
+from avjudge.demo import TARGETS, _target_lines, check_targets
+
+
+def _evaluation(**balanced_accuracy):
+    return {"per_type": {kind: {"balanced_accuracy": value} for kind, value in balanced_accuracy.items()}}
+
+
+def test_targets_are_met_only_by_trained_figures_at_or_above_the_bar_from_chance():
+    results = {"av": {"eval_before": _evaluation(random_mismatch=0.52, time_shift_medium=0.75),
+                      "eval_after": _evaluation(random_mismatch=0.9, time_shift_medium=0.95)},
+               "vt": {"eval_before": _evaluation(appearance=0.5, counting=0.5, motion=0.45),
+                      "eval_after": _evaluation(appearance=0.89, counting=None, motion=0.91)}}
+    rows = {(row["judge"], row["negative_type"]): row for row in check_targets(results)}
+    assert len(rows) == len(TARGETS) == 5
+    assert rows["av", "random_mismatch"]["met"] and rows["av", "random_mismatch"]["untrained_at_chance"]
+    # met, though the untrained judge already knew something: both are reported
+    assert rows["av", "time_shift_medium"]["met"] and not rows["av", "time_shift_medium"]["untrained_at_chance"]
+    assert not rows["vt", "appearance"]["met"]
+    assert not rows["vt", "counting"]["met"] and rows["vt", "counting"]["after"] is None
+    assert rows["vt", "motion"]["met"]
+    lines = _target_lines(list(rows.values()))
+    assert lines[0].startswith("targets") and "3 of 5 met" in lines[0]
+    assert any("counting" in line and "n/a" in line and "no held-out negatives" in line for line in lines)
+    assert any("time_shift_medium" in line and "untrained not at chance" in line for line in lines)
+
+
+def test_targets_of_judges_not_run_and_types_not_built_are_left_out_or_unmet():
+    results = {"av": {"eval_before": _evaluation(filter=0.5), "eval_after": _evaluation(filter=0.99)}}
+    rows = check_targets(results)
+    assert [row["negative_type"] for row in rows] == ["random_mismatch", "time_shift_medium"]
+    assert not any(row["met"] or row["untrained_at_chance"] for row in rows)
+    assert "0 of 2 met" in _target_lines(rows)[0]
