@@ -85,6 +85,8 @@ def check_targets(results: dict) -> list[dict]:
 
 
 def _target_lines(rows: list[dict]) -> list[str]:
+    if not rows:  # no judge with a target was run
+        return []
     met = sum(row["met"] for row in rows)
     lines = [f"targets (held-out balanced accuracy, untrained -> trained): {met} of {len(rows)} met"
              + ("" if met == len(rows) else "; README, Training, shows why the others are not")]

@@ -27,10 +27,11 @@ embedding (max-pooled over the vision merger's tokens) and pushed from the other
 (--align-pooling mean averages the tokens instead). The embeddings are the tokens the language model reads,
 so after it a clip's colours and notes sit on shared directions; `--set freeze=llm` then keeps them so while
 the probe trains the language model (the paper's AV policy). --encoders aligned starts instead from the committed aligned encoders the demo's judges start from
-(checkpoints/tiny/, made by scripts/align_tiny_encoders.py the same way).
+(checkpoints/tiny/, made by scripts/align_tiny_encoders.py the same way); --encoders FILE from any encoder
+weights that script wrote (e.g. with --start and --pooling mean).
 
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
-       [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned]
+       [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned|FILE]
        [--set KEY=VALUE ...]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
@@ -49,7 +50,7 @@ from avjudge.data.audit import text_leak
 from avjudge.data.pairs import PairDataset, load_pairs
 from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
-from avjudge.judges.tiny import make_tiny_judges
+from avjudge.judges.tiny import ALIGNED_ENCODERS, make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
 from avjudge.stats import auroc, format_statistic, per_negative_type
@@ -149,11 +150,11 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
 
 def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
               out: Path, caption_steps: int = 0, align_steps: int = 0,
-              align_world: Path | None = None, aligned_encoders: bool = False,
+              align_world: Path | None = None, encoders: Path | None = None,
               align_pooling: str = "max") -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
     task, probe = PROBES[name]
-    family_dirs = make_tiny_judges(out / "cache", aligned_encoders=aligned_encoders)
+    family_dirs = make_tiny_judges(out / "cache", encoders=encoders)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
         f"model={family_dirs['qwen2_5_omni']}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
         "max_eval_pairs=2", *overrides])
@@ -212,11 +213,15 @@ def main() -> None:
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
     p.add_argument("--align-pooling", choices=sorted(POOLINGS), default="max",
                    help="how a clip's tokens become the embedding aligned: max or mean over them")
-    p.add_argument("--encoders", choices=("random", "aligned"), default="random",
-                   help="the thinker's encoders at the start: random, or the committed aligned ones")
+    p.add_argument("--encoders", default="random", metavar="random|aligned|FILE",
+                   help="the thinker's encoders at the start: random, the committed aligned ones, or a weights "
+                        "file scripts/align_tiny_encoders.py wrote")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
+    encoders = {"random": None, "aligned": ALIGNED_ENCODERS}.get(args.encoders, Path(args.encoders))
+    if encoders is not None and not encoders.exists():
+        p.error(f"--encoders {args.encoders}: no such file (random, aligned, or a file of encoder weights)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
@@ -232,7 +237,7 @@ def main() -> None:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
-                                     args.encoders == "aligned", args.align_pooling)
+                                     encoders, args.align_pooling)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))

@@ -7,7 +7,11 @@ are kept out of training and measure the result: the AUROC, by cosine similarity
 against every other held-out clip's. The weights file and a JSON record beside it (settings, that curve,
 code version) are written; `make_tiny_judges` then builds the tiny thinker with these encoders.
 
-Usage: python scripts/align_tiny_encoders.py [--clips 1500] [--steps 2000] [--out checkpoints/tiny]
+Every report gives the held-out AUROC by both poolings (max and mean over a clip's tokens), whichever is
+trained. --start FILE continues from encoder weights written before (e.g. the committed ones, re-aligned with
+--pooling mean: what the language model's near-uniform first attention reads); give such runs another --out.
+
+Usage: python scripts/align_tiny_encoders.py [--clips 1500] [--steps 2000] [--start FILE] [--out checkpoints/tiny]
 (~10 minutes on 2 CPU cores at the defaults.)
 """
 import argparse
@@ -23,7 +27,7 @@ from avjudge.demo import TRAIN_CONFIGS, DemoSize
 from avjudge.judges import Judge
 from avjudge.judges.tiny import ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer
 from avjudge.train import TrainConfig
-from avjudge.train.align import POOLINGS, align_encoders, encoder_parameters, world_media
+from avjudge.train.align import POOLINGS, align_encoders, encoder_parameters, own_audio_auroc, world_media
 from avjudge.train.trainer import code_version
 from avjudge.world import make_world
 
@@ -40,6 +44,7 @@ def main() -> None:
                    help="how a clip's output tokens become the embedding aligned")
     p.add_argument("--world-seed", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="the tiny thinker's initialisation and the batch order")
+    p.add_argument("--start", type=Path, help="encoder weights to start from (default: random encoders)")
     p.add_argument("--out", type=Path, default=ALIGNED_ENCODERS.parent)
     args = p.parse_args()
     if args.clips <= args.held_out + args.batch_size:
@@ -49,24 +54,30 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         make_world(DemoSize().world(args.world_seed, args.clips), tmp / "world")
-        thinker = build_tiny_omni_thinker(tmp / "thinker", build_tokenizer(tmp / "tokenizer"), args.seed)
+        thinker = build_tiny_omni_thinker(tmp / "thinker", build_tokenizer(tmp / "tokenizer"), args.seed, args.start)
         judge = Judge.load("av", thinker, fps=av.fps, max_pixels=av.max_pixels,
                            use_audio_in_video=av.use_audio_in_video)
         media = world_media(judge, tmp / "world")
     print(f"world of {len(media)} clips made and prepared: {time.perf_counter() - start:.0f} s", flush=True)
+    core, held_out = judge.adapter.model.model, judge.adapter.collate(media[-args.held_out:])
+
+    def by_pooling() -> str:
+        return ", ".join(f"{pooling} {own_audio_auroc(core, held_out, pooling):.3f}" for pooling in POOLINGS)
+
+    print(f"start: held-out AUROC, own audio vs another clip's, by pooling: {by_pooling()}", flush=True)
     torch.manual_seed(args.seed)
     history = align_encoders(
         judge, media[:-args.held_out], media[-args.held_out:], args.steps, args.every, args.seed, args.batch_size,
         args.learning_rate, pooling=args.pooling,
         report=lambda step, loss, value: print(f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
-                                               f"another clip's {value:.3f}", flush=True))
+                                               f"another clip's, by pooling: {by_pooling()}", flush=True))
     from safetensors.torch import save_file
 
     args.out.mkdir(parents=True, exist_ok=True)
     weights = args.out / ALIGNED_ENCODERS.name
     save_file({name: p.detach().contiguous() for name, p in encoder_parameters(judge.adapter.model.model).items()},
               str(weights))
-    record = {**{k: v for k, v in vars(args).items() if k != "out"},
+    record = {**{k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "out"},
               "judge_settings": {"fps": av.fps, "max_pixels": av.max_pixels,
                                  "use_audio_in_video": av.use_audio_in_video},
               "held_out_auroc": [{"step": s, "loss": loss, "auroc": value} for s, loss, value in history],

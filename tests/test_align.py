@@ -74,11 +74,20 @@ def test_the_tiny_thinker_takes_its_encoders_from_the_committed_file_and_nothing
         expected = weights[name] if name in weights else random_thinker.state_dict()[name]
         assert torch.equal(value, expected), name
     # the learnability benchmark's from-scratch runs: random encoders, in a folder of their own
-    scratch = Judge.load("av", make_tiny_judges(tmp_path, aligned_encoders=False)["qwen2_5_omni"]).adapter.model
+    scratch = Judge.load("av", make_tiny_judges(tmp_path, encoders=None)["qwen2_5_omni"]).adapter.model
     assert all(torch.equal(value, random_thinker.state_dict()[name]) for name, value in scratch.state_dict().items())
     save_file({k: v for k, v in weights.items() if not k.startswith("model.visual.")}, str(tmp_path / "part.safetensors"))
     with pytest.raises(RuntimeError, match="missing.*align_tiny_encoders"):
         load_encoders(random_thinker, tmp_path / "part.safetensors")
+    # other encoder weights (a re-alignment the learnability benchmark compares): a folder of their own
+    other = {name: value + 1.0 for name, value in weights.items()}
+    save_file(other, str(tmp_path / "other.safetensors"))
+    dirs = make_tiny_judges(tmp_path, encoders=str(tmp_path / "other.safetensors"))
+    assert dirs["qwen2_5_omni"].parent.name.startswith("tiny_encoders_")
+    state = Judge.load("av", dirs["qwen2_5_omni"]).adapter.model.state_dict()
+    assert all(torch.equal(state[name], value) for name, value in other.items())
+    with pytest.raises(FileNotFoundError, match="nowhere.safetensors is missing; give an encoder weights file"):
+        make_tiny_judges(tmp_path, encoders=tmp_path / "nowhere.safetensors")
 
 
 def test_untrained_judge_with_aligned_encoders_still_answers_at_chance(tiny_judges, demo_sized_world):

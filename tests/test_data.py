@@ -167,6 +167,18 @@ def test_build_resumes_after_sigkill_with_the_same_result(small_world, tmp_path)
     assert a["dataset_hash"] == b["dataset_hash"] and a["judges"]["av"]["pairs"] == 160
 
 
+def test_a_folder_built_from_another_recipe_is_refused_with_a_message_and_kept(small_world, tmp_path, capsys):
+    from avjudge.cli import main
+
+    args = ["data", "build", "--recipe", str(RECIPE), "--no-progress", "--out", str(tmp_path),
+            "--set", f"source={small_world / MANIFEST}"]
+    assert main(args + ["--set", "judges={av: {pairs: 16}}"]) == 0
+    recipe, stats = (tmp_path / "recipe.yaml").read_text(), (tmp_path / "stats.json").read_text()
+    assert main(args + ["--set", "judges={av: {pairs: 24}}"]) == 2  # an error message, not a traceback
+    assert "holds a dataset built from another recipe" in capsys.readouterr().err
+    assert (tmp_path / "recipe.yaml").read_text() == recipe and (tmp_path / "stats.json").read_text() == stats
+
+
 def test_recipe_errors_are_clear(tmp_path, small_world):
     with pytest.raises(ConfigError, match="judges must be"):
         load_recipe(RECIPE, ["judges={xx: {pairs: 4}}"])

@@ -31,3 +31,4 @@ def test_targets_of_judges_not_run_and_types_not_built_are_left_out_or_unmet():
     assert [row["negative_type"] for row in rows] == ["random_mismatch", "time_shift_medium"]
     assert not any(row["met"] or row["untrained_at_chance"] for row in rows)
     assert "0 of 2 met" in _target_lines(rows)[0]
+    assert check_targets({"at": results["av"]}) == [] and _target_lines([]) == []  # the AT judge has no target

@@ -21,7 +21,7 @@ from typing import Iterator
 import numpy as np
 from tqdm import tqdm
 
-from ..config import dump_yaml
+from ..config import ConfigError, dump_yaml
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..llm import make_backend
 from ..media import encode_audio
@@ -195,7 +195,8 @@ def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materia
     saved = out / "recipe.yaml"
     text = dump_yaml(recipe) + f"materialize: {str(materialize).lower()}\n"
     if saved.exists() and saved.read_text() != text:
-        raise ValueError(f"{out} holds a dataset built from another recipe ({saved}); use another --out")
+        raise ConfigError(f"{out} holds a dataset built from another recipe ({saved}); use another --out, or "
+                          "delete the folder to start over")
     saved.write_text(text)
     for leftover in (out / "media").rglob(".*.wav"):  # temp files of a killed run (one writer per folder)
         leftover.unlink()

@@ -192,21 +192,25 @@ def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0, window_s: int = 
 
 
 def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool = False,
-                     aligned_encoders: bool = True) -> dict[str, Path]:
-    """Build (or reuse) tiny checkpoints under ``root``/tiny; returns family -> directory.
+                     encoders: str | Path | None = ALIGNED_ENCODERS) -> dict[str, Path]:
+    """Build (or reuse) tiny checkpoints under ``root``; returns family -> directory.
 
-    ``aligned_encoders``: the Qwen2.5-Omni thinker starts from the committed aligned encoders (under
-    ``root``/tiny), or, if False, from random ones (under ``root``/tiny_random_encoders)."""
+    ``encoders``: the weights the Qwen2.5-Omni thinker's encoders start from (see `load_encoders`): the committed
+    aligned ones (under ``root``/tiny), None for random ones (under ``root``/tiny_random_encoders), or another
+    file (under ``root``/tiny_encoders_<its hash>)."""
     root = Path(root) if root is not None else default_cache()
-    base = root / ("tiny" if aligned_encoders else "tiny_random_encoders")
+    encoders = None if encoders is None else Path(encoders)
+    if encoders is not None and not encoders.exists():
+        fix = ("it is committed with avjudge: restore it from git or rebuild it with "
+               "`python scripts/align_tiny_encoders.py`" if encoders == ALIGNED_ENCODERS
+               else "give an encoder weights file that exists (`python scripts/align_tiny_encoders.py` writes one)")
+        raise FileNotFoundError(f"{encoders} is missing; {fix}")
+    digest = hashlib.sha256(encoders.read_bytes()).hexdigest() if encoders is not None else None
+    base = root / ("tiny" if encoders == ALIGNED_ENCODERS else "tiny_random_encoders" if encoders is None
+                   else f"tiny_encoders_{digest[:12]}")
     dirs = {"qwen2_5_omni": base / OMNI_DIR, "qwen3_omni": base / OMNI3_DIR, "qwen2_audio": base / AUDIO_DIR}
     stamp = base / "tiny_judges.json"
-    encoders = ALIGNED_ENCODERS if aligned_encoders else None
-    if encoders is not None and not encoders.exists():
-        raise FileNotFoundError(f"{encoders} is missing (it is committed with avjudge); restore it from git or "
-                                "rebuild it with `python scripts/align_tiny_encoders.py`")
-    want = {"version": TINY_VERSION, "seed": seed,
-            "encoders": hashlib.sha256(encoders.read_bytes()).hexdigest() if encoders else None}
+    want = {"version": TINY_VERSION, "seed": seed, "encoders": digest}
     if not force and stamp.exists() and json.loads(stamp.read_text()) == want and all(d.exists() for d in dirs.values()):
         return dirs
     base.mkdir(parents=True, exist_ok=True)
