@@ -63,7 +63,7 @@ def main() -> None:
 
     def by_pooling(measured: dict[str, float]) -> str:
         """Held-out AUROC by each pooling; ``measured``: those alignment already reported."""
-        return ", ".join(f"{pooling} {measured.get(pooling) or own_audio_auroc(core, held_out, pooling):.3f}"
+        return ", ".join(f"{pooling} {measured[pooling] if pooling in measured else own_audio_auroc(core, held_out, pooling):.3f}"
                          for pooling in POOLINGS)
 
     print(f"start: held-out AUROC, own audio vs another clip's, by pooling: {by_pooling({})}", flush=True)
