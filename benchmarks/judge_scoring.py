@@ -35,7 +35,7 @@ def reference_scores(judge: Judge, videos: list[str], texts: list[str] | None) -
         # the streams this judge reads, every frame at native fps, as the reference readers do
         clip = decode(video, video=judge.task.needs_video, audio=judge.task.needs_audio)
         sample = judge.sample(clip, texts[i] if texts else None)
-        batch = judge.adapter._to_model(judge.adapter.collate([judge.prepare(sample)]))
+        batch = judge.adapter.to_device(judge.adapter.collate([judge.prepare(sample)]))
         with torch.no_grad():
             out = judge.adapter.model.generate(**batch, max_new_tokens=1, output_scores=True,
                                                return_dict_in_generate=True, do_sample=False)

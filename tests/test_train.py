@@ -213,6 +213,16 @@ def _kinds(pairs):
     return [r["negative_type"] for r in _eval_records(pairs)]
 
 
+def test_the_attention_a_config_names_is_the_one_the_model_trains_with(tiny_judges, pairs, tmp_path):
+    from avjudge.judges.attention import PACKED
+
+    default, *_ = build_training(config(tiny_judges, pairs, tmp_path / "auto"))
+    assert default.model.config.vision_config._attn_implementation == PACKED
+    eager, *_ = build_training(config(tiny_judges, pairs, tmp_path / "eager", attention="eager"))
+    assert {eager.model.config.vision_config._attn_implementation,
+            eager.model.config.text_config._attn_implementation} == {"eager"}
+
+
 def test_lora_trains_adapters_only_and_merges(tiny_judges, pairs, tmp_path):
     trainer, *_ = build_training(config(tiny_judges, pairs, tmp_path, freeze="lora", lora_r=4))
     trainable = [n for n, p in trainer.model.named_parameters() if p.requires_grad]

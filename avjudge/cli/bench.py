@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..stats import format_statistic
-from .registry import GROUP_HELP, register
+from .registry import GROUP_HELP, add_model_arguments, register
 
 GROUP_HELP["bench"] = "AVBench benchmark: suites, runner, reports, human alignment"
 
@@ -18,8 +18,7 @@ def _scorer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", action="append", metavar="TASK=DIR",
                    help="a judge checkpoint, e.g. av=ckpt/av (repeatable; default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
     p.add_argument("--batch-size", type=int, default=8, help="judge batch size")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    add_model_arguments(p)
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -27,7 +26,8 @@ def _scorer(args: argparse.Namespace, dims):
     from ..bench import ClipScorer, parse_judge_dirs
 
     scorer = ClipScorer(dims, parse_judge_dirs(args.judge),
-                        {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype})
+                        {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype,
+                         "attention": args.attention})
     for name, reason in scorer.skipped.items():
         print(f"skipping {name}: {reason}")
     return scorer

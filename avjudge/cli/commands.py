@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .registry import register
+from .registry import add_model_arguments, register
 
 # ---- world -----------------------------------------------------------------------------
 
@@ -288,8 +288,7 @@ def _score_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-pixels", type=int, help="pixels per frame (default: AVBench's per judge)")
     p.add_argument("--long-audio", choices=["error", "head"], default="error",
                    help="audio longer than the model's window: report an error, or score its beginning")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    add_model_arguments(p)
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -299,7 +298,8 @@ def _score(args: argparse.Namespace) -> int:
     from ..judges.batch import file_items, score_items
 
     judge = Judge.load(args.judge, args.checkpoint, batch_size=args.batch_size, fps=args.fps,
-                       max_pixels=args.max_pixels, long_audio=args.long_audio, device=args.device, dtype=args.dtype)
+                       max_pixels=args.max_pixels, long_audio=args.long_audio, device=args.device, dtype=args.dtype,
+                       attention=args.attention)
     items = load_manifest(args.manifest) if args.manifest else file_items(args.video, args.text)
     summary = score_items(judge, items, args.out, progress=not args.no_progress)
     print(json.dumps(summary, indent=2))

@@ -35,3 +35,14 @@ class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionH
     def _get_help_string(self, action):
         # "(default: None)" says nothing: such options explain their fallback in their own help
         return action.help if action.default is None else super()._get_help_string(action)
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """Where and how a judge model runs: the options every command that loads judges shares."""
+    p.add_argument("--device", default="auto", help="auto: CUDA when there is one, else CPU")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                   help="auto: bfloat16 on a GPU, float32 on CPU")
+    p.add_argument("--attention", default="auto",
+                   help="auto: packed window attention in the Omni encoders (Qwen2.5-Omni scores up to 2.6x "
+                        "faster on an H100 than with one call per window); or a transformers implementation: "
+                        "sdpa, eager, flash_attention_2 (needs flash-attn)")

@@ -13,7 +13,9 @@ from typing import ClassVar
 import numpy as np
 import torch
 
+from ..config import ConfigError
 from ..errors import AvjudgeError
+from .attention import pack_encoder_windows
 from .media_inputs import (
     VisionPreprocess, audio_feature_tokens, chunked_audio_tokens, interleaved_video_audio, log_mel_torch,
     merged_video_audio, video_patches, video_patches_torch, whisper_features,
@@ -78,6 +80,7 @@ class Adapter:
     # parameter-name prefixes of each part of the model (the longest matching prefix decides)
     module_groups: ClassVar[dict[str, tuple[str, ...]]] = {}
     reads_frames: ClassVar[bool] = False
+    windowed_encoders: ClassVar[tuple[str, ...]] = ()  # sub-configs of encoders that attend in windows
     supports_audio_in_video: ClassVar[bool] = False
     use_audio_in_video = False  # set by the Judge from its settings
 
@@ -96,14 +99,34 @@ class Adapter:
 
     @classmethod
     def load(cls, checkpoint: Path, device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
-             config=None) -> "Adapter":
-        from transformers import AutoTokenizer, WhisperFeatureExtractor
-
+             config=None, attention: str = "auto") -> "Adapter":
         dev = resolve_device(device)
         kwargs = dict(local_files_only=True, trust_remote_code=trust_remote_code, dtype=resolve_dtype(dtype, dev))
         if config is not None:
             kwargs["config"] = config
         model = cls.model_class().from_pretrained(str(checkpoint), **kwargs).to(dev).eval()
+        cls.set_attention(model, attention)
+        return cls.around(model, checkpoint)
+
+    @classmethod
+    def set_attention(cls, model, attention: str = "auto") -> None:
+        """``auto``: transformers' default for the language model and packed windows for the encoders that attend in
+        windows (`avjudge.judges.attention`); any other name (``sdpa``, ``eager``, ``flash_attention_2``...):
+        transformers' implementation of that name for the whole model."""
+        if attention == "auto":
+            pack_encoder_windows(model, cls.windowed_encoders)
+            return
+        try:
+            model.set_attn_implementation(attention)
+        except (ValueError, ImportError) as err:
+            raise ConfigError(f"attention {attention!r} cannot be used: {err}") from err
+
+    @classmethod
+    def around(cls, model, checkpoint: Path) -> "Adapter":
+        """An adapter of a model already built, with the tokenizer and processor settings stored in ``checkpoint``
+        (`benchmarks/real_size_judges.py` builds real-size models with random weights this way)."""
+        from transformers import AutoTokenizer, WhisperFeatureExtractor
+
         tokenizer = AutoTokenizer.from_pretrained(str(checkpoint), local_files_only=True)
         feature_extractor = WhisperFeatureExtractor.from_pretrained(str(checkpoint), local_files_only=True)
         pre = _read_json(checkpoint / "preprocessor_config.json")
@@ -191,12 +214,16 @@ class Adapter:
         return batch
 
     # -- forward ---------------------------------------------------------------------------
-    def _to_model(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    def to_device(self, batch: dict) -> dict:
+        """A batch on the model's device, its float inputs in the model's dtype; values not tensors pass as they are."""
         dtype = next(self.model.parameters()).dtype
         out = {}
         for key, value in batch.items():
-            value = value.to(self.device)
-            out[key] = value.to(dtype) if value.is_floating_point() and key != "video_second_per_grid" else value
+            if isinstance(value, torch.Tensor):
+                value = value.to(self.device)
+                if value.is_floating_point() and key != "video_second_per_grid":
+                    value = value.to(dtype)
+            out[key] = value
         return out
 
     def forward_kwargs(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -206,7 +233,7 @@ class Adapter:
         """(B, V) float32 logits of the token after each (left-padded) prompt; raw, no processors."""
         # a peft-wrapped model (LoRA training) scores through its base model, adapters included
         core = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
-        outputs = core.model(**self.forward_kwargs(self._to_model(batch)), use_cache=False)
+        outputs = core.model(**self.forward_kwargs(self.to_device(batch)), use_cache=False)
         return core.lm_head(outputs.last_hidden_state[:, -1]).float()
 
 
@@ -219,6 +246,7 @@ class Qwen25OmniThinkerAdapter(Adapter):
     pad_audio_to_window = False  # the thinker keeps only frames its feature mask marks valid
     reads_frames = True
     supports_audio_in_video = True
+    windowed_encoders = ("audio_config", "vision_config")
     module_groups = {
         "llm": ("model.language_model.", "lm_head."),
         "connector": ("model.audio_tower.proj.", "model.visual.merger."),

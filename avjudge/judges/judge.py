@@ -41,6 +41,8 @@ class JudgeSettings:
     system_prompt: str | None = None  # None: the model family's own
     use_audio_in_video: bool | None = None  # None: as the checkpoint was trained, else False
     trust_remote_code: bool = False
+    # auto: packed window attention in the Omni encoders (avjudge.judges.attention); else a transformers name
+    attention: str = "auto"
 
     def resolved(self) -> "JudgeSettings":
         fps, max_pixels = TASK_VISION_DEFAULTS[self.task]
@@ -91,7 +93,8 @@ class Judge:
         trained = {k: v for k, v in trained_settings(path).items() if settings.get(k) is None}
         s = JudgeSettings(task=get_task(task).name, **{**settings, **trained})
         adapter_cls = adapter_for(path)
-        adapter = adapter_cls.load(path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code)
+        adapter = adapter_cls.load(path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code,
+                                   attention=s.attention)
         return cls(adapter, s)
 
     # -- media -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from dataclasses import replace
 import torch
 
 from ..data import PairDataset
-from ..judges import Judge
+from ..judges import Judge, JudgeSample
 from ..judges.adapters import PreparedSample
 from ..prompts import ANSWERS
 
@@ -35,12 +35,15 @@ class AnswerCollator:
         self.answer_id = {label: tok(ANSWERS[label], add_special_tokens=False)["input_ids"][0] for label in ANSWERS}
 
     def example(self, record: dict, clip) -> PreparedSample:
-        label = int(record["label"])
         sample = self.judge.sample(clip, record.get("text"), record.get("utterance"))
+        return self.labelled(sample, int(record["label"]), f"pair {record['id']}")
+
+    def labelled(self, sample: JudgeSample, label: int, name: str = "sample") -> PreparedSample:
+        """``sample`` prepared with the answer ``label`` asks for, supervised on that answer token only."""
         prepared = self.judge.prepare(sample, answer=ANSWERS[label])
         position = prepared.length - self.suffix_length[label]
         if prepared.input_ids[position] != self.answer_id[label]:
-            raise ValueError(f"pair {record['id']}: the answer is not one token after the prompt")
+            raise ValueError(f"{name}: the answer is not one token after the prompt")
         labels = [IGNORE] * prepared.length
         labels[position] = self.answer_id[label]
         return replace(prepared, labels=labels)

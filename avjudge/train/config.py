@@ -41,6 +41,7 @@ class TrainConfig:
     # None: the model family's own system turn; "": none; recorded with the checkpoint, so scoring repeats it
     system_prompt: str | None = None
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 on GPU, fp32 on CPU
+    attention: str = "auto"  # auto: packed window attention in the Omni encoders; else a transformers name (sdpa...)
     gradient_checkpointing: bool = False
     deepspeed: str | None = None  # a ZeRO config (train_configs/deepspeed/*.json)
     report_to: list[str] = field(default_factory=lambda: ["wandb"])

@@ -139,7 +139,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = config.dtype if config.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
     adapter = adapter_cls.load(weights_from or model_dir, device=device if not config.deepspeed else "cpu",
-                               dtype="float32")
+                               dtype="float32", attention=config.attention)
     groups = apply_freeze(adapter.model, adapter_cls, "all" if config.freeze == "all" else
                           ("llm" if config.freeze == "lora" else config.freeze))
     if config.freeze == "lora":
