@@ -232,6 +232,18 @@ def test_lora_trains_adapters_only_and_merges(tiny_judges, pairs, tmp_path):
     Judge.load("av", tmp_path / "lora" / "final")
 
 
+def test_lora_keeps_its_frozen_base_in_the_compute_dtype_and_its_adapters_in_fp32(tiny_judges, pairs, tmp_path):
+    lora, *_ = build_training(config(tiny_judges, pairs, tmp_path / "lora", freeze="lora", lora_r=4, dtype="bfloat16"))
+    dtypes = {n: p.dtype for n, p in lora.model.named_parameters()}
+    assert {d for n, d in dtypes.items() if "lora_" in n} == {torch.float32}
+    assert {d for n, d in dtypes.items() if "lora_" not in n} == {torch.bfloat16}
+    summary = run_training(config(tiny_judges, pairs, tmp_path / "run", freeze="lora", lora_r=4, dtype="bfloat16"))
+    assert summary["steps"] == 4 and all(np.isfinite(summary["loss_history"]))
+    # the policies that train base weights keep fp32 master copies whatever the compute dtype
+    full, *_ = build_training(config(tiny_judges, pairs, tmp_path / "llm", freeze="llm", dtype="bfloat16"))
+    assert {p.dtype for p in full.model.parameters()} == {torch.float32}
+
+
 def test_metrics_equal_hand_computed_values():
     scores = np.array([0.9, 0.8, 0.4, 0.7, 0.2, 0.4])
     labels = np.array([1, 1, 1, 0, 0, 0])
