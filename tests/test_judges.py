@@ -279,6 +279,10 @@ def test_cli_score_resumes_without_duplicates(tiny_judges, small_world, tmp_path
     summary = json.loads((tmp_path / "av.summary.json").read_text())
     assert summary["total"] == summary["done"] == len(full) and summary["errors"] == 0
     assert summary["resumed_from"] == 2
+    # more preparation threads change the pace, never the results or their order
+    threaded = tmp_path / "av_threads.jsonl"
+    assert main([*args[:-3], "--out", str(threaded), "--no-progress", "--workers", "4"]) == 0
+    assert [json.loads(line) for line in threaded.read_text().splitlines()] == [json.loads(line) for line in full]
 
 
 def test_reward_combines_terms_and_reports_failures(judges, world_items, tmp_path):
