@@ -23,6 +23,7 @@ on the content. Decoding is not included (`benchmarks/metrics_decode.py` measure
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import platform
 import shutil
@@ -257,16 +258,12 @@ def training_rows(judge: Judge, samples: list[JudgeSample], batch_sizes: list[in
     return rows
 
 
-def parameter_counts(model) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
 def measure_family(family: str, checkpoint: Path, args, device: torch.device) -> dict:
     tasks = REAL_SIZES[family]["tasks"]
     report: dict = {"tasks": {}}
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     adapter = build_adapter(checkpoint, device, dtype, args.attention[0])
-    report["parameters"] = parameter_counts(adapter.model)
+    report["parameters"] = sum(p.numel() for p in adapter.model.parameters())
     print(f"{family}: {report['parameters'] / 1e9:.2f} B parameters", flush=True)
     for task in tasks:
         judge = Judge(adapter, JudgeSettings(task=task, workers=args.workers))
@@ -302,8 +299,6 @@ def measure_family(family: str, checkpoint: Path, args, device: torch.device) ->
 
 
 def _free(device: torch.device) -> None:
-    import gc
-
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
