@@ -30,9 +30,13 @@ the probe trains the language model (the paper's AV policy). --encoders aligned 
 (checkpoints/tiny/, made by scripts/align_tiny_encoders.py the same way); --encoders FILE from any encoder
 weights that script wrote (e.g. with --start and --pooling mean).
 
+--world KEY=VALUE changes the probe's world (a WorldConfig field: ambience_prob=1.0 gives every clip the ambience
+its place implies, one more audio-visual link), --lm KEY=VALUE the tiny language model (a Qwen2 text-config field:
+num_hidden_layers=4, num_key_value_heads=4, intermediate_size=512, attention_dropout=0.2).
+
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
        [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned|FILE]
-       [--set KEY=VALUE ...]
+       [--set KEY=VALUE ...] [--world KEY=VALUE ...] [--lm KEY=VALUE ...]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
 import argparse
@@ -45,16 +49,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from avjudge.config import load_config
+from avjudge.config import from_dict, load_config, parse_overrides, to_dict
 from avjudge.data.audit import text_leak
 from avjudge.data.pairs import PairDataset, load_pairs
 from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
-from avjudge.judges.tiny import ALIGNED_ENCODERS, make_tiny_judges
+from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
 from avjudge.stats import auroc, format_statistic, per_negative_type
-from avjudge.world import MANIFEST, make_world
+from avjudge.world import MANIFEST, WorldConfig, make_world
 
 LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's colour -> pitch link
 
@@ -83,13 +87,15 @@ PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", 
           "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled)}
 
 
-def make_demo_world(world: Path, clips: int, seed: int) -> Path:
-    make_world(DemoSize().world(seed, clips), world, progress=False)
+def make_demo_world(world: Path, clips: int, seed: int, overrides: dict | None = None) -> Path:
+    """``clips`` demo-sized clips; ``overrides``: WorldConfig fields that differ."""
+    make_world(from_dict(WorldConfig, {**to_dict(DemoSize().world(seed, clips)), **(overrides or {})}, "--world"),
+               world, progress=False)
     return world
 
 
-def make_pairs(root: Path, clips: int, pairs: int, tasks: set[str]) -> Path:
-    build_demo_pairs(make_demo_world(root / "world", clips, seed=0), root / "pairs", pairs, tasks=sorted(tasks))
+def make_pairs(root: Path, clips: int, pairs: int, tasks: set[str], world: dict | None = None) -> Path:
+    build_demo_pairs(make_demo_world(root / "world", clips, 0, world), root / "pairs", pairs, tasks=sorted(tasks))
     return root / "pairs"
 
 
@@ -151,10 +157,10 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
 def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
               out: Path, caption_steps: int = 0, align_steps: int = 0,
               align_world: Path | None = None, encoders: Path | None = None,
-              align_pooling: str = "max") -> list[tuple[int, float, float, dict]]:
+              align_pooling: str = "max", language_model: dict | None = None) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
     task, probe = PROBES[name]
-    family_dirs = make_tiny_judges(out / "cache", encoders=encoders)
+    family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
         f"model={family_dirs['qwen2_5_omni']}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
         "max_eval_pairs=2", *overrides])
@@ -217,18 +223,24 @@ def main() -> None:
                    help="the thinker's encoders at the start: random, the committed aligned ones, or a weights "
                         "file scripts/align_tiny_encoders.py wrote")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
+    p.add_argument("--world", action="append", default=[], metavar="KEY=VALUE",
+                   help="a WorldConfig field of the probe's world, e.g. ambience_prob=1.0")
+    p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the tiny language model (Qwen2 text config), e.g. num_hidden_layers=4")
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
     encoders = {"random": None, "aligned": ALIGNED_ENCODERS}.get(args.encoders, Path(args.encoders))
     if encoders is not None and not encoders.exists():
         p.error(f"--encoders {args.encoders}: no such file (random, aligned, or a file of encoder weights)")
+    language_model = parse_overrides(args.lm)
+    check_language_model(language_model)  # before minutes of world making
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
         names = args.probes.split(",")
         if args.align_steps and any(PROBES[name][0] != "av" for name in names):
             p.error("--align-steps aligns the AV judge's audio and video encoders: use it with AV probes only")
-        pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names})
+        pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names}, parse_overrides(args.world))
         world = {r["id"]: r for r in read_jsonl(out / "world" / MANIFEST)}
         align_world = make_demo_world(out / "align_world", args.align_clips, seed=1) if args.align_steps else None
         print(f"world and pairs: {time.perf_counter() - t0:.0f} s", flush=True)
@@ -237,7 +249,7 @@ def main() -> None:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
-                                     encoders, args.align_pooling)
+                                     encoders, args.align_pooling, language_model)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))

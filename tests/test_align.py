@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from avjudge.config import load_config
+from avjudge.config import ConfigError, load_config
 from avjudge.demo import TRAIN_CONFIGS, DemoSize
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
@@ -115,3 +115,26 @@ def test_clip_embeddings_pool_each_clips_own_tokens(tiny_judges, small_world):
             for pooling, reduce in (("max", lambda t: t.max(0).values), ("mean", lambda t: t.mean(0))):
                 torch.testing.assert_close(pooled[pooling][0][i], torch.nn.functional.normalize(reduce(video), dim=0))
                 torch.testing.assert_close(pooled[pooling][1][i], torch.nn.functional.normalize(reduce(audio), dim=0))
+
+
+def test_language_model_overrides_build_judges_of_their_own_and_typos_are_errors(tmp_path, tiny_judges):
+    """What `benchmarks/learnability.py --lm` varies: the overrides reach every family's language model, in a
+    folder of their own, while the encoders and the default judges stay as they are."""
+    import json
+
+    from safetensors.torch import load_file
+
+    dirs = make_tiny_judges(tmp_path, language_model={"num_hidden_layers": 3, "num_key_value_heads": 4})
+    assert dirs["qwen2_5_omni"].parent.name.startswith("tiny_lm_")
+    for family, path in dirs.items():
+        text = json.loads((path / "config.json").read_text())["text_config"]
+        assert (text["num_hidden_layers"], text["num_key_value_heads"]) == (3, 4), family
+    default = json.loads((tiny_judges["qwen2_5_omni"] / "config.json").read_text())["text_config"]
+    assert (default["num_hidden_layers"], default["num_key_value_heads"]) == (2, 2)
+    state = Judge.load("av", dirs["qwen2_5_omni"]).adapter.model.state_dict()
+    weights = load_file(str(ALIGNED_ENCODERS))
+    assert all(torch.equal(state[name], value) for name, value in weights.items())
+    with pytest.raises(ConfigError, match="unknown language-model settings.*num_layers"):
+        make_tiny_judges(tmp_path, language_model={"num_layers": 3})
+    with pytest.raises(ConfigError, match="hidden_size.*cannot be changed"):
+        make_tiny_judges(tmp_path, language_model={"hidden_size": 128})

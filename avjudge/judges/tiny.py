@@ -20,8 +20,9 @@ from pathlib import Path
 
 import torch
 
-from ..world import vocab
+from ..config import ConfigError
 from ..prompts import TASKS
+from ..world import vocab
 
 TINY_VERSION = 4
 ALIGNED_ENCODERS = (Path(__file__).resolve().parent.parent.parent / "checkpoints" / "tiny"
@@ -85,10 +86,25 @@ def _feature_extractor(out: Path, extra: dict | None = None, window_s: int = 30)
         path.write_text(json.dumps(cfg, indent=2))
 
 
-def _text_config(tokenizer) -> dict:
-    return dict(vocab_size=len(tokenizer), hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
-                pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+def _text_config(tokenizer, language_model: dict | None = None) -> dict:
+    """The tiny language model's configuration; ``language_model``: overrides of it (`make_tiny_judges`)."""
+    return {**dict(vocab_size=len(tokenizer), hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
+                   pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id), **(language_model or {})}
+
+
+def check_language_model(overrides: dict) -> None:
+    """Overrides of the tiny language model must name Qwen2 text-config fields (a typo would be silently kept as
+    an unused attribute) and keep its width, which the encoders' output and the committed encoders fix."""
+    from transformers import Qwen2Config
+
+    unknown = sorted(set(overrides) - set(Qwen2Config().to_dict()))
+    if unknown:
+        raise ConfigError(f"unknown language-model settings {unknown}: use Qwen2 text-config fields "
+                          "(num_hidden_layers, num_key_value_heads, intermediate_size, attention_dropout, ...)")
+    fixed = sorted(set(overrides) & {"hidden_size", "num_attention_heads", "vocab_size"})
+    if fixed:
+        raise ConfigError(f"{fixed} cannot be changed: the encoders' output width and the tokenizer fix them")
 
 
 def load_encoders(model, path: Path) -> None:
@@ -105,12 +121,14 @@ def load_encoders(model, path: Path) -> None:
     model.load_state_dict(weights, strict=False)
 
 
-def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0, encoders: Path | None = None) -> Path:
-    """``encoders``: a file of pretrained encoder weights (see `load_encoders`); None leaves them random."""
+def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0, encoders: Path | None = None,
+                            language_model: dict | None = None) -> Path:
+    """``encoders``: a file of pretrained encoder weights (see `load_encoders`); None leaves them random.
+    ``language_model``: overrides of the tiny language model's configuration."""
     from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
 
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
-    text = _text_config(tokenizer)
+    text = _text_config(tokenizer, language_model)
     # mrope_section must sum to head_dim / 2 = (64 / 4) / 2
     text["rope_parameters"] = {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]}
     config = Qwen2_5OmniThinkerConfig(
@@ -137,7 +155,8 @@ def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0, encoders: Path 
     return out
 
 
-def build_tiny_qwen3_omni_thinker(out: Path, tokenizer_dir: Path, seed: int = 0) -> Path:
+def build_tiny_qwen3_omni_thinker(out: Path, tokenizer_dir: Path, seed: int = 0,
+                                  language_model: dict | None = None) -> Path:
     """A tiny Qwen3-Omni MoE thinker: 4 experts (2 per token), deepstack features from the first vision block."""
     from transformers import (
         PreTrainedTokenizerFast, Qwen3OmniMoeThinkerConfig, Qwen3OmniMoeThinkerForConditionalGeneration,
@@ -146,7 +165,7 @@ def build_tiny_qwen3_omni_thinker(out: Path, tokenizer_dir: Path, seed: int = 0)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(str(tokenizer_dir))
     tokenizer.add_tokens(QWEN3_TOKENS, special_tokens=True)
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN3_TOKENS}
-    text = _text_config(tokenizer)
+    text = _text_config(tokenizer, language_model)
     text.update(head_dim=HIDDEN // 4, moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
                 rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3],
                                  "interleaved": True})
@@ -172,7 +191,8 @@ def build_tiny_qwen3_omni_thinker(out: Path, tokenizer_dir: Path, seed: int = 0)
     return out
 
 
-def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0, window_s: int = 10) -> Path:
+def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0, window_s: int = 10,
+                           language_model: dict | None = None) -> Path:
     """Qwen2-Audio's encoder always runs over its whole window, padded; the real one's is 30 s, the tiny
     one's 10 s (longer than any clip the tiny judges see), which makes a training step about 3x cheaper
     (`benchmarks/tiny_train_step.py`)."""
@@ -181,7 +201,7 @@ def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0, window_s: int = 
     config = Qwen2AudioConfig(
         audio_config=dict(num_mel_bins=128, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=64,
                           d_model=32, max_source_positions=window_s * 50),  # 100 mel frames/s, stride 2
-        text_config=dict(model_type="qwen2", **_text_config(tokenizer)),
+        text_config=dict(model_type="qwen2", **_text_config(tokenizer, language_model)),
         audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
     )
     torch.manual_seed(seed)
@@ -192,12 +212,17 @@ def build_tiny_qwen2_audio(out: Path, tokenizer, seed: int = 0, window_s: int = 
 
 
 def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool = False,
-                     encoders: str | Path | None = ALIGNED_ENCODERS) -> dict[str, Path]:
+                     encoders: str | Path | None = ALIGNED_ENCODERS,
+                     language_model: dict | None = None) -> dict[str, Path]:
     """Build (or reuse) tiny checkpoints under ``root``; returns family -> directory.
 
     ``encoders``: the weights the Qwen2.5-Omni thinker's encoders start from (see `load_encoders`): the committed
     aligned ones (under ``root``/tiny), None for random ones (under ``root``/tiny_random_encoders), or another
-    file (under ``root``/tiny_encoders_<its hash>)."""
+    file (under ``root``/tiny_encoders_<its hash>). ``language_model``: overrides of the tiny language model's
+    configuration (e.g. {"num_hidden_layers": 4}; see `check_language_model`), for probes that vary it; such
+    judges get a folder of their own (that name with _lm_<a hash of the overrides>)."""
+    language_model = dict(language_model or {})
+    check_language_model(language_model)
     root = Path(root) if root is not None else default_cache()
     encoders = None if encoders is None else Path(encoders)
     if encoders is not None and not encoders.exists():
@@ -208,15 +233,19 @@ def make_tiny_judges(root: str | Path | None = None, seed: int = 0, force: bool 
     digest = hashlib.sha256(encoders.read_bytes()).hexdigest() if encoders is not None else None
     base = root / ("tiny" if encoders == ALIGNED_ENCODERS else "tiny_random_encoders" if encoders is None
                    else f"tiny_encoders_{digest[:12]}")
+    if language_model:
+        base = base.with_name(base.name + "_lm_" + hashlib.sha256(
+            json.dumps(language_model, sort_keys=True).encode()).hexdigest()[:12])
     dirs = {"qwen2_5_omni": base / OMNI_DIR, "qwen3_omni": base / OMNI3_DIR, "qwen2_audio": base / AUDIO_DIR}
     stamp = base / "tiny_judges.json"
-    want = {"version": TINY_VERSION, "seed": seed, "encoders": digest}
+    want = {"version": TINY_VERSION, "seed": seed, "encoders": digest, **({"language_model": language_model}
+                                                                           if language_model else {})}
     if not force and stamp.exists() and json.loads(stamp.read_text()) == want and all(d.exists() for d in dirs.values()):
         return dirs
     base.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(base / "tokenizer")
-    build_tiny_omni_thinker(dirs["qwen2_5_omni"], tokenizer, seed, encoders)
-    build_tiny_qwen3_omni_thinker(dirs["qwen3_omni"], base / "tokenizer", seed)
-    build_tiny_qwen2_audio(dirs["qwen2_audio"], tokenizer, seed)
+    build_tiny_omni_thinker(dirs["qwen2_5_omni"], tokenizer, seed, encoders, language_model)
+    build_tiny_qwen3_omni_thinker(dirs["qwen3_omni"], base / "tokenizer", seed, language_model)
+    build_tiny_qwen2_audio(dirs["qwen2_audio"], tokenizer, seed, language_model=language_model)
     stamp.write_text(json.dumps(want))
     return dirs

@@ -36,13 +36,19 @@ POOLINGS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "max": lambda tokens: tokens.max(0).values, "mean": lambda tokens: tokens.mean(0)}
 
 
-def clip_embeddings(core, batch: dict, pooling: str = "max") -> tuple[torch.Tensor, torch.Tensor]:
-    """(video, audio) unit embeddings per clip of a collated batch; ``core``: the thinker's ``.model``."""
-    pool = POOLINGS[pooling]
+def clip_tokens(core, batch: dict) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """(video, audio) output tokens of each clip of a collated batch, as the language model receives them;
+    ``core``: the thinker's ``.model``."""
     video = core.get_video_features(batch["pixel_values_videos"], batch["video_grid_thw"]).pooler_output
     audio = core.get_audio_features(batch["input_features"], batch["feature_attention_mask"]).last_hidden_state
     lengths = core.audio_tower._get_feat_extract_output_lengths(batch["feature_attention_mask"].sum(-1))[1]
-    audio = torch.split(audio, lengths.tolist())
+    return list(video), list(torch.split(audio, lengths.tolist()))
+
+
+def clip_embeddings(core, batch: dict, pooling: str = "max") -> tuple[torch.Tensor, torch.Tensor]:
+    """(video, audio) unit embeddings per clip of a collated batch; ``core``: the thinker's ``.model``."""
+    pool = POOLINGS[pooling]
+    video, audio = clip_tokens(core, batch)
     return (F.normalize(torch.stack([pool(v) for v in video]), dim=-1),
             F.normalize(torch.stack([pool(a) for a in audio]), dim=-1))
 
