@@ -87,6 +87,14 @@ PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", 
           "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled)}
 
 
+def encoders_argument(value: str) -> Path | None:
+    """--encoders: ``random`` (None), ``aligned`` (the committed file) or a file of encoder weights."""
+    encoders = {"random": None, "aligned": ALIGNED_ENCODERS}.get(value, Path(value))
+    if encoders is not None and not encoders.exists():
+        raise argparse.ArgumentTypeError(f"{value}: no such file (random, aligned, or a file of encoder weights)")
+    return encoders
+
+
 def make_demo_world(world: Path, clips: int, seed: int, overrides: dict | None = None) -> Path:
     """``clips`` demo-sized clips; ``overrides``: WorldConfig fields that differ."""
     make_world(from_dict(WorldConfig, {**to_dict(DemoSize().world(seed, clips)), **(overrides or {})}, "--world"),
@@ -219,7 +227,7 @@ def main() -> None:
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
     p.add_argument("--align-pooling", choices=sorted(POOLINGS), default="max",
                    help="how a clip's tokens become the embedding aligned: max or mean over them")
-    p.add_argument("--encoders", default="random", metavar="random|aligned|FILE",
+    p.add_argument("--encoders", type=encoders_argument, default="random", metavar="random|aligned|FILE",
                    help="the thinker's encoders at the start: random, the committed aligned ones, or a weights "
                         "file scripts/align_tiny_encoders.py wrote")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
@@ -229,9 +237,6 @@ def main() -> None:
                    help="a setting of the tiny language model (Qwen2 text config), e.g. num_hidden_layers=4")
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
-    encoders = {"random": None, "aligned": ALIGNED_ENCODERS}.get(args.encoders, Path(args.encoders))
-    if encoders is not None and not encoders.exists():
-        p.error(f"--encoders {args.encoders}: no such file (random, aligned, or a file of encoder weights)")
     language_model = parse_overrides(args.lm)
     check_language_model(language_model)  # before minutes of world making
     with tempfile.TemporaryDirectory() as tmp:
@@ -249,9 +254,10 @@ def main() -> None:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
-                                     encoders, args.align_pooling, language_model)
+                                     args.encoders, args.align_pooling, language_model)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
-        write_json(out / "learnability.json", {"args": vars(args), "curves": curves})
+        write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+                                               "curves": curves})
         print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
         for name, curve in curves.items():
             print(f"{name:<18}" + "".join(f"{format_statistic(a):>8}" for _, _, a, _ in curve))

@@ -26,13 +26,13 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from learnability import make_demo_world  # noqa: E402
+from learnability import encoders_argument, make_demo_world  # noqa: E402
 
 from avjudge.config import load_config, parse_overrides  # noqa: E402
 from avjudge.demo import TRAIN_CONFIGS  # noqa: E402
 from avjudge.jsonl import read_jsonl  # noqa: E402
 from avjudge.judges import Judge  # noqa: E402
-from avjudge.judges.tiny import ALIGNED_ENCODERS, make_tiny_judges  # noqa: E402
+from avjudge.judges.tiny import make_tiny_judges  # noqa: E402
 from avjudge.stats import auroc, format_statistic  # noqa: E402
 from avjudge.train import TrainConfig  # noqa: E402
 from avjudge.train.align import POOLINGS, clip_tokens, world_media  # noqa: E402
@@ -135,18 +135,17 @@ def main() -> None:
     p.add_argument("--clips", type=int, default=300)
     p.add_argument("--steps", type=int, default=3000, help="batches of 64 fresh pairs")
     p.add_argument("--every", type=int, default=500)
-    p.add_argument("--encoders", default="aligned", metavar="aligned|random|FILE")
+    p.add_argument("--encoders", type=encoders_argument, default="aligned", metavar="aligned|random|FILE")
     p.add_argument("--world", action="append", default=[], metavar="KEY=VALUE",
                    help="a WorldConfig field of the world, e.g. ambience_prob=1.0")
     args = p.parse_args()
-    encoders = {"random": None, "aligned": ALIGNED_ENCODERS}.get(args.encoders, Path(args.encoders))
     av = load_config(TrainConfig, TRAIN_CONFIGS["av"], [])
     with tempfile.TemporaryDirectory() as tmp:
         world = make_demo_world(Path(tmp) / "world", args.clips, 0, parse_overrides(args.world))
         scenes = [record["scene"] for record in read_jsonl(world / MANIFEST)]
         print("random partners that break a link of the world: "
               + ", ".join(f"{link} {share:.2f}" for link, share in world_ceiling(scenes).items()), flush=True)
-        judge = Judge.load("av", make_tiny_judges(Path(tmp) / "cache", encoders=encoders)["qwen2_5_omni"],
+        judge = Judge.load("av", make_tiny_judges(Path(tmp) / "cache", encoders=args.encoders)["qwen2_5_omni"],
                            fps=av.fps, max_pixels=av.max_pixels, use_audio_in_video=av.use_audio_in_video)
         video, audio = pooled_features(judge, world_media(judge, world))
     clips = list(range(len(scenes)))

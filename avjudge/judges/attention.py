@@ -56,6 +56,6 @@ def register() -> str:
 
 def pack_encoder_windows(model, sub_configs: tuple[str, ...]) -> None:
     """Let the encoders named by their sub-configs (e.g. ``vision_config``) attend through ``packed_attention``."""
-    present = {name: register() for name in sub_configs if getattr(model.config, name, None) is not None}
+    present = [name for name in sub_configs if getattr(model.config, name, None) is not None]
     if present:
-        model.set_attn_implementation(present)
+        model.set_attn_implementation(dict.fromkeys(present, register()))

@@ -88,9 +88,9 @@ def _feature_extractor(out: Path, extra: dict | None = None, window_s: int = 30)
 
 def _text_config(tokenizer, language_model: dict | None = None) -> dict:
     """The tiny language model's configuration; ``language_model``: overrides of it (`make_tiny_judges`)."""
-    return {**dict(vocab_size=len(tokenizer), hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2,
-                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
-                   pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id), **(language_model or {})}
+    return dict(vocab_size=len(tokenizer), hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
+                pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id) | (language_model or {})
 
 
 def check_language_model(overrides: dict) -> None:
