@@ -1,19 +1,22 @@
 """How far could the demo's AV judge get on random mismatch if reading its encoders cost nothing? (issue #5)
 
 The learnability probes (benchmarks/learnability.py) train the tiny language model to tell a clip's own audio
-from another clip's, and it stops near 0.72-0.78 held-out AUROC whatever its depth or width (README, Training).
-This asks the same question without the language model: a two-layer MLP reads each clip's encoder outputs pooled
-(mean and max over each modality's tokens, standardised), the video of one clip with the audio of the same clip
-or of another, and is scored on pairs of held-out clips. It trains on a fresh draw of pairs of the training
-clips every batch, so it sees far more pairs than the judge's dataset holds.
+from another clip's, and it stops near 0.67-0.78 held-out AUROC whatever its depth, width or heads (README, Training).
+This asks the same question without the language model: a small reader of each clip's encoder outputs (the
+video of one clip with the audio of the same clip or of another) is scored on pairs of held-out clips. Readers:
+  mean+max, mean, max   fixed poolings over each modality's tokens, standardised, then a two-layer MLP
+  attention             --heads learned queries per modality, softmax attention over the tokens (what a language
+                        model's heads can do: one weighted mean per head), then the same MLP
+It trains on a fresh draw of pairs of the training clips every batch, so it sees far more pairs than the judge's
+dataset holds; --negatives N gives it a dataset's budget instead (N distinct negatives, every clip's own audio).
 
 Printed first, the ceiling the world itself sets: of random partners, the share whose sound contradicts the
 picture by one of the world's links (a pitched note whose colour is not on screen, a timbre whose shape is not,
 an ambience the place does not have). The rest are undetectable by anyone.
 
 Usage: python benchmarks/pooled_head.py [--clips 300] [--encoders aligned|random|FILE] [--steps 3000]
-       [--world KEY=VALUE ...]
-(about 2 minutes on 2 CPU cores at the defaults)
+       [--batch-size 64] [--reader mean+max|mean|max|attention] [--heads 4] [--negatives 0] [--world KEY=VALUE ...]
+(about a minute on 2 CPU cores at the defaults; the attention reader two to three)
 """
 import argparse
 import random
@@ -76,19 +79,85 @@ def world_ceiling(scenes: list[dict], draws: int = 20000, seed: int = 0) -> dict
     return {link: count / draws for link, count in counts.items()}
 
 
-def pooled_features(judge, media: list, batch_size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
-    """(video, audio) per clip: every pooling of its output tokens side by side, standardised over the clips."""
+def clip_token_sets(judge, media: list, batch_size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+    """(video, audio) output tokens of every clip, stacked: (clips, tokens, width) each."""
     core, video, audio = judge.adapter.model.model, [], []
     with torch.no_grad():
         for start in range(0, len(media), batch_size):
             batch = judge.adapter.collate(media[start:start + batch_size])
             for store, tokens in zip((video, audio), clip_tokens(core, batch)):
-                store.extend(torch.cat([pool(t) for pool in POOLINGS.values()]) for t in tokens)
+                store.extend(tokens)
+    for name, tokens in (("video", video), ("audio", audio)):
+        if len({len(t) for t in tokens}) > 1:
+            raise ValueError(f"the clips give different numbers of {name} tokens: make a world of one clip length")
+    return torch.stack(video), torch.stack(audio)
 
-    def standardise(x: torch.Tensor) -> torch.Tensor:
-        return (x - x.mean(0)) / (x.std(0) + 1e-6)
 
-    return standardise(torch.stack(video)), standardise(torch.stack(audio))
+def standardise(x: torch.Tensor) -> torch.Tensor:
+    return (x - x.mean(0)) / (x.std(0) + 1e-6)
+
+
+class PooledReader(torch.nn.Module):
+    """Pools each modality's tokens by fixed ``poolings`` (standardised over the clips once, outside training),
+    then a two-layer MLP over [video, audio]: what the judge could do if pooling were free."""
+
+    def __init__(self, poolings: list[str], width: int, hidden: int = 128):
+        super().__init__()
+        self.poolings = poolings
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(2 * len(poolings) * width, hidden), torch.nn.GELU(),
+                                       torch.nn.Linear(hidden, 1))
+
+    def inputs(self, tokens: torch.Tensor) -> torch.Tensor:
+        return standardise(torch.stack([torch.cat([POOLINGS[p](t) for p in self.poolings]) for t in tokens]))
+
+    def forward(self, video: torch.Tensor, audio: torch.Tensor) -> torch.Tensor:
+        return self.mlp(torch.cat([video, audio], 1)).squeeze(1)
+
+
+class AttentionPool(torch.nn.Module):
+    """Softmax attention of ``heads`` learned queries over RMS-normalised tokens, as a language model's heads read
+    media tokens: one weighted mean per head, not a maximum per feature."""
+
+    def __init__(self, heads: int, width: int, head_dim: int = 16):
+        super().__init__()
+        self.heads, self.head_dim = heads, head_dim
+        self.norm = torch.nn.RMSNorm(width)
+        self.query = torch.nn.Parameter(torch.randn(heads, head_dim) * 0.02)
+        self.key = torch.nn.Linear(width, heads * head_dim, bias=False)
+        self.value = torch.nn.Linear(width, heads * head_dim, bias=False)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.norm(tokens)
+        shape = (*x.shape[:2], self.heads, self.head_dim)
+        weights = torch.einsum("bthd,hd->bht", self.key(x).view(shape), self.query / self.head_dim ** 0.5).softmax(-1)
+        return torch.einsum("bht,bthd->bhd", weights, self.value(x).view(shape)).flatten(1)
+
+
+class AttentionReader(torch.nn.Module):
+    """Each modality read by its own `AttentionPool`, then the same MLP as `PooledReader`."""
+
+    def __init__(self, heads: int, width: int, hidden: int = 128):
+        super().__init__()
+        self.video, self.audio = AttentionPool(heads, width), AttentionPool(heads, width)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(2 * heads * self.video.head_dim, hidden), torch.nn.GELU(),
+                                       torch.nn.Linear(hidden, 1))
+
+    def inputs(self, tokens: torch.Tensor) -> torch.Tensor:
+        return tokens
+
+    def forward(self, video: torch.Tensor, audio: torch.Tensor) -> torch.Tensor:
+        return self.mlp(torch.cat([self.video(video), self.audio(audio)], 1)).squeeze(1)
+
+
+def make_reader(name: str, width: int, heads: int = 4) -> torch.nn.Module:
+    """``name``: a pooling ("mean", "max"), both ("mean+max"), or "attention" (``heads`` learned queries)."""
+    if name == "attention":
+        return AttentionReader(heads, width)
+    poolings = name.split("+")
+    unknown = sorted(set(poolings) - set(POOLINGS))
+    if unknown:
+        raise ValueError(f"unknown reader {name!r}: use attention or poolings of {sorted(POOLINGS)} joined by +")
+    return PooledReader(poolings, width)
 
 
 def draw_pairs(clips: list[int], count: int, rng: random.Random) -> list[tuple[int, int, int]]:
@@ -101,23 +170,41 @@ def draw_pairs(clips: list[int], count: int, rng: random.Random) -> list[tuple[i
     return pairs
 
 
-def train_pair_head(video: torch.Tensor, audio: torch.Tensor, train: list[int], test: list[int], steps: int,
-                    every: int = 500, seed: int = 0, hidden: int = 128) -> list[tuple[int, float, float]]:
-    """Train an MLP on [video of clip i, audio of clip j] -> (i == j) over fresh pairs of ``train`` clips each
-    batch; every ``every`` steps, its AUROC on 2,000 pairs of ``test`` clips. Returns [(step, loss, AUROC)]."""
+class FixedPairs:
+    """Batches from a fixed set: every clip with its own audio, and ``negatives`` distinct (clip, another clip's
+    audio) pairs — the budget of a materialised pair dataset, where `draw_pairs` is a fresh draw every batch."""
+
+    def __init__(self, clips: list[int], negatives: int, rng: random.Random):
+        if negatives > len(clips) * (len(clips) - 1):
+            raise ValueError(f"{len(clips)} clips make at most {len(clips) * (len(clips) - 1)} distinct negatives")
+        self.positives, self.rng = [(i, i, 1) for i in clips], rng
+        drawn: set[tuple[int, int]] = set()
+        while len(drawn) < negatives:
+            drawn.add(tuple(rng.sample(clips, 2)))
+        self.negatives = [(i, j, 0) for i, j in sorted(drawn)]
+
+    def __call__(self, count: int) -> list[tuple[int, int, int]]:
+        return [self.rng.choice(self.positives if self.rng.random() < 0.5 else self.negatives) for _ in range(count)]
+
+
+def train_pair_head(reader: torch.nn.Module, video: torch.Tensor, audio: torch.Tensor, train: list[int],
+                    test: list[int], steps: int, every: int = 500, seed: int = 0, batch_size: int = 64,
+                    negatives: int = 0) -> list[tuple[int, float, float]]:
+    """Train ``reader`` on [video of clip i, audio of clip j] -> (i == j), ``video`` and ``audio`` being its inputs
+    per clip; pairs of ``train`` clips drawn fresh each batch, or from ``negatives`` distinct negatives if not 0.
+    Every ``every`` steps, its AUROC on 2,000 pairs of ``test`` clips. Returns [(step, loss, AUROC)]."""
     rng = random.Random(seed)
     torch.manual_seed(seed)
-    head = torch.nn.Sequential(torch.nn.Linear(video.shape[1] + audio.shape[1], hidden), torch.nn.GELU(),
-                               torch.nn.Linear(hidden, 1))
-    optimiser = torch.optim.AdamW(head.parameters(), lr=1e-3, weight_decay=0.01)
+    optimiser = torch.optim.AdamW(reader.parameters(), lr=1e-3, weight_decay=0.01)
+    draw = FixedPairs(train, negatives, rng) if negatives else lambda count: draw_pairs(train, count, rng)
 
     def logits(pairs):
         i, j, label = (torch.tensor(column) for column in zip(*pairs))
-        return head(torch.cat([video[i], audio[j]], 1)).squeeze(1), label.float()
+        return reader(video[i], audio[j]), label.float()
 
     held_out, history, losses = draw_pairs(test, 2000, rng), [], []
     for step in range(1, steps + 1):
-        loss = F.binary_cross_entropy_with_logits(*logits(draw_pairs(train, 64, rng)))
+        loss = F.binary_cross_entropy_with_logits(*logits(draw(batch_size)))
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
@@ -133,12 +220,22 @@ def train_pair_head(video: torch.Tensor, audio: torch.Tensor, train: list[int], 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clips", type=int, default=300)
-    p.add_argument("--steps", type=int, default=3000, help="batches of 64 fresh pairs")
+    p.add_argument("--steps", type=int, default=3000, help="batches of pairs")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--reader", default="mean+max", metavar="mean|max|mean+max|attention",
+                   help="how each modality's tokens become the MLP's input: fixed poolings, or learned attention")
+    p.add_argument("--heads", type=int, default=4, help="learned queries per modality of --reader attention")
+    p.add_argument("--negatives", type=int, default=0,
+                   help="train on this many distinct negatives (a pair dataset's budget); 0: fresh pairs every batch")
     p.add_argument("--every", type=int, default=500)
     p.add_argument("--encoders", type=encoders_argument, default="aligned", metavar="aligned|random|FILE")
     p.add_argument("--world", action="append", default=[], metavar="KEY=VALUE",
                    help="a WorldConfig field of the world, e.g. ambience_prob=1.0")
     args = p.parse_args()
+    try:
+        make_reader(args.reader, 1, args.heads)  # before minutes of world making
+    except ValueError as err:
+        p.error(str(err))
     av = load_config(TrainConfig, TRAIN_CONFIGS["av"], [])
     with tempfile.TemporaryDirectory() as tmp:
         world = make_demo_world(Path(tmp) / "world", args.clips, 0, parse_overrides(args.world))
@@ -147,10 +244,13 @@ def main() -> None:
               + ", ".join(f"{link} {share:.2f}" for link, share in world_ceiling(scenes).items()), flush=True)
         judge = Judge.load("av", make_tiny_judges(Path(tmp) / "cache", encoders=args.encoders)["qwen2_5_omni"],
                            fps=av.fps, max_pixels=av.max_pixels, use_audio_in_video=av.use_audio_in_video)
-        video, audio = pooled_features(judge, world_media(judge, world))
+        video, audio = clip_token_sets(judge, world_media(judge, world))
+    reader = make_reader(args.reader, video.shape[-1], args.heads)
     clips = list(range(len(scenes)))
     split = int(len(clips) * (1 - HELD_OUT))
-    for step, loss, value in train_pair_head(video, audio, clips[:split], clips[split:], args.steps, args.every):
+    for step, loss, value in train_pair_head(reader, reader.inputs(video), reader.inputs(audio), clips[:split],
+                                             clips[split:], args.steps, args.every, batch_size=args.batch_size,
+                                             negatives=args.negatives):
         print(f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs another clip's {format_statistic(value)}",
               flush=True)
 

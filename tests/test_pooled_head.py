@@ -4,6 +4,7 @@ import importlib.util
 import random
 from pathlib import Path
 
+import pytest
 import torch
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "pooled_head.py"
@@ -42,14 +43,54 @@ def test_contradictions_follow_the_worlds_links():
     assert pooled_head.world_ceiling([red_circle, scene([("blue", "square", True)])], draws=50)["any"] == 1.0
 
 
-def test_pair_head_finds_a_link_between_modalities_and_only_a_real_one():
+def linked_tokens(clips=200, tokens=8, width=16):
+    """(video, audio, unrelated audio) tokens: each clip's audio tokens follow its video tokens."""
     torch.manual_seed(0)
-    video = torch.randn(200, 16)
-    linked = video @ torch.randn(16, 16) + 0.1 * torch.randn(200, 16)  # each clip's audio follows its picture
-    unrelated = torch.randn(200, 16)
+    video = torch.randn(clips, tokens, width)
+    linked = video @ torch.randn(width, width) + 0.1 * torch.randn(clips, tokens, width)
+    return video, linked, torch.randn(clips, tokens, width)
+
+
+@pytest.mark.parametrize("name", ["mean+max", "attention"])
+def test_readers_find_a_link_between_modalities_and_only_a_real_one(name):
+    video, linked, unrelated = linked_tokens()
     train, test = list(range(150)), list(range(150, 200))
-    assert pooled_head.train_pair_head(video, linked, train, test, steps=600, every=600)[-1][2] > 0.9
-    assert abs(pooled_head.train_pair_head(video, unrelated, train, test, steps=600, every=600)[-1][2] - 0.5) < 0.1
+
+    def held_out_auroc(audio):
+        reader = pooled_head.make_reader(name, video.shape[-1], heads=4)
+        return pooled_head.train_pair_head(reader, reader.inputs(video), reader.inputs(audio), train, test,
+                                           steps=600, every=600)[-1][2]
+
+    assert held_out_auroc(linked) > 0.85
+    assert abs(held_out_auroc(unrelated) - 0.5) < 0.1
+
+
+def test_attention_pool_is_a_weighted_mean_per_head_not_a_maximum():
+    pool = pooled_head.AttentionPool(heads=2, width=4, head_dim=4)
+    tokens = torch.randn(3, 5, 4)
+    with torch.no_grad():
+        pool.query.zero_()  # equal scores: every head averages the (normalised) tokens' values
+        expected = pool.value(pool.norm(tokens)).mean(1)
+        assert torch.allclose(pool(tokens), expected, atol=1e-6)
+
+
+def test_fixed_pairs_keep_to_their_budget_of_distinct_negatives():
+    clips = list(range(20))
+    fixed = pooled_head.FixedPairs(clips, 30, random.Random(0))
+    assert len({(i, j) for i, j, _ in fixed.negatives}) == 30
+    assert all(i != j for i, j, _ in fixed.negatives)
+    drawn = fixed(2000)
+    assert {(i, j) for i, j, label in drawn if not label} <= {(i, j) for i, j, _ in fixed.negatives}
+    assert all(i == j for i, j, label in drawn if label)
+    assert 0.45 < sum(label for *_, label in drawn) / len(drawn) < 0.55
+    with pytest.raises(ValueError, match="at most 6 distinct negatives"):
+        pooled_head.FixedPairs([0, 1, 2], 7, random.Random(0))
+
+
+def test_unknown_reader_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown reader 'median'"):
+        pooled_head.make_reader("median", 8)
+    assert pooled_head.make_reader("max+mean", 8).poolings == ["max", "mean"]
 
 
 def test_pairs_are_half_own_audio_and_never_a_clip_with_itself_as_a_negative():
