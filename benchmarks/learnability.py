@@ -32,14 +32,22 @@ weights that script wrote (e.g. with --start and --pooling mean).
 
 --world KEY=VALUE changes the probe's world (a WorldConfig field: ambience_prob=1.0 gives every clip the ambience
 its place implies, one more audio-visual link), --lm KEY=VALUE the tiny language model (a Qwen2 text-config field:
-num_hidden_layers=4, num_key_value_heads=4, intermediate_size=512, attention_dropout=0.2).
+num_hidden_layers=4, num_key_value_heads=4, intermediate_size=512, attention_dropout=0.2,
+num_attention_heads=16 with num_key_value_heads=16: heads stay 16 wide).
+
+--fresh-mismatches (random_mismatch only) trains on a fresh draw each batch instead of the dataset's ~290
+random-mismatch negatives: half the batch training clips with their own audio, half a training clip's prompt and
+frames with another training clip's audio (the same recombination the pair builder makes, never materialised), as
+`pooled_head.py` does; held out are the dataset's pairs as always. It asks whether the language model is short of
+negatives or of a way to read them.
 
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
        [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned|FILE]
-       [--set KEY=VALUE ...] [--world KEY=VALUE ...] [--lm KEY=VALUE ...]
+       [--set KEY=VALUE ...] [--world KEY=VALUE ...] [--lm KEY=VALUE ...] [--fresh-mismatches]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
 import argparse
+import dataclasses
 import math
 import random
 import tempfile
@@ -137,20 +145,48 @@ def caption_examples(judge, items, captions: dict, task: str) -> list:
     return examples
 
 
-def train(judge, examples: list, steps: int, config: TrainConfig, every: int, report) -> None:
-    """AdamW with the config's rate, warm-up and a cosine decay; ``report(step, mean loss)`` every N steps."""
+def shuffled_batches(examples: list, batch_size: int, rng: random.Random):
+    """Batches of ``examples`` in epochs, each a fresh shuffle."""
+    order = []
+    while True:
+        if len(order) < batch_size:
+            order += rng.sample(range(len(examples)), len(examples))
+        yield [examples[i] for i in order[:batch_size]]
+        order = order[batch_size:]
+
+
+def with_audio_of(example, other):
+    """``example`` (a prepared AV prompt) hearing ``other``'s audio instead of its own; both must give the same
+    number of audio tokens, so the prompt's token layout stays valid."""
+    if example.feature_attention_mask.sum() != other.feature_attention_mask.sum():
+        raise ValueError("fresh mismatches need clips of one length: these two give different audio lengths")
+    return dataclasses.replace(example, input_features=other.input_features,
+                               feature_attention_mask=other.feature_attention_mask)
+
+
+def fresh_mismatch_batches(own: list, answered_no: list, batch_size: int, rng: random.Random):
+    """Half of each batch clips with their own audio (``own``: answered Yes), half a clip's prompt answered No
+    (``answered_no``, the same clips in the same order) with another clip's audio, drawn afresh every time."""
+    while True:
+        batch = [own[rng.randrange(len(own))] for _ in range(batch_size - batch_size // 2)]
+        for _ in range(batch_size // 2):
+            i, j = rng.sample(range(len(own)), 2)
+            batch.append(with_audio_of(answered_no[i], own[j]))
+        yield batch
+
+
+def train(judge, batches, steps: int, config: TrainConfig, every: int, report) -> None:
+    """AdamW with the config's rate, warm-up and a cosine decay over ``steps`` batches drawn from ``batches`` (an
+    iterator of example lists); ``report(step, mean loss)`` every N steps."""
     model, collate = judge.adapter.model.train(), AnswerCollator(judge, config.padding_side)
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
                                   weight_decay=config.weight_decay)
     warmup = config.warmup_steps
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / steps)))
-    order, rng, losses = [], random.Random(config.seed), []
+    losses = []
     for step in range(1, steps + 1):
-        if len(order) < config.batch_size:
-            order += rng.sample(range(len(examples)), len(examples))
-        batch, order = order[:config.batch_size], order[config.batch_size:]
-        loss = model(**collate([examples[i] for i in batch])).loss
+        loss = model(**collate(next(batches))).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimiser.step()
@@ -165,7 +201,8 @@ def train(judge, examples: list, steps: int, config: TrainConfig, every: int, re
 def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
               out: Path, caption_steps: int = 0, align_steps: int = 0,
               align_world: Path | None = None, encoders: Path | None = None,
-              align_pooling: str = "max", language_model: dict | None = None) -> list[tuple[int, float, float, dict]]:
+              align_pooling: str = "max", language_model: dict | None = None,
+              fresh_mismatches: bool = False) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
@@ -177,7 +214,6 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     collator, train_set = trainer.train_dataset.collator, trainer.train_dataset.pairs
     scenes = {key: record["scene"] for key, record in world.items()}
     train_items = labelled(train_set, probe, scenes)
-    examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
     test_set = PairDataset(load_pairs(pairs, task, "test"), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
     held_out = [(label, record["negative_type"], judge.prepare(judge.sample(clip, record.get("text"), None)))
@@ -190,7 +226,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
               + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()), flush=True)
     if caption_steps:
         captions = {key: record["captions"] for key, record in world.items()}
-        train(judge, caption_examples(judge, train_items, captions, task), caption_steps, config, every,
+        train(judge, shuffled_batches(caption_examples(judge, train_items, captions, task), config.batch_size,
+                                      random.Random(config.seed)), caption_steps, config, every,
               lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
     if align_steps:
         media = world_media(judge, align_world)
@@ -211,7 +248,16 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(curve[-1][2])}{detail}",
               flush=True)
 
-    train(judge, examples, steps, config, every, report)
+    rng = random.Random(config.seed)
+    if fresh_mismatches:
+        clips = {record["source_id"]: (record, clip) for label, record, clip in train_items if label == 1}
+        own = [collator.example({**record, "label": 1}, clip) for record, clip in clips.values()]
+        answered_no = [collator.example({**record, "label": 0}, clip) for record, clip in clips.values()]
+        batches = fresh_mismatch_batches(own, answered_no, config.batch_size, rng)
+    else:
+        examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
+        batches = shuffled_batches(examples, config.batch_size, rng)
+    train(judge, batches, steps, config, every, report)
     return curve
 
 
@@ -235,6 +281,8 @@ def main() -> None:
                    help="a WorldConfig field of the probe's world, e.g. ambience_prob=1.0")
     p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the tiny language model (Qwen2 text config), e.g. num_hidden_layers=4")
+    p.add_argument("--fresh-mismatches", action="store_true",
+                   help="random_mismatch: a fresh other clip's audio every batch instead of the dataset's negatives")
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
     language_model = parse_overrides(args.lm)
@@ -243,6 +291,8 @@ def main() -> None:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
         names = args.probes.split(",")
+        if args.fresh_mismatches and names != ["random_mismatch"]:
+            p.error("--fresh-mismatches draws random mismatches: use it with --probes random_mismatch alone")
         if args.align_steps and any(PROBES[name][0] != "av" for name in names):
             p.error("--align-steps aligns the AV judge's audio and video encoders: use it with AV probes only")
         pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names}, parse_overrides(args.world))
@@ -254,7 +304,7 @@ def main() -> None:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
-                                     args.encoders, args.align_pooling, language_model)
+                                     args.encoders, args.align_pooling, language_model, args.fresh_mismatches)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                                                "curves": curves})

@@ -124,17 +124,24 @@ def test_language_model_overrides_build_judges_of_their_own_and_typos_are_errors
 
     from safetensors.torch import load_file
 
-    dirs = make_tiny_judges(tmp_path, language_model={"num_hidden_layers": 3, "num_key_value_heads": 4})
+    dirs = make_tiny_judges(tmp_path, language_model={"num_hidden_layers": 3, "num_key_value_heads": 4,
+                                                      "num_attention_heads": 8})
     assert dirs["qwen2_5_omni"].parent.name.startswith("tiny_lm_")
     for family, path in dirs.items():
         text = json.loads((path / "config.json").read_text())["text_config"]
         assert (text["num_hidden_layers"], text["num_key_value_heads"]) == (3, 4), family
+    # more heads, each as wide as before: twice the query width, the rotary sections still fit
+    model = Judge.load("av", dirs["qwen2_5_omni"]).adapter.model
+    attention = model.model.language_model.layers[0].self_attn
+    assert attention.q_proj.out_features == 8 * 16 and attention.o_proj.out_features == 64
     default = json.loads((tiny_judges["qwen2_5_omni"] / "config.json").read_text())["text_config"]
     assert (default["num_hidden_layers"], default["num_key_value_heads"]) == (2, 2)
-    state = Judge.load("av", dirs["qwen2_5_omni"]).adapter.model.state_dict()
+    state = model.state_dict()
     weights = load_file(str(ALIGNED_ENCODERS))
     assert all(torch.equal(state[name], value) for name, value in weights.items())
     with pytest.raises(ConfigError, match="unknown language-model settings.*num_layers"):
         make_tiny_judges(tmp_path, language_model={"num_layers": 3})
     with pytest.raises(ConfigError, match="hidden_size.*cannot be changed"):
         make_tiny_judges(tmp_path, language_model={"hidden_size": 128})
+    with pytest.raises(ConfigError, match="head_dim.*cannot be changed"):
+        make_tiny_judges(tmp_path, language_model={"head_dim": 8})

@@ -87,24 +87,26 @@ def _feature_extractor(out: Path, extra: dict | None = None, window_s: int = 30)
 
 
 def _text_config(tokenizer, language_model: dict | None = None) -> dict:
-    """The tiny language model's configuration; ``language_model``: overrides of it (`make_tiny_judges`)."""
+    """The tiny language model's configuration; ``language_model``: overrides of it (`make_tiny_judges`). Heads
+    are 16 wide whatever their number (the multimodal rotary sections below are sized for 16)."""
     return dict(vocab_size=len(tokenizer), hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
+                num_attention_heads=4, head_dim=HIDDEN // 4, num_key_value_heads=2, max_position_embeddings=8192,
                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id) | (language_model or {})
 
 
 def check_language_model(overrides: dict) -> None:
     """Overrides of the tiny language model must name Qwen2 text-config fields (a typo would be silently kept as
-    an unused attribute) and keep its width, which the encoders' output and the committed encoders fix."""
+    an unused attribute) and keep its width, which the encoders' output and the committed encoders fix; the
+    number of heads may change, their width stays."""
     from transformers import Qwen2Config
 
+    fixed = sorted(set(overrides) & {"hidden_size", "head_dim", "vocab_size"})
+    if fixed:
+        raise ConfigError(f"{fixed} cannot be changed: the encoders' output width and the tokenizer fix them")
     unknown = sorted(set(overrides) - set(Qwen2Config().to_dict()))
     if unknown:
         raise ConfigError(f"unknown language-model settings {unknown}: use Qwen2 text-config fields "
                           "(num_hidden_layers, num_key_value_heads, intermediate_size, attention_dropout, ...)")
-    fixed = sorted(set(overrides) & {"hidden_size", "num_attention_heads", "vocab_size"})
-    if fixed:
-        raise ConfigError(f"{fixed} cannot be changed: the encoders' output width and the tokenizer fix them")
 
 
 def load_encoders(model, path: Path) -> None:
@@ -129,7 +131,7 @@ def build_tiny_omni_thinker(out: Path, tokenizer, seed: int = 0, encoders: Path 
 
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     text = _text_config(tokenizer, language_model)
-    # mrope_section must sum to head_dim / 2 = (64 / 4) / 2
+    # mrope_section must sum to head_dim / 2 = 16 / 2
     text["rope_parameters"] = {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]}
     config = Qwen2_5OmniThinkerConfig(
         audio_config=dict(num_mel_bins=128, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=64,
@@ -166,7 +168,7 @@ def build_tiny_qwen3_omni_thinker(out: Path, tokenizer_dir: Path, seed: int = 0,
     tokenizer.add_tokens(QWEN3_TOKENS, special_tokens=True)
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN3_TOKENS}
     text = _text_config(tokenizer, language_model)
-    text.update(head_dim=HIDDEN // 4, moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+    text.update(moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
                 rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3],
                                  "interleaved": True})
     config = Qwen3OmniMoeThinkerConfig(

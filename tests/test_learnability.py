@@ -1,0 +1,52 @@
+"""benchmarks/learnability.py's batch drawing: epochs of shuffled examples, and fresh random mismatches made by
+giving one clip's prompt another clip's audio."""
+import importlib.util
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from avjudge.judges.adapters import PreparedSample
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "learnability.py"
+spec = importlib.util.spec_from_file_location("learnability", SCRIPT)
+learnability = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(learnability)
+
+
+def clip_example(clip: int, answer: int, frames: int = 10) -> PreparedSample:
+    """A stand-in prepared AV example: clip ``clip``'s media (every value its number), answered ``answer``."""
+    return PreparedSample(input_ids=[clip, answer], pixel_values_videos=np.full((4, 3), clip),
+                          input_features=np.full((2, frames), clip), feature_attention_mask=np.ones(frames, int),
+                          labels=[-100, answer])
+
+
+def test_shuffled_batches_cover_every_example_once_per_epoch():
+    batches = learnability.shuffled_batches(list(range(12)), 4, random.Random(0))
+    epoch = [x for _ in range(3) for x in next(batches)]
+    assert sorted(epoch) == list(range(12))
+    assert sorted(x for _ in range(3) for x in next(batches)) == list(range(12))
+
+
+def test_fresh_mismatches_hear_another_clip_and_answer_no():
+    own = [clip_example(c, 1) for c in range(6)]
+    answered_no = [clip_example(c, 0) for c in range(6)]
+    batches = learnability.fresh_mismatch_batches(own, answered_no, 8, random.Random(0))
+    pairs = set()
+    for _ in range(50):
+        batch = next(batches)
+        assert [e.labels[1] for e in batch] == [1] * 4 + [0] * 4
+        for example in batch[:4]:  # own audio
+            assert example.input_features[0, 0] == example.pixel_values_videos[0, 0]
+        for example in batch[4:]:  # another clip's audio with this clip's frames and prompt
+            picture, sound = example.pixel_values_videos[0, 0], example.input_features[0, 0]
+            assert picture != sound and example.input_ids[0] == picture
+            pairs.add((picture, sound))
+    assert len(pairs) > 20  # drawn afresh, not a fixed handful
+    assert answered_no[0].input_features[0, 0] == 0  # the originals are left as they were
+
+
+def test_fresh_mismatches_refuse_clips_of_different_lengths():
+    with pytest.raises(ValueError, match="clips of one length"):
+        learnability.with_audio_of(clip_example(0, 0, frames=10), clip_example(1, 1, frames=12))
