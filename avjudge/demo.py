@@ -89,7 +89,7 @@ def _target_lines(rows: list[dict]) -> list[str]:
         return []
     met = sum(row["met"] for row in rows)
     lines = [f"targets (held-out balanced accuracy, untrained -> trained): {met} of {len(rows)} met"
-             + ("" if met == len(rows) else "; README, Training, shows why the others are not")]
+             + ("" if met == len(rows) else "; docs/tiny_judges.md shows why the others are not")]
     for row in rows:
         if row["after"] is None:
             verdict = "not met: no held-out negatives of this type"

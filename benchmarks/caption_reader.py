@@ -2,7 +2,7 @@
 
 The VT judge must tell a clip's caption from the same caption with one phrase edited (a colour, a count, a
 motion...), which needs a caption word and the picture at once. The learnability probe's tiny language model
-stays at what the caption's text alone gives (README, Training). This asks the question without it, the VT
+stays at what the caption's text alone gives (docs/tiny_judges.md). This asks the question without it, the VT
 analogue of `pooled_head.py`:
   - colours on screen: a linear probe per colour on each clip's pooled video tokens (mean and max, standardised)
     says whether the frozen vision encoder sees the colours at all (held-out clips);

@@ -1,7 +1,7 @@
 """How far could the demo's AV judge get on random mismatch if reading its encoders cost nothing? (issue #5)
 
 The learnability probes (benchmarks/learnability.py) train the tiny language model to tell a clip's own audio
-from another clip's, and it stops near 0.67-0.78 held-out AUROC whatever its depth, width or heads (README, Training).
+from another clip's, and it stops near 0.67-0.78 held-out AUROC whatever its depth, width or heads (docs/tiny_judges.md).
 This asks the same question without the language model: a small reader of each clip's encoder outputs (the
 video of one clip with the audio of the same clip or of another) is scored on pairs of held-out clips. Readers:
   mean+max, mean, max   fixed poolings over each modality's tokens, standardised, then a two-layer MLP
