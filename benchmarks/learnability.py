@@ -18,7 +18,12 @@ so each measures one encoder's path to the answer token; the last two are the re
 --caption-steps N first trains N steps of captioning (language-model loss on the clip's video caption and,
 for AV probes, its sound description, given its frames and audio: how Omni models learn to see and hear
 before any judging), then the probe, to test whether a model that already names colours and notes (or, for
-the VT judge, binds caption words to what it sees) finds the comparison learnable.
+the VT judge, binds caption words to what it sees) finds the comparison learnable. --caption-reply presence
+teaches it to say exactly the colours on screen and the notes heard ("I see blue red. I hear 110 196.") instead
+of the world's description; --caption-clips N captions N clips of a world of their own (seed 2) instead of the
+probe's training clips, which a few hundred clips' captioning would memorise. Either way the caption loss on the
+probe's held-out clips, never captioned, is printed after captioning: whether the model names what it has not
+seen.
 
 --align-steps N first aligns the two encoders (CLIP-style, batches of 32) on a world of their own
 (--align-clips, another seed: a pretraining corpus the probe never sees; its last 64 clips held out): each
@@ -42,6 +47,7 @@ frames with another training clip's audio (the same recombination the pair build
 negatives or of a way to read them.
 
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
+       [--caption-reply description|presence] [--caption-clips 0]
        [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned|FILE]
        [--set KEY=VALUE ...] [--world KEY=VALUE ...] [--lm KEY=VALUE ...] [--fresh-mismatches]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
@@ -125,24 +131,57 @@ def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
     return out
 
 
-def caption_examples(judge, items, captions: dict, task: str) -> list:
-    """The positives' media with a description as the reply, every reply token supervised: the video caption
-    and, for the AV judge, which hears the clip too, the sound description (its spoken line left out: it
-    repeats words of the video caption). The prompt is the judge's own question; the VT judge's, which quotes
-    a description, quotes a bare "-". ``items``: the probe's (label, record, clip) triples, so no clip is
-    decoded twice."""
+def description_reply(record: dict, task: str) -> str:
+    """A world clip's description: its video caption and, for the AV judge, which hears the clip too, its sound
+    description (the spoken line left out: it repeats words of the video caption)."""
+    caption = record["captions"]
+    return caption["video"] if task == "vt" else f"{caption['video']} {caption['audio'].split(' A ')[0]}"
+
+
+def presence_reply(record: dict, task: str) -> str:
+    """Exactly the colours on screen and, for the AV judge, the notes heard (Hz, rounded): the two halves of the
+    world's colour -> note link, named."""
+    objects = record["scene"]["objects"]
+    reply = f"I see {' '.join(sorted({o['colour'] for o in objects}))}."
+    if task == "vt":
+        return reply
+    notes = sorted({round(o["sound"]["f0"]) for o in objects if o["sound"] and o["sound"]["timbre"] != "noise_burst"})
+    return f"{reply} I hear {' '.join(map(str, notes)) or 'no note'}."
+
+
+# --caption-reply: what a clip's captioning reply says
+CAPTION_REPLIES = {"description": description_reply, "presence": presence_reply}
+
+
+def caption_examples(judge, clips, world: dict, reply, task: str) -> list:
+    """Each clip's media with ``reply(world record, task)`` as the reply, every reply token supervised. The
+    prompt is the judge's own question; the VT judge's, which quotes a description, quotes a bare "-".
+    ``clips``: (world id, decoded clip) pairs."""
     examples = []
-    for _, record, clip in items:
-        if record["label"] != 1:
-            continue
-        caption = captions[record["source_id"]]
-        reply = caption["video"] if task == "vt" else f"{caption['video']} {caption['audio'].split(' A ')[0]}"
+    for key, clip in clips:
         sample = judge.sample(clip, "-" if judge.task.needs_text else None, None)
         prompt_length = judge.prepare(sample).length
-        example = judge.prepare(sample, answer=reply)
+        example = judge.prepare(sample, answer=reply(world[key], task))
         example.labels = [-100] * prompt_length + example.input_ids[prompt_length:]
         examples.append(example)
     return examples
+
+
+def positive_clips(items) -> list:
+    """(world id, clip) of each distinct clip among the positives of (label, pair record, clip) triples."""
+    clips = {record["source_id"]: clip for label, record, clip in items
+             if record["label"] == 1 and record["negative_type"] == "positive"}
+    return list(clips.items())
+
+
+def mean_loss(judge, examples: list, batch_size: int, padding_side: str) -> float:
+    """The model's mean loss over ``examples`` (prepared, labelled), without training."""
+    model, collate = judge.adapter.model.eval(), AnswerCollator(judge, padding_side)
+    with torch.no_grad():
+        losses = [model(**collate(examples[i:i + batch_size])).loss.item()
+                  for i in range(0, len(examples), batch_size)]
+    model.train()
+    return float(np.mean(losses))
 
 
 def shuffled_batches(examples: list, batch_size: int, rng: random.Random):
@@ -202,7 +241,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
               out: Path, caption_steps: int = 0, align_steps: int = 0,
               align_world: Path | None = None, encoders: Path | None = None,
               align_pooling: str = "max", language_model: dict | None = None,
-              fresh_mismatches: bool = False) -> list[tuple[int, float, float, dict]]:
+              fresh_mismatches: bool = False, caption_reply: str = "description",
+              caption_world: Path | None = None) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
@@ -225,10 +265,19 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         print(f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
               + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()), flush=True)
     if caption_steps:
-        captions = {key: record["captions"] for key, record in world.items()}
-        train(judge, shuffled_batches(caption_examples(judge, train_items, captions, task), config.batch_size,
-                                      random.Random(config.seed)), caption_steps, config, every,
-              lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True))
+        reply = CAPTION_REPLIES[caption_reply]
+        if caption_world:
+            corpus = {record["id"]: record for record in read_jsonl(caption_world / MANIFEST)}
+            captioned = caption_examples(judge, [(key, judge.decode(caption_world / record["video"]))
+                                                 for key, record in corpus.items()], corpus, reply, task)
+        else:
+            captioned = caption_examples(judge, positive_clips(train_items), world, reply, task)
+        train(judge, shuffled_batches(captioned, config.batch_size, random.Random(config.seed)), caption_steps,
+              config, every, lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}",
+                                                      flush=True))
+        unseen = caption_examples(judge, positive_clips(labelled(test_set, probe, scenes)), world, reply, task)
+        print(f"{'captioning':<18} held-out clips' caption loss "
+              f"{mean_loss(judge, unseen, config.batch_size, config.padding_side):.3f}", flush=True)
     if align_steps:
         media = world_media(judge, align_world)
         align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed, pooling=align_pooling,
@@ -269,6 +318,12 @@ def main() -> None:
     p.add_argument("--every", type=int, default=250, help="evaluate every N steps")
     p.add_argument("--probes", default=",".join(PROBES))
     p.add_argument("--caption-steps", type=int, default=0, help="captioning steps before each probe")
+    p.add_argument("--caption-reply", choices=sorted(CAPTION_REPLIES), default="description",
+                   help="what captioning teaches to say: the world's description of the clip, or exactly the "
+                        "colours seen and notes heard")
+    p.add_argument("--caption-clips", type=int, default=0,
+                   help="caption this many clips of a world of their own (seed 2) instead of the probe's "
+                        "training clips")
     p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
     p.add_argument("--align-pooling", choices=sorted(POOLINGS), default="max",
@@ -298,13 +353,16 @@ def main() -> None:
         pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names}, parse_overrides(args.world))
         world = {r["id"]: r for r in read_jsonl(out / "world" / MANIFEST)}
         align_world = make_demo_world(out / "align_world", args.align_clips, seed=1) if args.align_steps else None
+        caption_world = (make_demo_world(out / "caption_world", args.caption_clips, seed=2)
+                         if args.caption_steps and args.caption_clips else None)
         print(f"world and pairs: {time.perf_counter() - t0:.0f} s", flush=True)
         curves = {}
         for name in names:
             t0 = time.perf_counter()
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
-                                     args.encoders, args.align_pooling, language_model, args.fresh_mismatches)
+                                     args.encoders, args.align_pooling, language_model, args.fresh_mismatches,
+                                     args.caption_reply, caption_world)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                                                "curves": curves})

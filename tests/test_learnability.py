@@ -50,3 +50,24 @@ def test_fresh_mismatches_hear_another_clip_and_answer_no():
 def test_fresh_mismatches_refuse_clips_of_different_lengths():
     with pytest.raises(ValueError, match="clips of one length"):
         learnability.with_audio_of(clip_example(0, 0, frames=10), clip_example(1, 1, frames=12))
+
+
+def world_record(objects: list[tuple[str, dict | None]]) -> dict:
+    return {"scene": {"objects": [{"colour": colour, "sound": sound} for colour, sound in objects]}}
+
+
+def test_presence_reply_names_each_colour_and_pitched_note_once():
+    record = world_record([("red", {"timbre": "sine", "f0": 110.0}), ("blue", {"timbre": "square", "f0": 196.2}),
+                           ("red", {"timbre": "sine", "f0": 110.0}), ("green", None),
+                           ("cyan", {"timbre": "noise_burst", "f0": 440.0})])
+    assert learnability.presence_reply(record, "av") == "I see blue cyan green red. I hear 110 196."
+    assert learnability.presence_reply(record, "vt") == "I see blue cyan green red."
+    assert learnability.presence_reply(world_record([("pink", None)]), "av") == "I see pink. I hear no note."
+
+
+def test_positive_clips_keep_each_positive_clip_once():
+    items = [(1, {"label": 1, "negative_type": "positive", "source_id": "a"}, "clip a"),
+             (1, {"label": 1, "negative_type": "positive", "source_id": "a"}, "clip a"),
+             (0, {"label": 0, "negative_type": "random_mismatch", "source_id": "b"}, "clip b with c's audio"),
+             (1, {"label": 1, "negative_type": "positive", "source_id": "c"}, "clip c")]
+    assert learnability.positive_clips(items) == [("a", "clip a"), ("c", "clip c")]
