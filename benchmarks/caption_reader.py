@@ -13,7 +13,7 @@ If the colours are on screen for a linear probe and the MLP still reads no more 
 what is missing: binding a word to what is seen has to be learned from the pairs, and they are too few.
 
 Usage: python benchmarks/caption_reader.py [--clips 300] [--pairs 2400] [--steps 3000] [--encoders aligned|random|FILE]
-(about two minutes on 2 CPU cores at the defaults)
+(about a minute on 2 CPU cores at the defaults)
 """
 import argparse
 import random
