@@ -6,7 +6,7 @@ stays at what the caption's text alone gives (docs/tiny_judges.md). This asks th
 analogue of `pooled_head.py`:
   - colours on screen: a linear probe per colour on each clip's pooled video tokens (mean and max, standardised)
     says whether the frozen vision encoder sees the colours at all (held-out clips);
-  - the pairs: a two-layer MLP reads [pooled video tokens, the caption's bag of words] of the demo recipe's VT
+  - the pairs: a two-layer MLP reads [pooled video tokens, the caption's words and word pairs] of the demo recipe's VT
     pairs and is scored on the held-out pairs, overall and per edited dimension, against the same MLP given the
     caption alone.
 If the colours are on screen for a linear probe and the MLP still reads no more than the text, the picture is not
@@ -17,7 +17,6 @@ Usage: python benchmarks/caption_reader.py [--clips 300] [--pairs 2400] [--steps
 """
 import argparse
 import random
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -28,9 +27,10 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from learnability import encoders_argument, make_demo_world  # noqa: E402
-from pooled_head import PooledReader, clip_token_sets  # noqa: E402
+from pooled_head import PooledReader, clip_token_sets, two_layer_mlp  # noqa: E402
 
 from avjudge.config import load_config  # noqa: E402
+from avjudge.data.audit import gram_features, gram_index  # noqa: E402
 from avjudge.demo import TRAIN_CONFIGS, build_demo_pairs  # noqa: E402
 from avjudge.jsonl import read_jsonl  # noqa: E402
 from avjudge.judges import Judge  # noqa: E402
@@ -43,28 +43,13 @@ from avjudge.world import MANIFEST, vocab  # noqa: E402
 HELD_OUT = 0.25  # the demo recipe's test share
 
 
-def words_of(text: str) -> list[str]:
-    return re.findall(r"[a-z]+", text.lower())
-
-
-def bags_of_words(texts: list[str]) -> torch.Tensor:
-    """Word counts per text over the words the texts use, one column per word."""
-    index = {word: i for i, word in enumerate(sorted({w for text in texts for w in words_of(text)}))}
-    bags = torch.zeros(len(texts), len(index))
-    for row, text in enumerate(texts):
-        for word in words_of(text):
-            bags[row, index[word]] += 1
-    return bags
-
-
 def fit(inputs: torch.Tensor, labels: torch.Tensor, train: list[int], steps: int, hidden: int | None,
         learning_rate: float = 1e-3, seed: int = 0, batch_size: int = 64) -> torch.nn.Module:
     """A logistic regression (``hidden`` None) or a two-layer MLP on ``inputs[train]`` -> ``labels[train]``."""
     rng = random.Random(seed)
     torch.manual_seed(seed)
     width = inputs.shape[1]
-    model = (torch.nn.Linear(width, 1) if hidden is None else
-             torch.nn.Sequential(torch.nn.Linear(width, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, 1)))
+    model = torch.nn.Linear(width, 1) if hidden is None else two_layer_mlp(width, hidden)
     optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
     for _ in range(steps):
         batch = torch.tensor(rng.sample(train, min(batch_size, len(train))))
@@ -97,7 +82,8 @@ def caption_pair_aurocs(video: torch.Tensor, records: list[dict], clip_index: di
                         with_picture: bool) -> dict[str, float]:
     """AUROC on the held-out pairs of an MLP trained on the training pairs, overall and per edited dimension;
     ``with_picture`` False reads the caption alone."""
-    text = bags_of_words([r["text"] for r in records])
+    texts = [r["text"] for r in records]
+    text = gram_features(texts, gram_index(texts))  # the audit's text features: words and word pairs
     inputs = torch.cat([video[[clip_index[r["source_id"]] for r in records]], text], 1) if with_picture else text
     labels = torch.tensor([float(r["label"]) for r in records])
     train = [i for i, r in enumerate(records) if r["split"] == "train"]

@@ -97,6 +97,11 @@ def standardise(x: torch.Tensor) -> torch.Tensor:
     return (x - x.mean(0)) / (x.std(0) + 1e-6)
 
 
+def two_layer_mlp(width: int, hidden: int = 128) -> torch.nn.Module:
+    """``width`` inputs -> one logit, through ``hidden`` GELU units: the head every reader here ends in."""
+    return torch.nn.Sequential(torch.nn.Linear(width, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, 1))
+
+
 class PooledReader(torch.nn.Module):
     """Pools each modality's tokens by fixed ``poolings`` (standardised over the clips once, outside training),
     then a two-layer MLP over [video, audio]: what the judge could do if pooling were free."""
@@ -104,8 +109,7 @@ class PooledReader(torch.nn.Module):
     def __init__(self, poolings: list[str], width: int, hidden: int = 128):
         super().__init__()
         self.poolings = poolings
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(2 * len(poolings) * width, hidden), torch.nn.GELU(),
-                                       torch.nn.Linear(hidden, 1))
+        self.mlp = two_layer_mlp(2 * len(poolings) * width, hidden)
 
     def inputs(self, tokens: torch.Tensor) -> torch.Tensor:
         return standardise(torch.stack([torch.cat([POOLINGS[p](t) for p in self.poolings]) for t in tokens]))
@@ -139,8 +143,7 @@ class AttentionReader(torch.nn.Module):
     def __init__(self, heads: int, width: int, hidden: int = 128):
         super().__init__()
         self.video, self.audio = AttentionPool(heads, width), AttentionPool(heads, width)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(2 * heads * self.video.head_dim, hidden), torch.nn.GELU(),
-                                       torch.nn.Linear(hidden, 1))
+        self.mlp = two_layer_mlp(2 * heads * self.video.head_dim, hidden)
 
     def inputs(self, tokens: torch.Tensor) -> torch.Tensor:
         return tokens

@@ -1,4 +1,4 @@
-"""benchmarks/caption_reader.py: bags of words, the colour probe, and the pair reader that needs the picture."""
+"""benchmarks/caption_reader.py: the colour probe, and the pair reader that needs the picture."""
 import importlib.util
 import random
 from pathlib import Path
@@ -9,12 +9,6 @@ SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "caption_reader
 spec = importlib.util.spec_from_file_location("caption_reader", SCRIPT)
 caption_reader = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(caption_reader)
-
-
-def test_bags_of_words_count_each_word_of_the_texts():
-    bags = caption_reader.bags_of_words(["A red circle, a red square.", "a blue circle"])
-    # columns: a, blue, circle, red, square
-    assert bags.tolist() == [[2, 0, 1, 2, 1], [1, 1, 1, 0, 0]]
 
 
 def world_of_colours(clips=240, seed=0):

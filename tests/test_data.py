@@ -232,6 +232,17 @@ def _caption_pairs(rng, n: int, tell: str | None) -> list[dict]:
     return records
 
 
+def test_gram_features_mark_the_words_and_word_pairs_a_text_holds():
+    from avjudge.data.audit import gram_features, gram_index
+
+    index = gram_index(["A red circle.", "a blue circle"])
+    assert sorted(index) == [".", "a", "a blue", "a red", "blue", "blue circle", "circle", "circle .", "red",
+                             "red circle"]
+    x = gram_features(["a red circle", "a green circle"], index)  # "green" is no column: ignored
+    held = [{g for g, i in index.items() if row[i]} for row in x.tolist()]
+    assert held == [{"a", "red", "circle", "a red", "red circle"}, {"a", "circle"}]
+
+
 @pytest.mark.parametrize("tell", ["mauve", None])
 def test_text_leak_finds_negatives_that_give_themselves_away(tmp_path, capsys, tell):
     from avjudge.cli import main

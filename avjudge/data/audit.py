@@ -26,18 +26,24 @@ def word_grams(text: str) -> set[str]:
     return set(words) | {" ".join(pair) for pair in zip(words, words[1:])}
 
 
+def gram_index(texts: list[str]) -> dict[str, int]:
+    """A column for each word gram ``texts`` use, in sorted order."""
+    return {g: i for i, g in enumerate(sorted(set().union(*(word_grams(text) for text in texts))))}
+
+
+def gram_features(texts: list[str], index: dict[str, int]) -> torch.Tensor:
+    """1 where a text holds the column's word gram, else 0; grams outside ``index`` are ignored."""
+    x = torch.zeros(len(texts), len(index))
+    for row, text in enumerate(texts):
+        x[row, [index[g] for g in word_grams(text) if g in index]] = 1.0
+    return x
+
+
 def text_only_scores(train: list[tuple[int, str]], test: list[str], l2: float = 1e-3) -> np.ndarray:
     """P(match) for each ``test`` text from an L2-regularised logistic regression on its word grams, fitted
     on ``train`` (label, text) pairs; grams never seen in training are ignored."""
-    index = {g: i for i, g in enumerate(sorted(set().union(*(word_grams(text) for _, text in train))))}
-
-    def features(texts: list[str]) -> torch.Tensor:
-        x = torch.zeros(len(texts), len(index))
-        for row, text in enumerate(texts):
-            x[row, [index[g] for g in word_grams(text) if g in index]] = 1.0
-        return x
-
-    x, y = features([text for _, text in train]), torch.tensor([float(label) for label, _ in train])
+    index = gram_index([text for _, text in train])
+    x, y = gram_features([text for _, text in train], index), torch.tensor([float(label) for label, _ in train])
     model = torch.nn.Linear(len(index), 1)
     optimiser = torch.optim.LBFGS(model.parameters(), max_iter=500)
 
@@ -50,7 +56,7 @@ def text_only_scores(train: list[tuple[int, str]], test: list[str], l2: float = 
 
     optimiser.step(closure)
     with torch.no_grad():
-        return torch.sigmoid(model(features(test)).squeeze(1)).numpy()
+        return torch.sigmoid(model(gram_features(test, index)).squeeze(1)).numpy()
 
 
 def text_leak(dataset: str | Path, task: str, train_split: str = "train", eval_split: str = "test") -> dict:
