@@ -256,8 +256,11 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     train_items = labelled(train_set, probe, scenes)
     test_set = PairDataset(load_pairs(pairs, task, "test"), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
+    test_items = labelled(test_set, probe, scenes)
     held_out = [(label, record["negative_type"], judge.prepare(judge.sample(clip, record.get("text"), None)))
-                for label, record, clip in labelled(test_set, probe, scenes)]
+                for label, record, clip in test_items]
+    unseen_clips = positive_clips(test_items)  # the held-out clips' caption loss, after captioning
+    del test_items  # its decoded clips are not needed again
     labels = np.array([label for label, _, _ in held_out])
     types = np.array([kind for _, kind, _ in held_out])
     if name == "caption_edits":
@@ -275,7 +278,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         train(judge, shuffled_batches(captioned, config.batch_size, random.Random(config.seed)), caption_steps,
               config, every, lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}",
                                                       flush=True))
-        unseen = caption_examples(judge, positive_clips(labelled(test_set, probe, scenes)), world, reply, task)
+        unseen = caption_examples(judge, unseen_clips, world, reply, task)
         print(f"{'captioning':<18} held-out clips' caption loss "
               f"{mean_loss(judge, unseen, config.batch_size, config.padding_side):.3f}", flush=True)
     if align_steps:
