@@ -38,16 +38,10 @@ from avjudge.judges import Judge  # noqa: E402
 from avjudge.judges.tiny import make_tiny_judges  # noqa: E402
 from avjudge.stats import auroc, format_statistic  # noqa: E402
 from avjudge.train import TrainConfig  # noqa: E402
-from avjudge.train.align import POOLINGS, clip_tokens, world_media  # noqa: E402
+from avjudge.train.align import POOLINGS, clip_tokens, heard_objects, world_media  # noqa: E402
 from avjudge.world import MANIFEST, vocab  # noqa: E402
 
 HELD_OUT = 0.25  # the demo recipe's test share
-
-
-def heard(scene: dict) -> list[dict]:
-    """The objects whose sound is heard in ``scene`` (a world record's scene): sounding ones with an event."""
-    return [scene["objects"][i] for i in sorted({e["object"] for e in scene["events"]})
-            if scene["objects"][i]["sound"] is not None]
 
 
 def contradictions(picture: dict, sound: dict) -> set[str]:
@@ -55,7 +49,7 @@ def contradictions(picture: dict, sound: dict) -> set[str]:
     colours = {o["colour"] for o in picture["objects"]}
     timbres = {vocab.SHAPES[o["shape"]] for o in picture["objects"]}
     broken = set()
-    for obj in heard(sound):
+    for obj in heard_objects(sound):
         timbre = obj["sound"]["timbre"]
         if timbre != "noise_burst" and obj["colour"] not in colours:  # a noise burst has no pitch to give away
             broken.add("colour-note")

@@ -1,5 +1,5 @@
 """Rebuild checkpoints/tiny/qwen2_5_omni_encoders.safetensors: the tiny Qwen2.5-Omni thinker's encoders,
-contrastively aligned on a synthetic world of their own (avjudge.train.align).
+contrastively aligned on a synthetic world of their own (avjudge.train.align), or pretrain others.
 
 The world (seed 1 by default; the demo uses seed 0) has clips of the demo's size (4 s, 192x192), shown to
 the encoders as the demo's AV config shows them (its fps, pixels and audio layout); its last --held-out clips
@@ -7,11 +7,16 @@ are kept out of training and measure the result: the AUROC, by cosine similarity
 against every other held-out clip's. The weights file and a JSON record beside it (settings, that curve,
 code version) are written; `make_tiny_judges` then builds the tiny thinker with these encoders.
 
+--objective presence trains instead what each modality shows (`pretrain_presence`: colours, shapes and place on
+screen, notes, timbres and ambience heard, read linearly from one clip's video tokens pooled with another clip's
+audio tokens); its reports add the held-out AUROC of those labels. Give such runs another --out.
+
 Every report gives the held-out AUROC by both poolings (max and mean over a clip's tokens), whichever is
 trained. --start FILE continues from encoder weights written before (e.g. the committed ones, re-aligned with
 --pooling mean: what the language model's near-uniform first attention reads); give such runs another --out.
 
-Usage: python scripts/align_tiny_encoders.py [--clips 1500] [--steps 2000] [--start FILE] [--out checkpoints/tiny]
+Usage: python scripts/align_tiny_encoders.py [--clips 1500] [--steps 2000] [--objective contrastive|presence]
+       [--start FILE] [--out checkpoints/tiny]
 (~10 minutes on 2 CPU cores at the defaults.)
 """
 import argparse
@@ -24,12 +29,17 @@ import torch
 
 from avjudge.config import load_config
 from avjudge.demo import TRAIN_CONFIGS, DemoSize
+from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.tiny import ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer
 from avjudge.train import TrainConfig
-from avjudge.train.align import POOLINGS, align_encoders, encoder_parameters, own_audio_auroc, world_media
+from avjudge.train.align import (
+    POOLINGS, align_encoders, encoder_parameters, own_audio_auroc, pretrain_presence, world_media,
+)
 from avjudge.train.trainer import code_version
-from avjudge.world import make_world
+from avjudge.world import MANIFEST, make_world
+
+OBJECTIVES = ("contrastive", "presence")
 
 
 def main() -> None:
@@ -40,8 +50,10 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=3e-3)
     p.add_argument("--every", type=int, default=250, help="measure on the held-out clips every N steps")
+    p.add_argument("--objective", choices=OBJECTIVES, default="contrastive",
+                   help="contrastive: a clip's audio against its own video; presence: what each modality shows")
     p.add_argument("--pooling", choices=sorted(POOLINGS), default="max",
-                   help="how a clip's output tokens become the embedding aligned")
+                   help="how a clip's output tokens become the embedding aligned (contrastive)")
     p.add_argument("--world-seed", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="the tiny thinker's initialisation and the batch order")
     p.add_argument("--start", type=Path, help="encoder weights to start from (default: random encoders)")
@@ -58,6 +70,7 @@ def main() -> None:
         judge = Judge.load("av", thinker, fps=av.fps, max_pixels=av.max_pixels,
                            use_audio_in_video=av.use_audio_in_video)
         media = world_media(judge, tmp / "world")
+        scenes = [record["scene"] for record in read_jsonl(tmp / "world" / MANIFEST)]
     print(f"world of {len(media)} clips made and prepared: {time.perf_counter() - start:.0f} s", flush=True)
     core, held_out = judge.adapter.model.model, judge.adapter.collate(media[-args.held_out:])
 
@@ -68,12 +81,21 @@ def main() -> None:
 
     print(f"start: held-out AUROC, own audio vs another clip's, by pooling: {by_pooling({})}", flush=True)
     torch.manual_seed(args.seed)
-    history = align_encoders(
-        judge, media[:-args.held_out], media[-args.held_out:], args.steps, args.every, args.seed, args.batch_size,
-        args.learning_rate, pooling=args.pooling,
-        report=lambda step, loss, value: print(f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
-                                               f"another clip's, by pooling: {by_pooling({args.pooling: value})}",
-                                               flush=True))
+    train, test = slice(None, -args.held_out), slice(-args.held_out, None)
+    if args.objective == "presence":
+        history = pretrain_presence(
+            judge, media[train], scenes[train], media[test], scenes[test], args.steps, args.every, args.seed,
+            args.batch_size, args.learning_rate,
+            report=lambda step, loss, value: print(f"step {step:>5}  loss {loss:.3f}  held-out AUROC of what is seen "
+                                                   f"and heard {value:.3f}; own audio vs another clip's, by pooling: "
+                                                   f"{by_pooling({})}", flush=True))
+    else:
+        history = align_encoders(
+            judge, media[train], media[test], args.steps, args.every, args.seed, args.batch_size,
+            args.learning_rate, pooling=args.pooling,
+            report=lambda step, loss, value: print(f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
+                                                   f"another clip's, by pooling: {by_pooling({args.pooling: value})}",
+                                                   flush=True))
     from safetensors.torch import save_file
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
-"""Contrastive alignment of the tiny thinker's encoders (avjudge.train.align) and the committed aligned encoders
-the demo's judges start from."""
+"""Pretraining of the tiny thinker's encoders (avjudge.train.align: contrastive alignment, presence) and the
+committed aligned encoders the demo's judges start from."""
 import dataclasses
 
 import numpy as np
@@ -14,9 +14,12 @@ from avjudge.judges.tiny import (
     ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer, load_encoders, make_tiny_judges,
 )
 from avjudge.train import TrainConfig, apply_freeze
-from avjudge.train.align import align_encoders, clip_embeddings, encoder_parameters, own_audio_auroc, world_media
+from avjudge.train.align import (
+    HEARD, SEEN, align_encoders, clip_embeddings, encoder_parameters, own_audio_auroc, presence_labels,
+    pretrain_presence, world_media,
+)
 from avjudge.stats import auroc
-from avjudge.world import MANIFEST, make_world
+from avjudge.world import MANIFEST, make_world, vocab
 
 _AV = load_config(TrainConfig, TRAIN_CONFIGS["av"], [])
 AV_SETTINGS = dict(fps=_AV.fps, max_pixels=_AV.max_pixels, use_audio_in_video=_AV.use_audio_in_video)  # the demo's
@@ -42,6 +45,44 @@ def test_alignment_pairs_each_clip_with_its_own_audio_and_leaves_the_llm_alone(t
         video, audio = clip_embeddings(model.model, judge.adapter.collate(media[:4]))
     similarity = audio @ video.T
     assert torch.equal(similarity.argmax(1), torch.arange(4))  # each trained clip's audio finds its own video
+
+
+def test_presence_labels_name_what_is_on_screen_and_what_is_heard():
+    def obj(colour, shape, sounding=True):
+        return {"colour": colour, "shape": shape,
+                "sound": {"timbre": vocab.SHAPES[shape], "f0": vocab.PITCHES[colour]} if sounding else None}
+
+    scene = {"objects": [obj("red", "circle"), obj("blue", "ring"), obj("green", "square", sounding=False),
+                         obj("pink", "triangle")],
+             "events": [{"object": 0}, {"object": 1}, {"object": 2}],  # the pink triangle makes no sound here
+             "background": "outdoor", "ambience": "rain"}
+    seen, heard = presence_labels(scene)
+    assert {SEEN[k] for k in np.flatnonzero(seen)} == {"red", "blue", "green", "pink", "circle", "ring", "square",
+                                                       "triangle", "outdoor"}
+    # a noise burst (the ring) has no note; a silent object and one without an event are not heard
+    assert {HEARD[k] for k in np.flatnonzero(heard)} == {vocab.PITCHES["red"], "sine", "noise_burst", "rain"}
+
+
+def test_presence_pretraining_reads_one_clips_picture_and_another_clips_sound(tiny_judges, small_world):
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], **AV_SETTINGS)
+    model = judge.adapter.model
+    apply_freeze(model, type(judge.adapter), "llm")
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    flags = {name: p.requires_grad for name, p in model.named_parameters()}
+    media = world_media(judge, small_world)
+    scenes = [record["scene"] for record in read_jsonl(small_world / MANIFEST)]
+    # measured on the clips it trains on, each picture with the next clip's sound: the heard labels must follow
+    # the sound's clip, or the pairs it is measured on would contradict what it learned
+    history = pretrain_presence(judge, media, scenes, media, scenes, steps=60, every=30, seed=0, batch_size=6,
+                                learning_rate=3e-3)
+    assert [step for step, _, _ in history] == [30, 60]
+    assert history[-1][1] < history[0][1]
+    assert history[-1][2] > 0.9
+    changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
+    assert all(p.requires_grad == flags[name] for name, p in model.named_parameters())
+    assert changed <= set(encoder_parameters(model.model))
+    assert any(name.startswith("model.visual.") for name in changed)
+    assert any(name.startswith("model.audio_tower.") for name in changed)
 
 
 @pytest.fixture(scope="module")

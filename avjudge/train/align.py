@@ -1,10 +1,17 @@
-"""Contrastive audio-video alignment of an Omni thinker's encoders: the tiny judges' stand-in for pretraining.
+"""Pretraining of an Omni thinker's encoders on a synthetic world: the tiny judges' stand-in for pretraining.
 
 The real judges start from Qwen2.5-Omni, whose audio and vision encoders were pretrained on paired audio and
-video; a tiny random thinker has encoders that see and hear nothing in particular. This trains them CLIP-style
-(InfoNCE both ways, learned temperature): each clip's audio embedding (the audio encoder's output tokens,
-pooled) is pulled toward its own video embedding (the vision merger's tokens, pooled) and pushed from the
-other clips' in the batch. No yes/no label is used, and the language model is not touched.
+video; a tiny random thinker has encoders that see and hear nothing in particular. Two objectives, neither of
+which uses a yes/no label or touches the language model:
+
+- `align_encoders`, contrastive (CLIP-style InfoNCE both ways, learned temperature): each clip's audio embedding
+  (the audio encoder's output tokens, pooled) is pulled toward its own video embedding (the vision merger's
+  tokens, pooled) and pushed from the other clips' in the batch. It learns which sounds go with which pictures.
+- `pretrain_presence`, supervised: linear heads read what is on screen (colours, shapes, place) and what is heard
+  (notes, timbres, ambience) from the mean of the RMS-normalised video tokens of one clip and audio tokens of
+  *another*, pooled together, as a language model's first, near-uniform attention pools them. The encoders learn
+  to say what they see and hear, each where the other modality's tokens do not blur it; which sound goes with
+  which picture is left for the judge to learn.
 """
 from __future__ import annotations
 
@@ -19,9 +26,9 @@ import torch.nn.functional as F
 
 from ..jsonl import read_jsonl
 from ..stats import auroc
-from ..world import MANIFEST
+from ..world import MANIFEST, vocab
 
-# step, mean training loss since the last report, held-out AUROC of a clip's own audio vs another clip's
+# step, mean training loss since the last report, the objective's held-out AUROC
 AlignmentReport = Callable[[int, float, "float | None"], None]
 
 
@@ -69,36 +76,30 @@ def encoder_parameters(core) -> dict[str, torch.nn.Parameter]:
             for name, p in getattr(core, module).named_parameters()}
 
 
-def align_encoders(judge, media: list, held_out: list, steps: int, every: int, seed: int, batch_size: int = 32,
-                   learning_rate: float = 3e-3, report: AlignmentReport | None = None,
-                   pooling: str = "max") -> list[tuple[int, float, float]]:
-    """Align ``judge``'s encoders on ``media`` (prepared clips without a question); every ``every`` steps and at
-    the end, measure on ``held_out``. Returns [(step, loss, held-out AUROC)]. The encoders' requires_grad flags
-    (the caller's freeze policy) are restored afterwards."""
-    core = judge.adapter.model.model
-    encoders = list(encoder_parameters(core).values())
+def _train_encoders(judge, loss: Callable[[list[int]], torch.Tensor], measure: Callable[[], "float | None"],
+                    extra: list[torch.nn.Parameter], clips: int, steps: int, every: int, seed: int, batch_size: int,
+                    learning_rate: float, report: AlignmentReport | None) -> list[tuple[int, float, float]]:
+    """Train ``judge``'s encoders (and ``extra`` parameters) on ``loss`` of batches of clip indices below ``clips``;
+    every ``every`` steps and at the end, ``measure``. The encoders' requires_grad flags (the caller's freeze
+    policy) are restored afterwards."""
+    encoders = list(encoder_parameters(judge.adapter.model.model).values())
     trainable = [p.requires_grad for p in encoders]
     for p in encoders:
         p.requires_grad = True
-    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
-    optimiser = torch.optim.AdamW(encoders + [log_scale], lr=learning_rate, weight_decay=0.01)
-    test_batch = judge.adapter.collate(held_out)
+    optimiser = torch.optim.AdamW(encoders + extra, lr=learning_rate, weight_decay=0.01)
     order, rng, losses, history = [], random.Random(seed), [], []
     try:
         for step in range(1, steps + 1):
             if len(order) < batch_size:
-                order += rng.sample(range(len(media)), len(media))
+                order += rng.sample(range(clips), clips)
             chosen, order = order[:batch_size], order[batch_size:]
-            video, audio = clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]), pooling)
-            logits = log_scale.exp() * audio @ video.T
-            target = torch.arange(len(chosen))
-            loss = (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
-            loss.backward()
+            value = loss(chosen)
+            value.backward()
             optimiser.step()
             optimiser.zero_grad()
-            losses.append(loss.item())
+            losses.append(value.item())
             if step % every == 0 or step == steps:
-                history.append((step, float(np.mean(losses)), own_audio_auroc(core, test_batch, pooling)))
+                history.append((step, float(np.mean(losses)), measure()))
                 if report:
                     report(*history[-1])
                 losses = []
@@ -106,3 +107,100 @@ def align_encoders(judge, media: list, held_out: list, steps: int, every: int, s
         for p, flag in zip(encoders, trainable):
             p.requires_grad = flag
     return history
+
+
+def align_encoders(judge, media: list, held_out: list, steps: int, every: int, seed: int, batch_size: int = 32,
+                   learning_rate: float = 3e-3, report: AlignmentReport | None = None,
+                   pooling: str = "max") -> list[tuple[int, float, float]]:
+    """Align ``judge``'s encoders contrastively on ``media`` (prepared clips without a question); the measure on
+    ``held_out``: `own_audio_auroc`. Returns [(step, loss, held-out AUROC)]."""
+    core = judge.adapter.model.model
+    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
+    test_batch = judge.adapter.collate(held_out)
+
+    def loss(chosen: list[int]) -> torch.Tensor:
+        video, audio = clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]), pooling)
+        logits = log_scale.exp() * audio @ video.T
+        target = torch.arange(len(chosen))
+        return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
+
+    return _train_encoders(judge, loss, lambda: own_audio_auroc(core, test_batch, pooling), [log_scale], len(media),
+                           steps, every, seed, batch_size, learning_rate, report)
+
+
+def heard_objects(scene: dict) -> list[dict]:
+    """The objects whose sound is heard in ``scene`` (a world record's scene): sounding ones with an event."""
+    return [scene["objects"][i] for i in sorted({e["object"] for e in scene["events"]})
+            if scene["objects"][i]["sound"] is not None]
+
+
+# What each modality shows, as the positions of a multi-hot label: the world's vocabulary, never its links
+SEEN = [*vocab.COLOURS, *vocab.SHAPES, *vocab.BACKGROUNDS]
+HEARD = [*sorted(vocab.PITCHES.values()), *vocab.TIMBRE_WORDS, *vocab.AMBIENCE_PHRASES]
+
+
+def presence_labels(scene: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(seen, heard) multi-hot labels of a world scene, indexed by `SEEN` and `HEARD`: the colours, shapes and place
+    on screen; the notes (a noise burst has none), timbres and ambience heard."""
+    seen, heard = np.zeros(len(SEEN), np.float32), np.zeros(len(HEARD), np.float32)
+    for name in [scene["background"], *(n for o in scene["objects"] for n in (o["colour"], o["shape"]))]:
+        seen[SEEN.index(name)] = 1
+    for obj in heard_objects(scene):
+        sound = obj["sound"]
+        heard[HEARD.index(sound["timbre"])] = 1
+        if sound["timbre"] != "noise_burst":
+            heard[HEARD.index(sound["f0"])] = 1
+    heard[HEARD.index(scene["ambience"])] = 1
+    return seen, heard
+
+
+def _rms_normalised(tokens: torch.Tensor) -> torch.Tensor:
+    """Each token scaled to unit RMS, as a language model's first norm does before it attends."""
+    return tokens * torch.rsqrt(tokens.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+def joint_means(core, batch: dict, audio_of: list[int]) -> torch.Tensor:
+    """Per clip k of a collated batch: the mean of its RMS-normalised video tokens and clip ``audio_of[k]``'s audio
+    tokens, pooled together; ``core``: the thinker's ``.model``."""
+    video, audio = clip_tokens(core, batch)
+    return torch.stack([_rms_normalised(torch.cat([v, audio[j]])).mean(0) for v, j in zip(video, audio_of)])
+
+
+def presence_auroc(seen_logits: torch.Tensor, heard_logits: torch.Tensor, seen: torch.Tensor,
+                   heard: torch.Tensor) -> float | None:
+    """Mean AUROC over the labels that both occur and not among the clips (None if no label does)."""
+    values = [auroc(logits[:, k].numpy(), labels[:, k].numpy())
+              for logits, labels in ((seen_logits, seen), (heard_logits, heard)) for k in range(labels.shape[1])
+              if 0 < labels[:, k].sum() < len(labels)]
+    return float(np.mean(values)) if values else None
+
+
+def pretrain_presence(judge, media: list, scenes: list[dict], held_out: list, held_out_scenes: list[dict],
+                      steps: int, every: int, seed: int, batch_size: int = 32, learning_rate: float = 1e-3,
+                      report: AlignmentReport | None = None) -> list[tuple[int, float, float]]:
+    """Train ``judge``'s encoders so that the joint mean of one clip's video tokens and another clip's audio tokens
+    tells what the first shows and the second sounds (`presence_labels` of ``scenes``, linear heads, binary
+    cross-entropy); each batch pairs its clips' pictures with a shuffle of their sounds. The measure: `presence_auroc`
+    on ``held_out`` (clip k's picture with clip k+1's sound). Returns [(step, loss, held-out AUROC)]."""
+    core = judge.adapter.model.model
+    seen, heard = (torch.from_numpy(np.stack(labels)) for labels in zip(*map(presence_labels, scenes)))
+    test_seen, test_heard = (torch.from_numpy(np.stack(labels)) for labels in zip(*map(presence_labels, held_out_scenes)))
+    width = core.config.text_config.hidden_size
+    seen_head, heard_head = torch.nn.Linear(width, len(SEEN)), torch.nn.Linear(width, len(HEARD))
+    test_batch, shuffle = judge.adapter.collate(held_out), torch.Generator().manual_seed(seed)
+
+    def loss(chosen: list[int]) -> torch.Tensor:
+        audio_of = torch.randperm(len(chosen), generator=shuffle).tolist()
+        pooled = joint_means(core, judge.adapter.collate([media[i] for i in chosen]), audio_of)
+        sounds = [chosen[j] for j in audio_of]
+        return (F.binary_cross_entropy_with_logits(seen_head(pooled), seen[chosen])
+                + F.binary_cross_entropy_with_logits(heard_head(pooled), heard[sounds]))
+
+    def measure() -> float | None:
+        audio_of = [(k + 1) % len(held_out) for k in range(len(held_out))]
+        with torch.no_grad():
+            pooled = joint_means(core, test_batch, audio_of)
+            return presence_auroc(seen_head(pooled), heard_head(pooled), test_seen, test_heard[audio_of])
+
+    return _train_encoders(judge, loss, measure, [*seen_head.parameters(), *heard_head.parameters()], len(media),
+                           steps, every, seed, batch_size, learning_rate, report)
