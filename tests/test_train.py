@@ -1,4 +1,5 @@
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +174,44 @@ def test_cached_examples_are_built_once_and_train_exactly_like_rebuilt_ones(tiny
     assert histories[True] == histories[False]
     with pytest.raises(ConfigError, match="dataloader_workers"):
         config(tiny_judges, pairs, tmp_path, cache_examples=True, dataloader_workers=2)
+
+
+def test_redrawn_negatives_change_every_epoch_and_borrow_from_the_training_split_only(tiny_judges, pairs, tmp_path):
+    trainer, *_ = build_training(config(tiny_judges, pairs, tmp_path, batch_size=4, max_steps=10, save_steps=100,
+                                        redraw_negatives=True))
+    examples = trainer.train_dataset
+    stored = {r["id"]: r for r in examples.pairs.records}
+    build, built = examples.collator.example, []
+    examples.collator.example = lambda record, clip: built.append((examples.epoch, record)) or build(record, clip)
+    trainer.train()
+    assert 10 * 4 > 2 * len(examples)  # into a third epoch
+    assert {epoch for epoch, _ in built} == {0, 1, 2}
+    assert all(record == stored[record["id"]] for epoch, record in built if epoch == 0)
+    later = [(epoch, record) for epoch, record in built if epoch > 0]
+    assert all(record == stored[record["id"]] for _, record in later if record["label"])  # positives stay
+    changed = {epoch for epoch, record in later if record["params"] != stored[record["id"]]["params"]}
+    assert changed == {1, 2}
+    assert all(record["params"].keys() == stored[record["id"]]["params"].keys() for _, record in later)
+
+    # a random mismatch's new partner: another clip of the training split, drawn the same for the same seed
+    splits = json.loads((pairs / "splits.json").read_text())
+    index = next(i for i, r in enumerate(examples.pairs.records) if not r["label"])
+    examples.pairs.records[index] = {**examples.pairs.records[index], "strategy": "random_mismatch"}
+    partners = [examples.pairs.redrawn(index, [0, epoch, index])[0]["params"]["source"] for epoch in range(1, 21)]
+    own = examples.pairs.records[index]["source_id"]
+    assert all(splits[p] == "train" and p != own for p in partners) and len(set(partners)) > 1
+    assert examples.pairs.redrawn(index, [0, 1, index])[0]["params"]["source"] == partners[0]
+    assert examples.pairs.redrawn(next(i for i, r in enumerate(examples.pairs.records) if r["label"]), [0, 1, 0]) \
+        is None
+
+
+def test_redrawing_needs_what_the_build_kept(tiny_judges, pairs, tmp_path):
+    copy = tmp_path / "pairs"
+    shutil.copytree(pairs, copy)
+    (copy / "splits.json").unlink()
+    build_training(config(tiny_judges, copy, tmp_path / "plain"))  # only redrawing reads the splits
+    with pytest.raises(ConfigError, match="splits.json is missing: .* not made by `avjudge data build`"):
+        build_training(config(tiny_judges, copy, tmp_path / "redraw", redraw_negatives=True))
 
 
 @pytest.mark.parametrize("stage", [2, 3])

@@ -21,11 +21,11 @@ from typing import Iterator
 import numpy as np
 from tqdm import tqdm
 
-from ..config import ConfigError, dump_yaml
+from ..config import ConfigError, dump_yaml, from_dict, load_yaml
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..llm import make_backend
 from ..media import encode_audio
-from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
+from ..perturb import STRATEGIES, Context, PerturbError, SourcePool
 from ..perturb.taxonomy import taxonomy
 from ..perturb.text import TextNegative, iter_rotation, make_text_negative
 from ..prompts import task as judge_task
@@ -35,6 +35,7 @@ from .recipe import Recipe
 from .splits import assign_splits
 
 JUDGE_INDEX = {"av": 0, "vt": 1, "at": 2}
+RECIPE_FILE, SPLITS_FILE = "recipe.yaml", "splits.json"  # what a built dataset keeps of how it was made
 TEXT_WORKERS = 8  # text negatives requested at once (an HTTP backend's own limit still applies)
 
 
@@ -86,7 +87,7 @@ class _SplitBuilder:
         weights = self.recipe.strategy_weights("av")
         names = sorted(weights)
         probs = np.array([weights[n] for n in names]) / sum(weights.values())
-        strategies = {n: get_strategy(n, self.cfg.strategy_params.get(n)) for n in names}
+        strategies = self.recipe.audio_strategies("av")
         for k in range(self.n_neg):
             rng = np.random.default_rng([*self.key, 1, k])
             source = self.order[k % len(self.order)]
@@ -192,7 +193,7 @@ def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materia
                   progress: bool = True) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    saved = out / "recipe.yaml"
+    saved = out / RECIPE_FILE
     text = dump_yaml(recipe) + f"materialize: {str(materialize).lower()}\n"
     if saved.exists() and saved.read_text() != text:
         raise ConfigError(f"{out} holds a dataset built from another recipe ({saved}); use another --out, or "
@@ -202,7 +203,7 @@ def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materia
         leftover.unlink()
     records = load_manifest(manifest)
     splits = assign_splits(records, recipe.splits, recipe.seed, recipe.dedupe)
-    write_json(out / "splits.json", splits)
+    write_json(out / SPLITS_FILE, splits)
     backend = None
     if {"vt", "at"} & set(recipe.judges):
         options = dict(recipe.text_backend_options)
@@ -271,3 +272,25 @@ def export_hf(out: Path, judges: list[str]) -> None:
             shutil.rmtree(target)
         if splits:
             DatasetDict(splits).save_to_disk(str(target))
+
+
+def built_recipe(dataset: str | Path) -> Recipe:
+    """The recipe a dataset folder was built from (its recipe.yaml, less the build's --materialize flag)."""
+    path = Path(dataset) / RECIPE_FILE
+    if not path.is_file():
+        raise ConfigError(f"{path} is missing: {dataset} was not made by `avjudge data build`")
+    data = load_yaml(path.read_text())
+    data.pop("materialize", None)
+    return from_dict(Recipe, data, where=str(path))
+
+
+def split_sources(dataset: str | Path, sources: list[dict], split: str) -> list[dict]:
+    """The ``sources`` (manifest records) a dataset folder's build assigned to ``split``."""
+    path = Path(dataset) / SPLITS_FILE
+    if not path.is_file():
+        raise ConfigError(f"{path} is missing: {dataset} was not made by `avjudge data build`")
+    splits = json.loads(path.read_text())
+    chosen = [r for r in sources if splits.get(r["id"]) == split]
+    if not chosen:
+        raise ConfigError(f"{path}: no source is in split {split!r}")
+    return chosen

@@ -8,7 +8,8 @@ import numpy as np
 from ..config import ConfigError
 from ..jsonl import read_jsonl
 from ..media import MediaClip, decode
-from ..perturb import STRATEGIES, Context, SourcePool, get_strategy
+from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
+from ..perturb.base import Strategy
 
 NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
 
@@ -27,17 +28,38 @@ def load_pairs(dataset: str | Path, task: str, split: str, limit: int | None = N
 
 
 class PairDataset:
-    """Map-style dataset of pair records (usable with a torch DataLoader): item -> (record, clip)."""
+    """Map-style dataset of pair records (usable with a torch DataLoader): item -> (record, clip).
+
+    ``strategies`` (name -> the strategy as the dataset's recipe configured it) lets `redrawn` draw a negative's
+    parameters anew; its partners then come from ``pool``, which should hold the records' own split only.
+    """
 
     def __init__(self, records: list[dict], pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
-                 root: Path | None = None):
+                 root: Path | None = None, strategies: dict[str, Strategy] | None = None):
         self.records, self.pool, self.sample_rate, self.fps, self.root = records, pool, sample_rate, fps, root
+        self.strategies = strategies or {}
 
     def __len__(self) -> int:
         return len(self.records)
 
     def __getitem__(self, index: int) -> tuple[dict, MediaClip]:
         record = self.records[index]
+        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root)
+
+    def redrawn(self, index: int, seed: list[int]) -> tuple[dict, MediaClip] | None:
+        """Item ``index`` with its negative's parameters drawn anew (``seed``: the draw's numpy seed); None where
+        there is nothing to redraw: a positive, a caption edit, a materialised negative, a strategy not given, or
+        one that cannot draw here (as the build, which then tried another strategy)."""
+        record = self.records[index]
+        strategy = self.strategies.get(record["strategy"])
+        if record["label"] or strategy is None or (record.get("media") or {}).get("audio"):
+            return None
+        context = Context(record=self.pool.records[record["source_id"]], pool=self.pool)
+        try:
+            params = strategy.sample(np.random.default_rng(seed), None, context)
+        except PerturbError:
+            return None
+        record = {**record, "params": params}
         return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root)
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Literal
 
 from ..config import ConfigError, load_config
+from ..perturb import get_strategy
+from ..perturb.base import Strategy
 
 # AVBench §7.2: about a quarter to temporal and a quarter to semantic negatives, the rest even.
 AV_STRATEGY_WEIGHTS = {
@@ -60,6 +62,11 @@ class Recipe:
     def strategy_weights(self, judge: str) -> dict[str, float]:
         weights = self.judges[judge].strategies or (AV_STRATEGY_WEIGHTS if judge == "av" else {})
         return {k: v for k, v in weights.items() if v > 0}
+
+    def audio_strategies(self, judge: str) -> dict[str, Strategy]:
+        """name -> the audio strategy ``judge``'s negatives draw from, with this recipe's parameter overrides."""
+        return {name: get_strategy(name, self.judges[judge].strategy_params.get(name))
+                for name in sorted(self.strategy_weights(judge))}
 
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> tuple[Recipe, Path]:

@@ -60,16 +60,30 @@ class TrainingExamples:
     negatives and processing. Nothing changes but the time: a negative is a pure function of its
     recipe's stored parameters, so a rebuilt example equals the cached one. The cost is memory,
     about one example's media per pair (1.4 MB for the tiny AV judge's 4 s clips).
+
+    ``redraw_seed`` makes every epoch after the first draw each audio negative's parameters anew
+    (`PairDataset.redrawn`, seeded by (redraw_seed, epoch, index)): the same pairs, more distinct
+    negatives, which a small dataset's fixed ones would let the judge memorise. `set_epoch` says which
+    epoch is being built; redrawn examples are never cached.
     """
 
-    def __init__(self, pairs: PairDataset, collator: AnswerCollator, cache: bool = False):
-        self.pairs, self.collator, self.cache = pairs, collator, cache
+    def __init__(self, pairs: PairDataset, collator: AnswerCollator, cache: bool = False,
+                 redraw_seed: int | None = None):
+        self.pairs, self.collator, self.cache, self.redraw_seed = pairs, collator, cache, redraw_seed
+        self.epoch = 0
         self._built: dict[int, PreparedSample] = {}
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
 
     def __len__(self) -> int:
         return len(self.pairs)
 
     def __getitem__(self, index: int) -> PreparedSample:
+        if self.redraw_seed is not None and self.epoch > 0:
+            redrawn = self.pairs.redrawn(index, [self.redraw_seed, self.epoch, index])
+            if redrawn is not None:
+                return self.collator.example(*redrawn)
         if index in self._built:
             return self._built[index]
         example = self.collator.example(*self.pairs[index])

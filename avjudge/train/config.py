@@ -49,6 +49,9 @@ class TrainConfig:
     dataloader_workers: int = 0
     # keep built training examples in memory after the first epoch (exact; costs memory, see TrainingExamples)
     cache_examples: bool = False
+    # every epoch after the first draws the training negatives' audio anew (same strategies and ranges, partners
+    # from the training split only): more distinct negatives from the same pairs (TrainingExamples)
+    redraw_negatives: bool = False
     seed: int = 0
     resume: bool = True  # continue from the newest checkpoint in output_dir
 

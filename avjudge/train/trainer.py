@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from .. import __version__
-from ..data import PairDataset, load_manifest, load_pairs
+from ..data import PairDataset, built_recipe, load_manifest, load_pairs, split_sources
 from ..jsonl import write_json
 from ..judges import Judge, JudgeSettings
 from ..judges.adapters import adapter_for
@@ -100,6 +100,17 @@ def _callbacks(evaluation: HeldOutEvaluation, config: TrainConfig, judge: Judge,
 
     class EvaluateAndRecord(TrainerCallback):
         trainer = None
+        epoch = 0
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.epoch = int(state.epoch)  # a resumed run continues in the epoch it stopped in
+
+        def on_epoch_begin(self, args, state, control, **kwargs):
+            # before the epoch's data loader starts its workers, which take the examples with them
+            self.trainer.train_dataset.set_epoch(self.epoch)
+
+        def on_epoch_end(self, args, state, control, **kwargs):
+            self.epoch += 1
 
         def on_step_end(self, args, state, control, **kwargs):
             if state.global_step % config.eval_steps == 0:
@@ -154,7 +165,12 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
                              system_prompt=config.system_prompt)
     judge = Judge(adapter, settings)
     sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
-    train_set = PairDataset(load_pairs(dataset, config.task, config.train_split), pool, sample_rate, fps, dataset)
+    if config.redraw_negatives:  # redrawn partners must come from the training split, as the build's did
+        train_set = PairDataset(load_pairs(dataset, config.task, config.train_split),
+                                SourcePool(split_sources(dataset, list(pool.records.values()), config.train_split)),
+                                sample_rate, fps, dataset, built_recipe(dataset).audio_strategies(config.task))
+    else:
+        train_set = PairDataset(load_pairs(dataset, config.task, config.train_split), pool, sample_rate, fps, dataset)
     eval_set = PairDataset(load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
                            fps, dataset)
     out = Path(config.output_dir)
@@ -179,9 +195,9 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         dataloader_num_workers=config.dataloader_workers, eval_strategy="no", disable_tqdm=False,
     )
     collator = AnswerCollator(judge, config.padding_side)
-    trainer = Trainer(model=adapter.model, args=args, train_dataset=TrainingExamples(train_set, collator,
-                                                                                     config.cache_examples),
-                      data_collator=collator)
+    examples = TrainingExamples(train_set, collator, config.cache_examples,
+                                config.seed if config.redraw_negatives else None)
+    trainer = Trainer(model=adapter.model, args=args, train_dataset=examples, data_collator=collator)
     callback = _callbacks(evaluation, config, judge, record)
     callback.trainer = trainer
     trainer.add_callback(callback)
