@@ -17,7 +17,7 @@ from tqdm import tqdm
 from .config import load_config
 from .data import build_dataset, load_recipe
 from .jsonl import read_jsonl, write_json
-from .judges.tiny import make_tiny_judges
+from .judges.tiny import ALIGNED_ENCODERS, make_tiny_judges
 from .media import MediaError, decode
 from .prompts import task as judge_task
 from .stats import format_statistic
@@ -177,8 +177,11 @@ def plot(results: dict, path: Path) -> None:
 
 def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progress: bool = True,
              cache: Path | None = None, tasks: tuple[str, ...] = ("av", "vt", "at"),
-             overrides: list[str] | tuple[str, ...] = ()) -> dict:
+             overrides: list[str] | tuple[str, ...] = (), encoders: str | Path = ALIGNED_ENCODERS) -> dict:
+    """The demo's whole run into ``out``; ``encoders``: the weights the tiny Qwen2.5-Omni thinker's encoders start
+    from (`make_tiny_judges`). Returns the report, its text under "text"."""
     out = Path(out)
+    checkpoints = make_tiny_judges(cache, encoders=encoders)  # first: a bad encoders file fails before any work
     timings = {}
     start = time.perf_counter()
     summary = make_world(size.world(seed), out / "world", progress=progress)
@@ -186,7 +189,6 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
     timings["world"] = time.perf_counter() - start
     stats = build_demo_pairs(out / "world", out / "pairs", size.pairs, seed, tasks, progress)
     timings["pairs"] = time.perf_counter() - start - timings["world"]
-    checkpoints = make_tiny_judges(cache)
     results = {}
     for task in tasks:
         t0 = time.perf_counter()

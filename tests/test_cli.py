@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -91,6 +92,24 @@ def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):
     assert report["pairs"]["judges"]["av"]["pairs"] == 24 and not (tmp_path / "train" / "vt").exists()
     assert main(["demo", "--out", str(tmp_path), "--judges", "av,xy"]) == 2
     assert "subset of av, vt, at" in capsys.readouterr().err
+
+
+def test_the_demo_starts_from_the_encoder_weights_it_is_given(tmp_path, capsys, tiny_judges):
+    from safetensors.torch import load_file, save_file
+
+    from avjudge.judges.tiny import ALIGNED_ENCODERS
+
+    cache = tiny_judges["qwen2_5_omni"].parent.parent
+    other = tmp_path / "other.safetensors"
+    save_file({name: value + 1.0 for name, value in load_file(str(ALIGNED_ENCODERS)).items()}, str(other))
+    assert main(["demo", "--out", str(tmp_path / "none"), "--encoders", str(tmp_path / "nowhere.safetensors"),
+                 "--cache", str(cache)]) == 2
+    assert "nowhere.safetensors: no such file; give encoder weights" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()  # it fails before making anything
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--quick", "--judges", "av", "--clips", "6", "--pairs", "24",
+                 "--set", "max_steps=1", "--encoders", str(other), "--cache", str(cache)]) == 0
+    trained = json.loads((tmp_path / "demo" / "train" / "av" / "final" / "avjudge_train.json").read_text())
+    assert Path(trained["base_model"]).parent.name.startswith("tiny_encoders_")
 
 
 def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world, tmp_path, capsys):

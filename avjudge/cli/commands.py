@@ -444,6 +444,7 @@ register("train", "fine-tune a judge on pairs (single-token Yes/No SFT; DeepSpee
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
     from ..demo import DemoSize
+    from ..judges.tiny import ALIGNED_ENCODERS
 
     p.add_argument("--out", type=Path, default=Path("demo_out"), help="output folder")
     p.add_argument("--seed", type=int, default=0, help="world and training seed")
@@ -456,6 +457,9 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
                    help="training option for every judge, over train_configs/tiny_world_*.yaml (repeatable)")
     p.add_argument("--cache", type=Path, default=None,
                    help="where tiny judges are built (default: $AVJUDGE_CACHE or ~/.cache/avjudge)")
+    p.add_argument("--encoders", type=Path, default=ALIGNED_ENCODERS, metavar="FILE",
+                   help="encoder weights the tiny Qwen2.5-Omni thinker starts from (default: the committed aligned "
+                        "ones, %(default)s; scripts/align_tiny_encoders.py writes others)")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -467,9 +471,13 @@ def _demo(args: argparse.Namespace) -> int:
     tasks = tuple(t.strip() for t in args.judges.split(",") if t.strip())
     if not tasks or set(tasks) - {"av", "vt", "at"}:
         raise ConfigError(f"--judges takes a comma-separated subset of av, vt, at, not {args.judges!r}")
+    if not args.encoders.is_file():
+        raise ConfigError(f"--encoders {args.encoders}: no such file; give encoder weights that "
+                          "scripts/align_tiny_encoders.py wrote, or leave it out for the committed ones")
     size = dataclasses.replace(QUICK if args.quick else DemoSize(), **{
         k: getattr(args, k) for k in ("clips", "pairs", "epochs") if getattr(args, k) is not None})
-    report = run_demo(args.out, size=size, seed=args.seed, cache=args.cache, tasks=tasks, overrides=args.overrides)
+    report = run_demo(args.out, size=size, seed=args.seed, cache=args.cache, tasks=tasks, overrides=args.overrides,
+                      encoders=args.encoders)
     print(report["text"])
     return 0
 
