@@ -100,17 +100,6 @@ def _callbacks(evaluation: HeldOutEvaluation, config: TrainConfig, judge: Judge,
 
     class EvaluateAndRecord(TrainerCallback):
         trainer = None
-        epoch = 0
-
-        def on_train_begin(self, args, state, control, **kwargs):
-            self.epoch = int(state.epoch)  # a resumed run continues in the epoch it stopped in
-
-        def on_epoch_begin(self, args, state, control, **kwargs):
-            # before the epoch's data loader starts its workers, which take the examples with them
-            self.trainer.train_dataset.set_epoch(self.epoch)
-
-        def on_epoch_end(self, args, state, control, **kwargs):
-            self.epoch += 1
 
         def on_step_end(self, args, state, control, **kwargs):
             if state.global_step % config.eval_steps == 0:
@@ -124,6 +113,26 @@ def _callbacks(evaluation: HeldOutEvaluation, config: TrainConfig, judge: Judge,
                 finish_checkpoint(checkpoint, judge, {**record, "step": state.global_step})
 
     return EvaluateAndRecord()
+
+
+def _epoch_callback(examples: TrainingExamples):
+    """Tells ``examples`` which epoch it builds (`TrainingExamples.set_epoch`)."""
+    from transformers import TrainerCallback
+
+    class TellEpoch(TrainerCallback):
+        epoch = 0
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.epoch = int(state.epoch)  # a resumed run continues in the epoch it stopped in
+
+        def on_epoch_begin(self, args, state, control, **kwargs):
+            # before the epoch's data loader starts its workers, which take the examples with them
+            examples.set_epoch(self.epoch)
+
+        def on_epoch_end(self, args, state, control, **kwargs):
+            self.epoch += 1
+
+    return TellEpoch()
 
 
 def finish_checkpoint(folder: Path, judge: Judge, record: dict) -> None:
@@ -165,12 +174,12 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
                              system_prompt=config.system_prompt)
     judge = Judge(adapter, settings)
     sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
+    train_pool, strategies = pool, None
     if config.redraw_negatives:  # redrawn partners must come from the training split, as the build's did
-        train_set = PairDataset(load_pairs(dataset, config.task, config.train_split),
-                                SourcePool(split_sources(dataset, list(pool.records.values()), config.train_split)),
-                                sample_rate, fps, dataset, built_recipe(dataset).audio_strategies(config.task))
-    else:
-        train_set = PairDataset(load_pairs(dataset, config.task, config.train_split), pool, sample_rate, fps, dataset)
+        train_pool = SourcePool(split_sources(dataset, list(pool.records.values()), config.train_split))
+        strategies = built_recipe(dataset).audio_strategies(config.task)
+    train_set = PairDataset(load_pairs(dataset, config.task, config.train_split), train_pool, sample_rate, fps, dataset,
+                            strategies)
     eval_set = PairDataset(load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
                            fps, dataset)
     out = Path(config.output_dir)
@@ -201,6 +210,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     callback = _callbacks(evaluation, config, judge, record)
     callback.trainer = trainer
     trainer.add_callback(callback)
+    if config.redraw_negatives:
+        trainer.add_callback(_epoch_callback(examples))
     return trainer, judge, evaluation, record
 
 
