@@ -274,11 +274,17 @@ def export_hf(out: Path, judges: list[str]) -> None:
             DatasetDict(splits).save_to_disk(str(target))
 
 
-def built_recipe(dataset: str | Path) -> Recipe:
-    """The recipe a dataset folder was built from (its recipe.yaml, less the build's --materialize flag)."""
-    path = Path(dataset) / RECIPE_FILE
+def _kept(dataset: str | Path, name: str) -> Path:
+    """The file ``name`` a build kept in ``dataset``."""
+    path = Path(dataset) / name
     if not path.is_file():
         raise ConfigError(f"{path} is missing: {dataset} was not made by `avjudge data build`")
+    return path
+
+
+def built_recipe(dataset: str | Path) -> Recipe:
+    """The recipe a dataset folder was built from (its recipe.yaml, less the build's --materialize flag)."""
+    path = _kept(dataset, RECIPE_FILE)
     data = load_yaml(path.read_text())
     data.pop("materialize", None)
     return from_dict(Recipe, data, where=str(path))
@@ -286,9 +292,7 @@ def built_recipe(dataset: str | Path) -> Recipe:
 
 def split_sources(dataset: str | Path, sources: list[dict], split: str) -> list[dict]:
     """The ``sources`` (manifest records) a dataset folder's build assigned to ``split``."""
-    path = Path(dataset) / SPLITS_FILE
-    if not path.is_file():
-        raise ConfigError(f"{path} is missing: {dataset} was not made by `avjudge data build`")
+    path = _kept(dataset, SPLITS_FILE)
     splits = json.loads(path.read_text())
     chosen = [r for r in sources if splits.get(r["id"]) == split]
     if not chosen:
