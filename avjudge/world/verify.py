@@ -49,14 +49,17 @@ def _runs(active: np.ndarray, min_length: int = 1) -> list[int]:
     return [int(s) for s, e in zip(starts, ends) if e - s >= min_length]
 
 
-def _robust_trend(t: np.ndarray, y: np.ndarray, degree: int, usable: np.ndarray | None = None) -> np.ndarray:
+def _robust_trend(t: np.ndarray, y: np.ndarray, degree: int, usable: np.ndarray | None = None,
+                  events_raise: bool = False) -> np.ndarray:
     """Polynomial fit refitted on the half of the ``usable`` frames (default all) closest to it, so
-    events do not bend it."""
+    events do not bend it; ``events_raise``: events only raise ``y``, so the half kept is the one below the fit,
+    which excludes them even when they cover nearly half the frames."""
     usable = np.ones_like(t, bool) if usable is None else usable
     keep = usable
     for _ in range(4):
         coef = np.polyfit(t[keep], y[keep], degree)
-        residual = np.abs(y - np.polyval(coef, t))
+        residual = y - np.polyval(coef, t)
+        residual = residual if events_raise else np.abs(residual)
         keep = usable & (residual <= np.quantile(residual[usable], 0.5))
     return np.polyval(coef, t)
 
@@ -70,8 +73,9 @@ def _object_activity(clip: MediaClip, obj: dict) -> np.ndarray:
     own = _colour_mask(clip.frames, vocab.COLOURS[obj["colour"]])
     area = own.sum(axis=(1, 2)).astype(float)
     t = clip.timestamps
-    # a flash turns the whole object white (area 0): those frames never shape the trend, however many
-    base_area = _robust_trend(t, area, 2, usable=area > 0)
+    # a flash turns the whole object white (area 0): those frames never shape the trend, however many;
+    # a pulse only enlarges it
+    base_area = _robust_trend(t, area, 2, usable=area > 0, events_raise=obj["event_kind"] == "pulse")
     if obj["event_kind"] == "flash":
         return area < 0.3 * base_area
     if obj["event_kind"] == "pulse":
