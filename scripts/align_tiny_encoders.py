@@ -1,26 +1,30 @@
 """Rebuild checkpoints/tiny/qwen2_5_omni_encoders.safetensors: the tiny Qwen2.5-Omni thinker's encoders,
-contrastively aligned on a synthetic world of their own (avjudge.train.align); --objective presence pretrains
-them another way.
+pretrained on a synthetic world of their own (avjudge.train.align), the start the demo's AV and VT judges take
+in place of Qwen2.5-Omni's pretrained encoders.
 
-The world (seed 1 by default; the demo uses seed 0) has clips of the demo's size (4 s, 192x192), shown to
-the encoders as the demo's AV config shows them (its fps, pixels and audio layout); its last --held-out clips
-are kept out of training and measure the result: the AUROC, by cosine similarity, of a clip's own audio
-against every other held-out clip's. The weights file and a JSON record beside it (settings, that curve,
-code version) are written; `make_tiny_judges` then builds the tiny thinker with these encoders.
+The committed encoders were made in two stages (docs/tiny_judges.md has why and what each gave):
+  python scripts/align_tiny_encoders.py --out /tmp/contrastive                       # ~10 min
+  python scripts/align_tiny_encoders.py --objective presence --clips 1200 --steps 3600 --every 900 \
+      --start /tmp/contrastive/qwen2_5_omni_encoders.safetensors                     # ~12 min
+The first aligns them contrastively: a clip's pooled audio against its own pooled video and the other clips' of
+the batch. The second (--objective presence, `pretrain_presence`) trains what each modality shows: colours,
+shapes and place on screen, notes, timbres and ambience heard, read linearly from one clip's video tokens pooled
+with another clip's audio tokens; its reports add the held-out AUROC of those labels.
 
---objective presence trains instead what each modality shows (`pretrain_presence`: colours, shapes and place on
-screen, notes, timbres and ambience heard, read linearly from one clip's video tokens pooled with another clip's
-audio tokens); its reports add the held-out AUROC of those labels. Give such runs another --out.
-
-Every report gives the held-out AUROC by both poolings (max and mean over a clip's tokens), whichever is
-trained. --start FILE continues from encoder weights written before (e.g. the committed ones, re-aligned with
---pooling mean: what the language model's near-uniform first attention reads); give such runs another --out.
+The world (seed 1 by default; the demo uses seed 0) has clips of the demo's size (4 s, 192x192) and the world's
+default mix of ambience (--ambience-prob), shown to the encoders as the demo's AV config shows them (its fps,
+pixels and audio layout); its last --held-out clips are kept out of training and measure the result, among them
+the AUROC, by cosine similarity, of a clip's own audio against every other held-out clip's, by both poolings (max
+and mean over a clip's tokens). The weights file and a JSON record beside it (settings, that curve, code version,
+and the record of the --start weights, if one lies beside them) are written; `make_tiny_judges` then builds the
+tiny thinker with these encoders. --start FILE continues from encoder weights written before; runs that are not
+meant to replace the committed encoders take another --out.
 
 Usage: python scripts/align_tiny_encoders.py [--clips 1500] [--steps 2000] [--objective contrastive|presence]
        [--start FILE] [--out checkpoints/tiny]
-(~10 minutes on 2 CPU cores at the defaults.)
 """
 import argparse
+import dataclasses
 import json
 import tempfile
 import time
@@ -38,7 +42,7 @@ from avjudge.train.align import (
     POOLINGS, align_encoders, encoder_parameters, own_audio_auroc, pretrain_presence, world_media,
 )
 from avjudge.train.trainer import code_version
-from avjudge.world import MANIFEST, make_world
+from avjudge.world import MANIFEST, WorldConfig, make_world
 
 LEARNING_RATES = {"contrastive": 3e-3, "presence": 1e-3}  # each objective's default, as measured in docs/tiny_judges.md
 
@@ -57,6 +61,8 @@ def main() -> None:
     p.add_argument("--pooling", choices=sorted(POOLINGS), default="max",
                    help="how a clip's output tokens become the embedding aligned (contrastive)")
     p.add_argument("--world-seed", type=int, default=1)
+    p.add_argument("--ambience-prob", type=float, default=WorldConfig.ambience_prob,
+                   help="share of the world's clips with their place's ambience (the demo's world: 1.0)")
     p.add_argument("--seed", type=int, default=0, help="the tiny thinker's initialisation and the batch order")
     p.add_argument("--start", type=Path, help="encoder weights to start from (default: random encoders)")
     p.add_argument("--out", type=Path, default=ALIGNED_ENCODERS.parent)
@@ -69,7 +75,8 @@ def main() -> None:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        make_world(DemoSize().world(args.world_seed, args.clips), tmp / "world")
+        make_world(dataclasses.replace(DemoSize().world(args.world_seed, args.clips), ambience_prob=args.ambience_prob),
+                   tmp / "world")
         thinker = build_tiny_omni_thinker(tmp / "thinker", build_tokenizer(tmp / "tokenizer"), args.seed, args.start)
         judge = Judge.load("av", thinker, fps=av.fps, max_pixels=av.max_pixels,
                            use_audio_in_video=av.use_audio_in_video)
@@ -111,6 +118,8 @@ def main() -> None:
                                  "use_audio_in_video": av.use_audio_in_video},
               "held_out_auroc": [{"step": s, "loss": loss, "auroc": value} for s, loss, value in history],
               "code_version": code_version(), "seconds": round(time.perf_counter() - start)}
+    if args.start and args.start.with_suffix(".json").exists():  # how the start was made, kept when it is replaced
+        record["start_record"] = json.loads(args.start.with_suffix(".json").read_text())
     weights.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {weights} ({weights.stat().st_size / 1e6:.1f} MB) and {weights.with_suffix('.json').name}")
 

@@ -154,7 +154,7 @@ def presence_labels(scene: dict) -> tuple[np.ndarray, np.ndarray]:
     return seen, heard
 
 
-def _label_tensors(scenes: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
+def label_tensors(scenes: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
     """(seen, heard) `presence_labels` of ``scenes``, one row per scene."""
     return tuple(torch.from_numpy(np.stack(labels)) for labels in zip(*map(presence_labels, scenes)))
 
@@ -188,8 +188,8 @@ def pretrain_presence(judge, media: list, scenes: list[dict], held_out: list, he
     cross-entropy); each batch pairs its clips' pictures with a shuffle of their sounds. The measure: `presence_auroc`
     on ``held_out`` (clip k's picture with clip k+1's sound). Returns [(step, loss, held-out AUROC)]."""
     core = judge.adapter.model.model
-    seen, heard = _label_tensors(scenes)
-    test_seen, test_heard = _label_tensors(held_out_scenes)
+    seen, heard = label_tensors(scenes)
+    test_seen, test_heard = label_tensors(held_out_scenes)
     width = core.config.text_config.hidden_size
     seen_head, heard_head = torch.nn.Linear(width, len(SEEN)), torch.nn.Linear(width, len(HEARD))
     test_batch, shuffle = judge.adapter.collate(held_out), torch.Generator().manual_seed(seed)
