@@ -36,7 +36,8 @@ def config(tiny_judges, pairs, out, task="av", family=None, **overrides):
     model = tiny_judges[family or ("qwen2_audio" if task == "at" else "qwen2_5_omni")]
     items = [f"task={task}", f"model={model}", f"dataset={pairs}", f"output_dir={out}", "max_steps=4",
              f"use_audio_in_video={str(task == 'av').lower()}",
-             "batch_size=2", "eval_steps=2", "save_steps=2", "logging_steps=1", "max_eval_pairs=6"]
+             "batch_size=2", "eval_steps=2", "save_steps=2", "logging_steps=1", "max_eval_pairs=6",
+             "redraw_negatives=false"]  # the stored negatives, unless a test redraws them
     return load_config(TrainConfig, CONFIG, items + [f"{k}={v}" for k, v in overrides.items()])
 
 
