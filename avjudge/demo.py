@@ -36,10 +36,21 @@ class DemoSize:
     duration: float = 4.0
     frame_size: int = 192
     pairs: int = 2400  # per judge
-    epochs: float = 6.0
+    epochs: float = 3.0
+    # judges trained longer than ``epochs``: the AV judge's random mismatches need more views than 3 epochs give
+    # (docs/tiny_judges.md); the VT and AT judges gained nothing from more steps
+    judge_epochs: dict[str, float] = dataclasses.field(default_factory=lambda: {"av": 6.0})
     # every clip has the ambience its place implies, as real recordings have room tone: one more audio-visual link
     # for random mismatches to break, and a zero-padded shift's silence stands out (docs/tiny_judges.md)
     ambience_prob: float = 1.0
+
+    def epochs_of(self, task: str) -> float:
+        return self.judge_epochs.get(task, self.epochs)
+
+    def scaled(self, clips: int | None = None, pairs: int | None = None, epochs: float | None = None) -> DemoSize:
+        """This size with the values given (None keeps one); ``epochs`` is then every judge's."""
+        size = dataclasses.replace(self, **{k: v for k, v in (("clips", clips), ("pairs", pairs)) if v is not None})
+        return size if epochs is None else dataclasses.replace(size, epochs=epochs, judge_epochs={})
 
     def world(self, seed: int = 0, clips: int | None = None) -> WorldConfig:
         """The world config of demo-sized clips (``clips`` of them, default the demo's)."""
@@ -47,7 +58,7 @@ class DemoSize:
                            width=self.frame_size, height=self.frame_size, ambience_prob=self.ambience_prob)
 
 
-QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0)
+QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +209,7 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
         config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
             f"model={checkpoints[judge_task(task).family]}", f"dataset={out / 'pairs'}",
             f"output_dir={out / 'train' / task}",
-            f"epochs={size.epochs}", f"seed={seed}", *overrides])
+            f"epochs={size.epochs_of(task)}", f"seed={seed}", *overrides])
         results[task] = {**run_training(config), "curves": learning_curves(Path(config.output_dir))}
         timings[f"train_{task}"] = time.perf_counter() - t0
     targets = check_targets(results)

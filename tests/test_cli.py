@@ -94,6 +94,15 @@ def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):
     assert "subset of av, vt, at" in capsys.readouterr().err
 
 
+def test_demo_epochs_given_are_every_judges_and_other_sizes_keep_the_av_judges_longer_training():
+    default = DemoSize()
+    assert default.epochs_of("av") > default.epochs_of("vt") == default.epochs_of("at") == default.epochs
+    scaled = default.scaled(clips=6, pairs=24)
+    assert (scaled.clips, scaled.pairs) == (6, 24)
+    assert [scaled.epochs_of(t) for t in ("av", "vt", "at")] == [default.epochs_of(t) for t in ("av", "vt", "at")]
+    assert [default.scaled(epochs=2.0).epochs_of(t) for t in ("av", "vt", "at")] == [2.0, 2.0, 2.0]
+
+
 def test_the_demo_starts_from_the_encoder_weights_it_is_given(tmp_path, capsys, tiny_judges):
     from safetensors.torch import load_file, save_file
 

@@ -451,7 +451,8 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="a minute-long smoke run (tiny sizes, nothing learned)")
     p.add_argument("--clips", type=int, help=f"world clips (default {DemoSize.clips})")
     p.add_argument("--pairs", type=int, help=f"pairs per judge (default {DemoSize.pairs})")
-    p.add_argument("--epochs", type=float, help=f"training epochs (default {DemoSize.epochs})")
+    p.add_argument("--epochs", type=float, help="training epochs of every judge (default: " + ", ".join(
+        f"{task.upper()} {epochs:g}" for task, epochs in DemoSize().judge_epochs.items()) + f", others {DemoSize.epochs:g})")
     p.add_argument("--judges", default="av,vt,at", help="which judges to build pairs for and train")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="training option for every judge, over train_configs/tiny_world_*.yaml (repeatable)")
@@ -463,8 +464,6 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import dataclasses
-
     from ..config import ConfigError
     from ..demo import QUICK, DemoSize, run_demo
 
@@ -474,8 +473,7 @@ def _demo(args: argparse.Namespace) -> int:
     if not args.encoders.is_file():
         raise ConfigError(f"--encoders {args.encoders}: no such file; give encoder weights that "
                           "scripts/align_tiny_encoders.py wrote, or leave it out for the committed ones")
-    size = dataclasses.replace(QUICK if args.quick else DemoSize(), **{
-        k: getattr(args, k) for k in ("clips", "pairs", "epochs") if getattr(args, k) is not None})
+    size = (QUICK if args.quick else DemoSize()).scaled(args.clips, args.pairs, args.epochs)
     report = run_demo(args.out, size=size, seed=args.seed, cache=args.cache, tasks=tasks, overrides=args.overrides,
                       encoders=args.encoders)
     print(report["text"])
