@@ -52,15 +52,16 @@ def _runs(active: np.ndarray, min_length: int = 1) -> list[int]:
 def _robust_trend(t: np.ndarray, y: np.ndarray, degree: int, usable: np.ndarray | None = None,
                   events_raise: bool = False) -> np.ndarray:
     """Polynomial fit refitted on the half of the ``usable`` frames (default all) closest to it, so
-    events do not bend it; ``events_raise``: events only raise ``y``, so the half kept is the one below the fit,
-    which excludes them even when they cover nearly half the frames."""
+    events do not bend it; ``events_raise``: events only raise ``y``, so only frames above the fit by more than the
+    median distance are left out, which drops events that cover nearly half the frames and keeps every frame
+    below (an object leaving the picture shrinks by steps)."""
     usable = np.ones_like(t, bool) if usable is None else usable
     keep = usable
     for _ in range(4):
         coef = np.polyfit(t[keep], y[keep], degree)
         residual = y - np.polyval(coef, t)
-        residual = residual if events_raise else np.abs(residual)
-        keep = usable & (residual <= np.quantile(residual[usable], 0.5))
+        limit = np.quantile(np.abs(residual[usable]), 0.5)
+        keep = usable & ((residual if events_raise else np.abs(residual)) <= limit)
     return np.polyval(coef, t)
 
 
