@@ -176,15 +176,16 @@ def test_verifier_finds_flashes_that_cover_nearly_half_the_clip(tmp_path):
     assert result.ok and result.visual_found == len(scene["events"]) == 5, result.problems
 
 
-def test_verifier_finds_pulses_that_cover_over_a_third_of_the_clip(tmp_path):
-    """Clip 7 of a quick demo world: a square pulsing (growing) for 36 % of its frames. Its area trend must come
-    from the frames below it, or a symmetric fit bends through the pulses and finds none of them."""
+@pytest.mark.parametrize("n, index, duration", [(8, 7, 3.0), (240, 42, 4.0)])
+def test_verifier_finds_pulses_however_many_and_beside_objects_that_shrink(tmp_path, n, index, duration):
+    """Clip 7 of a quick demo world: a square pulsing (growing) for 36 % of its frames, which a symmetric trend fit
+    bends through, finding none. Clip 42 of the demo world: three pulsing objects, one shrinking by steps as it leaves
+    the picture, where a fit to the lower half of the frames bends below its last frames and finds spurious pulses."""
     from avjudge.world.make import render_clip
 
-    cfg = WorldConfig(n=8, seed=0, duration=3.0, width=192, height=192, speech="off", ambience_prob=1.0)
-    record = render_clip(cfg, 7, tmp_path)
+    cfg = WorldConfig(n=n, seed=0, duration=duration, width=192, height=192, speech="off", ambience_prob=1.0)
+    record = render_clip(cfg, index, tmp_path)
     scene = record["scene"]
-    pulsing = sum(e["duration"] for e in scene["events"] if e["kind"] == "pulse") / scene["duration"]
-    assert scene["objects"][0]["event_kind"] == "pulse" and pulsing > 0.35
+    assert scene["objects"][0]["event_kind"] == "pulse"  # the clip is still the one described
     result = verify_clip(decode(tmp_path / record["video"]), record)
     assert result.ok and result.visual_found == len(scene["events"]), result.problems
