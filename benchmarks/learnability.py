@@ -248,7 +248,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
         f"model={family_dirs['qwen2_5_omni']}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
-        "max_eval_pairs=2", *overrides])
+        "max_eval_pairs=2", "redraw_negatives=false", *overrides])  # examples are prepared once: nothing to redraw
     torch.manual_seed(config.seed)
     trainer, judge, _, _ = build_training(config)
     collator, train_set = trainer.train_dataset.collator, trainer.train_dataset.pairs
