@@ -1,12 +1,10 @@
 """Pretraining of the tiny thinker's encoders (avjudge.train.align: contrastive alignment, presence) and the
 committed aligned encoders the demo's judges start from."""
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 from avjudge.config import ConfigError, load_config
 from avjudge.demo import TRAIN_CONFIGS, DemoSize
@@ -17,8 +15,8 @@ from avjudge.judges.tiny import (
 )
 from avjudge.train import TrainConfig, apply_freeze
 from avjudge.train.align import (
-    HEARD, SEEN, align_encoders, clip_embeddings, encoder_parameters, joint_means, label_tensors, presence_auroc,
-    presence_labels, pretrain_presence, world_media,
+    HEARD, SEEN, align_encoders, clip_embeddings, encoder_parameters, linear_presence_auroc, presence_labels,
+    pretrain_presence, world_media,
 )
 from avjudge.stats import auroc
 from avjudge.world import MANIFEST, make_world, vocab
@@ -95,36 +93,16 @@ def demo_sized_world(tmp_path_factory):
     return out
 
 
-def _linear_presence_auroc(judge, world: Path, train: int) -> float:
-    """Held-out `presence_auroc` of linear heads fitted on ``judge``'s frozen joint means (clip k's picture with clip
-    k+1's sound) of the first ``train`` clips of ``world``, measured on the rest."""
-    scenes = [record["scene"] for record in read_jsonl(world / MANIFEST)]
-    audio_of = [(k + 1) % len(scenes) for k in range(len(scenes))]
-    with torch.no_grad():
-        pooled = joint_means(judge.adapter.model.model, judge.adapter.collate(world_media(judge, world)), audio_of)
-    seen, heard = label_tensors(scenes)
-    heard = heard[audio_of]
-    torch.manual_seed(0)
-    seen_head, heard_head = torch.nn.Linear(pooled.shape[1], len(SEEN)), torch.nn.Linear(pooled.shape[1], len(HEARD))
-    optimiser = torch.optim.Adam([*seen_head.parameters(), *heard_head.parameters()], lr=1e-2, weight_decay=1e-3)
-    for _ in range(500):
-        loss = (F.binary_cross_entropy_with_logits(seen_head(pooled[:train]), seen[:train])
-                + F.binary_cross_entropy_with_logits(heard_head(pooled[:train]), heard[:train]))
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-    with torch.no_grad():
-        return presence_auroc(seen_head(pooled[train:]), heard_head(pooled[train:]), seen[train:], heard[train:])
-
-
 def test_committed_encoders_say_what_unseen_clips_show_and_sound(tmp_path, demo_sized_world):
     """The committed encoders were pretrained contrastively, then on presence (scripts/align_tiny_encoders.py): on
     clips of the demo's world, never pretrained on, linear heads on their pooled tokens name what is on screen and
     what is heard far better than on random encoders' (docs/tiny_judges.md)."""
     tokenizer = build_tokenizer(tmp_path / "tokenizer")
-    presence = {name: _linear_presence_auroc(
-        Judge.load("av", build_tiny_omni_thinker(tmp_path / name, tokenizer, encoders=encoders), **AV_SETTINGS),
-        demo_sized_world, train=32) for name, encoders in (("random", None), ("committed", ALIGNED_ENCODERS))}
+    scenes = [record["scene"] for record in read_jsonl(demo_sized_world / MANIFEST)]
+    presence = {}
+    for name, encoders in (("random", None), ("committed", ALIGNED_ENCODERS)):
+        judge = Judge.load("av", build_tiny_omni_thinker(tmp_path / name, tokenizer, encoders=encoders), **AV_SETTINGS)
+        presence[name] = linear_presence_auroc(judge, world_media(judge, demo_sized_world), scenes, train=32)
     assert presence["committed"] > 0.8
     assert presence["committed"] > presence["random"] + 0.15
 

@@ -180,6 +180,31 @@ def presence_auroc(seen_logits: torch.Tensor, heard_logits: torch.Tensor, seen: 
     return float(np.mean(values)) if values else None
 
 
+def linear_presence_auroc(judge, media: list, scenes: list[dict], train: int, steps: int = 500) -> float | None:
+    """How well ``judge``'s frozen encoders say what clips show and sound: linear heads fitted on the joint means
+    (clip k's picture with clip k+1's sound) of the first ``train`` clips of ``media`` (prepared samples, with their
+    ``scenes``), measured by `presence_auroc` on the rest."""
+    audio_of = [(k + 1) % len(media) for k in range(len(media))]
+    with torch.no_grad():
+        pooled = joint_means(judge.adapter.model.model, judge.adapter.collate(media), audio_of)
+    seen, heard = label_tensors(scenes)
+    heard = heard[audio_of]
+    generator = torch.Generator().manual_seed(0)
+    heads = [torch.nn.Linear(pooled.shape[1], len(SEEN)), torch.nn.Linear(pooled.shape[1], len(HEARD))]
+    for head in heads:  # seeded here, not by the global generator
+        torch.nn.init.normal_(head.weight, std=pooled.shape[1] ** -0.5, generator=generator)
+        torch.nn.init.zeros_(head.bias)
+    optimiser = torch.optim.Adam([p for head in heads for p in head.parameters()], lr=1e-2, weight_decay=1e-3)
+    for _ in range(steps):
+        loss = sum(F.binary_cross_entropy_with_logits(head(pooled[:train]), labels[:train])
+                   for head, labels in zip(heads, (seen, heard)))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    with torch.no_grad():
+        return presence_auroc(heads[0](pooled[train:]), heads[1](pooled[train:]), seen[train:], heard[train:])
+
+
 def pretrain_presence(judge, media: list, scenes: list[dict], held_out: list, held_out_scenes: list[dict],
                       steps: int, every: int, seed: int, batch_size: int = 32, learning_rate: float = 1e-3,
                       report: AlignmentReport | None = None) -> list[tuple[int, float, float]]:
