@@ -5,6 +5,9 @@ import pytest
 
 from avjudge.media import MediaError, decode, encode_audio, encode_video, probe, replace_audio
 from avjudge.media.clip import file_hash
+from avjudge.world import WorldConfig
+from avjudge.world.render import render_frames
+from avjudge.world.scene import sample_scene
 from avjudge.world.verify import detect_onsets
 
 from .helpers import (
@@ -222,6 +225,19 @@ def test_probe_reports_streams(clip_path):
     assert info.audio.sample_rate == SR and info.audio.channels == 1
     assert abs(info.duration - DUR) < 0.05
     json.dumps(info.to_dict())
+
+
+@pytest.mark.parametrize("ext", [".mp4", ".mov", ".mkv"])
+def test_the_same_frames_encode_to_the_same_pictures_and_mp4_bytes(tmp_path, ext):
+    # a world clip (x264's macroblock tree gave a different picture one encode in two on these frames); Matroska
+    # writes the time of muxing, so only its pictures repeat, while the world's mp4s repeat byte for byte
+    scene = sample_scene(WorldConfig(seed=0, duration=4.0, width=192, height=192, ambience_prob=1.0), 7)
+    frames = np.stack(list(render_frames(scene)))
+    paths = [encode_video(tmp_path / f"{i}{ext}", frames, scene.fps) for i in range(4)]
+    first = decode(paths[0], audio=False).frames
+    assert all(np.array_equal(decode(p, audio=False).frames, first) for p in paths[1:])
+    if ext != ".mkv":
+        assert len({file_hash(p) for p in paths}) == 1
 
 
 def test_encode_is_atomic_on_failure(tmp_path):
