@@ -1,5 +1,9 @@
-"""The demo's targets: read from the evaluations before and after training, never assumed met."""
-from avjudge.demo import TARGETS, _target_lines, check_targets
+"""The demo's targets (read from the evaluations before and after training, never assumed met) and its world check."""
+import shutil
+
+from avjudge.demo import TARGETS, _target_lines, check_targets, verify_world
+from avjudge.jsonl import read_jsonl
+from avjudge.world import MANIFEST
 
 
 def _evaluation(**balanced_accuracy):
@@ -32,3 +36,15 @@ def test_targets_of_judges_not_run_and_types_not_built_are_left_out_or_unmet():
     assert not any(row["met"] or row["untrained_at_chance"] for row in rows)
     assert "0 of 2 met" in _target_lines(rows)[0]
     assert check_targets({"at": results["av"]}) == [] and _target_lines([]) == []  # the AT judge has no target
+
+
+def test_world_verification_checks_every_clip_in_parallel_and_names_the_one_that_fails(small_world, tmp_path):
+    world = tmp_path / "world"
+    shutil.copytree(small_world, world)
+    records = list(read_jsonl(world / MANIFEST))
+    (world / records[2]["video"]).write_bytes(b"not a video")
+    checks = verify_world(world, progress=False, workers=2)
+    assert checks == verify_world(world, progress=False, workers=1)
+    assert checks["clips"] == len(records) and checks["clips_ok"] == len(records) - 1
+    assert [e["id"] for e in checks["errors"]] == [records[2]["id"]]
+    assert checks["visual_found"] == checks["visual_events"] > 0
