@@ -1,0 +1,34 @@
+"""benchmarks/mismatch_places.py: random mismatches grouped by whether their audio's clip shares the place, and the
+script run on a quick demo's output."""
+import importlib.util
+from pathlib import Path
+
+from avjudge.cli import main as avjudge
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "mismatch_places.py"
+spec = importlib.util.spec_from_file_location("mismatch_places", SCRIPT)
+mismatch_places = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mismatch_places)
+
+
+def test_random_mismatches_are_grouped_by_the_place_of_the_clip_their_audio_comes_from():
+    places = {"a": "indoor", "b": "indoor", "c": "outdoor"}
+    records = [{"label": 1, "strategy": "positive", "source_id": "a", "params": {}},
+               {"label": 0, "strategy": "random_mismatch", "source_id": "a", "params": {"source": "b"}},
+               {"label": 0, "strategy": "random_mismatch", "source_id": "c", "params": {"source": "a"}},
+               {"label": 0, "strategy": "time_shift_medium", "source_id": "c", "params": {"shift": 1.5}},
+               {"label": 0, "strategy": "random_mismatch", "source_id": "b", "params": {"source": "a"}}]
+    assert mismatch_places.mismatch_groups(records, places) == {
+        "positives": [0], "random mismatch, same place": [1, 4], "random mismatch, other place": [2]}
+
+
+def test_the_script_reads_a_demo_run(tmp_path, tiny_judges, monkeypatch, capsys):
+    cache = tiny_judges["qwen2_5_omni"].parent.parent
+    assert avjudge(["demo", "--out", str(tmp_path), "--quick", "--judges", "av", "--cache", str(cache)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.argv", ["mismatch_places.py", str(tmp_path), "--train-positives", "4"])
+    mismatch_places.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("  n ")[0].strip() for line in lines] == [
+        "held-out positives", "training positives", "random mismatch, same place", "random mismatch, other place"]
+    assert "n    4  accepted" in lines[1]
