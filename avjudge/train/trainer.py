@@ -54,17 +54,23 @@ def _ensure_distributed_env() -> None:
     os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
 
 
+def prepared_pairs(judge: Judge, dataset: PairDataset) -> list:
+    """Every pair of ``dataset`` (its clip, negatives applied, with its text and utterance) as ``judge`` reads it."""
+    samples = []
+    for i in range(len(dataset)):
+        record, clip = dataset[i]
+        samples.append(judge.prepare(judge.sample(clip, record.get("text"), record.get("utterance"))))
+    return samples
+
+
 class HeldOutEvaluation:
     """Scores fixed held-out pairs with the judge being trained; the media is prepared once."""
 
     def __init__(self, judge: Judge, dataset: PairDataset, out_dir: Path):
         self.judge, self.out_dir = judge, out_dir
-        self.prepared, self.labels, self.kinds = [], [], []
-        for i in range(len(dataset)):
-            record, clip = dataset[i]
-            self.prepared.append(judge.prepare(judge.sample(clip, record.get("text"), record.get("utterance"))))
-            self.labels.append(int(record["label"]))
-            self.kinds.append(record["negative_type"])
+        self.prepared = prepared_pairs(judge, dataset)
+        self.labels = [int(record["label"]) for record in dataset.records]
+        self.kinds = [record["negative_type"] for record in dataset.records]
 
     def __call__(self, step: int) -> dict:
         model = self.judge.adapter.model
