@@ -5,7 +5,7 @@ clip's audio from the other place gives itself away by its ambience alone; a par
 told by the objects: which notes (colours) and timbres (shapes) sound, and when. This scores a finished demo run's
 held-out AV pairs with its trained judge (OUT/train/av/final, or --checkpoint) and prints, at the demo's threshold
 0.5 and as AUROC against the held-out positives, the random mismatches of each kind apart; and the share of
-positives accepted, held out and (the first --train-positives) from training: a judge that accepts its training
+positives accepted, held out and from training (one per clip, at most --train-positives): a judge that accepts its training
 clips and turns away unseen ones has memorised them, and every negative type's balanced accuracy pays for it.
 
 Usage: python benchmarks/mismatch_places.py OUT [--checkpoint DIR] [--train-positives 300]
@@ -22,6 +22,7 @@ from avjudge.judges import Judge
 from avjudge.jsonl import read_jsonl
 from avjudge.perturb import SourcePool
 from avjudge.stats import auroc, format_statistic
+from avjudge.train.trainer import prepared_pairs
 from avjudge.world import MANIFEST
 
 
@@ -40,15 +41,23 @@ def mismatch_groups(records: list[dict], places: dict[str, str]) -> dict[str, li
 
 def scores(judge: Judge, records: list[dict], pool: SourcePool, pairs: Path) -> np.ndarray:
     dataset = PairDataset(records, pool, judge.settings.sample_rate, judge.settings.fps, pairs)
-    prepared = [judge.prepare(judge.sample(dataset[i][1], None, None)) for i in range(len(dataset))]
-    return np.array([result.score for result in judge.score_prepared(prepared)])
+    return np.array([result.score for result in judge.score_prepared(prepared_pairs(judge, dataset))])
+
+
+def one_positive_per_clip(records: list[dict], limit: int) -> list[dict]:
+    """The first positive pair of each clip in ``records``, at most ``limit`` (a clip's positives are one input)."""
+    firsts = {}
+    for record in records:
+        if record["label"] == 1:
+            firsts.setdefault(record["source_id"], record)
+    return list(firsts.values())[:limit]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out", type=Path, help="an `avjudge demo` output folder")
     p.add_argument("--checkpoint", type=Path, help="the judge to score with (default OUT/train/av/final)")
-    p.add_argument("--train-positives", type=int, default=300)
+    p.add_argument("--train-positives", type=int, default=300, help="training clips whose positive is scored")
     args = p.parse_args()
     pairs = args.out / "pairs"
     judge = Judge.load("av", args.checkpoint or args.out / "train" / "av" / "final")
@@ -59,7 +68,7 @@ def main() -> None:
     groups = mismatch_groups(held_out, places)
     positives = held_out_scores[groups.pop("positives")]
     print(f"{'held-out positives':<32} n {len(positives):>4}  accepted {np.mean(positives >= 0.5):.3f}")
-    training = [r for r in load_pairs(pairs, "av", "train") if r["label"] == 1][:args.train_positives]
+    training = one_positive_per_clip(load_pairs(pairs, "av", "train"), args.train_positives)
     print(f"{'training positives':<32} n {len(training):>4}  accepted "
           f"{np.mean(scores(judge, training, pool, pairs) >= 0.5):.3f}")
     for name, where in groups.items():

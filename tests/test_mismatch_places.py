@@ -22,6 +22,14 @@ def test_random_mismatches_are_grouped_by_the_place_of_the_clip_their_audio_come
         "positives": [0], "random mismatch, same place": [1, 4], "random mismatch, other place": [2]}
 
 
+def test_training_positives_are_one_per_clip():
+    records = [{"label": 1, "source_id": "a", "id": 0}, {"label": 0, "source_id": "b", "id": 1},
+               {"label": 1, "source_id": "a", "id": 2}, {"label": 1, "source_id": "b", "id": 3},
+               {"label": 1, "source_id": "c", "id": 4}]
+    assert [r["id"] for r in mismatch_places.one_positive_per_clip(records, 5)] == [0, 3, 4]
+    assert [r["id"] for r in mismatch_places.one_positive_per_clip(records, 2)] == [0, 3]
+
+
 def test_the_script_reads_a_demo_run(tmp_path, tiny_judges, monkeypatch, capsys):
     cache = tiny_judges["qwen2_5_omni"].parent.parent
     assert avjudge(["demo", "--out", str(tmp_path), "--quick", "--judges", "av", "--cache", str(cache)]) == 0
