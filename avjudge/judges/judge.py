@@ -49,6 +49,17 @@ class JudgeSettings:
         return replace(self, fps=self.fps or fps, max_pixels=self.max_pixels or max_pixels)
 
 
+def sampled_frames(timestamps: np.ndarray, start: float, duration: float, fps: float,
+                   max_frames: int) -> tuple[np.ndarray, float]:
+    """(indices into ``timestamps`` of the frames a judge sees, the rate they are at): one every 1 / ``fps`` s
+    from ``start``, each the frame shown at that moment; longer clips are spread over ``max_frames``."""
+    n = max(1, int(np.ceil(duration * fps - 1e-9)))
+    if n > max_frames:
+        n, fps = max_frames, max_frames / duration
+    targets = start + np.arange(n) / fps
+    return np.clip(np.searchsorted(timestamps, targets + 1e-6) - 1, 0, len(timestamps) - 1), fps
+
+
 # What a training run records beside its weights (avjudge.train) that scoring must repeat.
 TRAINED_SETTINGS = ("fps", "max_pixels", "use_audio_in_video", "system_prompt")
 TRAIN_RECORD = "avjudge_train.json"
@@ -111,12 +122,7 @@ class Judge:
         if self.task.needs_video:
             if clip.frames is None:
                 raise MediaError(clip.source, "has no video frames for the judge")
-            fps = s.fps
-            n = max(1, int(np.ceil(clip.duration * fps - 1e-9)))
-            if n > s.max_frames:
-                n, fps = s.max_frames, s.max_frames / clip.duration
-            targets = clip.start + np.arange(n) / fps
-            idx = np.clip(np.searchsorted(clip.timestamps, targets + 1e-6) - 1, 0, clip.num_frames - 1)
+            idx, fps = sampled_frames(clip.timestamps, clip.start, clip.duration, s.fps, s.max_frames)
             frames = clip.frames[idx]
         if self.task.needs_audio:
             if clip.audio is None:
