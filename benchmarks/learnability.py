@@ -11,6 +11,11 @@ optimiser steps fit in minutes:
   caption_edits     (VT) the VT pairs as they are: positives against every caption edit, AUROC also per
                     edited dimension (appearance, counting, motion, spatial, temporal); printed first, the
                     same AUROCs from the caption alone (`avjudge.data.audit.text_leak`)
+  object_phrase     (VT) a clip described by one of its objects alone, "The video shows a small red circle."
+                    (Yes), or by that object in a colour no object of the clip has (No): binding a colour word to
+                    what is on screen, with nothing else in the text
+  caption_colour    (VT) the same question inside the whole caption: a clip's caption (Yes) or the caption with one
+                    object's colour changed at every mention to one the clip lacks (No)
 
 The first two ask the AV judge's prompt about positives (the clip's own audio) relabelled by the ground truth,
 so each measures one encoder's path to the answer token; the last two are the real tasks.
@@ -24,6 +29,10 @@ of the world's description; --caption-clips N captions N clips of a world of the
 probe's training clips, which a few hundred clips' captioning would memorise. Either way the caption loss on the
 probe's held-out clips, never captioned, is printed after captioning: whether the model names what it has not
 seen.
+
+--first PROBE --first-steps N first trains N steps on another probe's question (the same judge), printing its own
+held-out curve, then asks the probe's question at step 0 and trains on it: a curriculum, e.g. `--first object_phrase`
+before `caption_edits` asks whether binding single colour words to the picture carries over to whole captions.
 
 --align-steps N first aligns the two encoders (CLIP-style, batches of 32) on a world of their own
 (--align-clips, another seed: a pretraining corpus the probe never sees; its last 64 clips held out): each
@@ -46,7 +55,8 @@ frames with another training clip's audio (the same recombination the pair build
 `pooled_head.py` does; held out are the dataset's pairs as always. It asks whether the language model is short of
 negatives or of a way to read them.
 
-Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--caption-steps 0]
+Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--first PROBE --first-steps N]
+       [--caption-steps 0]
        [--caption-reply description|presence] [--caption-clips 0]
        [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned|FILE]
        [--set KEY=VALUE ...] [--world KEY=VALUE ...] [--lm KEY=VALUE ...] [--fresh-mismatches]
@@ -72,33 +82,62 @@ from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tin
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
 from avjudge.stats import auroc, format_statistic, per_negative_type
-from avjudge.world import MANIFEST, WorldConfig, make_world
+from avjudge.world import MANIFEST, WorldConfig, make_world, vocab
 
 LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's colour -> pitch link
 
 
 def _audio_low_note(record, scene):
     if record["label"] == 1:
-        return int(any(o["sound"] and o["sound"]["timbre"] != "noise_burst" and o["sound"]["f0"] < 200
-                       for o in scene["objects"]))
+        return {**record, "label": int(any(o["sound"] and o["sound"]["timbre"] != "noise_burst"
+                                           and o["sound"]["f0"] < 200 for o in scene["objects"]))}
     return None
 
 
 def _video_low_colour(record, scene):
-    return int(any(o["colour"] in LOW_COLOURS for o in scene["objects"])) if record["label"] == 1 else None
+    return {**record, "label": int(any(o["colour"] in LOW_COLOURS for o in scene["objects"]))} \
+        if record["label"] == 1 else None
 
 
 def _random_mismatch(record, scene):
-    return int(record["label"]) if record["negative_type"] in ("positive", "random_mismatch") else None
+    return record if record["negative_type"] in ("positive", "random_mismatch") else None
 
 
 def _as_labelled(record, scene):
-    return int(record["label"])
+    return record
 
 
-# probe -> (the judge it trains, the label of a pair record, or None to leave the record out)
+def _object_phrase(record, scene):
+    """A VT positive's clip described by one object alone, "The video shows a small red circle.": one of its
+    objects (Yes) or, as often, that object in a colour none of its objects has (No); drawn from the record's id."""
+    if record["negative_type"] != "positive":
+        return None
+    rng = random.Random(record["id"])
+    obj = rng.choice(scene["objects"])
+    shown = rng.random() < 0.5
+    colour = obj["colour"] if shown else rng.choice(sorted(set(vocab.COLOURS) - {o["colour"] for o in scene["objects"]}))
+    return {**record, "label": int(shown), "text": f"The video shows a {obj['size']} {colour} {obj['shape']}."}
+
+
+def _caption_colour(record, scene):
+    """A VT positive's own caption (Yes) or, as often, that caption with one object's colour changed at every mention
+    to a colour none of its objects has (No): the object-phrase question inside a whole caption."""
+    if record["negative_type"] != "positive":
+        return None
+    rng = random.Random(record["id"])
+    obj = rng.choice(scene["objects"])
+    if rng.random() < 0.5:
+        return {**record, "label": 1}
+    colour = rng.choice(sorted(set(vocab.COLOURS) - {o["colour"] for o in scene["objects"]}))
+    name = f"{obj['colour']} {obj['shape']}"
+    return {**record, "label": 0, "text": record["text"].replace(name, f"{colour} {obj['shape']}")}
+
+
+# probe -> (the judge it trains, the pair record as the probe asks it: its label, and text where the probe changes
+# it; None to leave the record out)
 PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", _video_low_colour),
-          "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled)}
+          "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled),
+          "object_phrase": ("vt", _object_phrase), "caption_colour": ("vt", _caption_colour)}
 
 
 def encoders_argument(value: str) -> Path | None:
@@ -122,12 +161,12 @@ def make_pairs(root: Path, clips: int, pairs: int, tasks: set[str], world: dict 
 
 
 def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
-    """(label, pair record, the pair's clip) for each record the probe keeps."""
+    """(label, pair record as the probe asks it, the pair's clip) for each record the probe keeps."""
     out = []
     for i, record in enumerate(dataset.records):
-        label = probe(record, scenes[record["source_id"]])
-        if label is not None:
-            out.append((label, *dataset[i]))
+        asked = probe(record, scenes[record["source_id"]])
+        if asked is not None:
+            out.append((asked["label"], asked, dataset[i][1]))
     return out
 
 
@@ -214,6 +253,26 @@ def fresh_mismatch_batches(own: list, answered_no: list, batch_size: int, rng: r
         yield batch
 
 
+def held_out_reporter(name: str, judge, items: list, curve: list):
+    """``report(step, loss)`` for `train`: scores ``items`` ((label, pair record, clip) triples, held out) and
+    appends (step, loss, AUROC, AUROC per negative type) to ``curve``, printing it."""
+    prepared = [judge.prepare(judge.sample(clip, record.get("text"), None)) for _, record, clip in items]
+    labels = np.array([label for label, _, _ in items])
+    types = np.array([record["negative_type"] for _, record, _ in items])
+
+    def report(step: int, loss: float) -> None:
+        model = judge.adapter.model.eval()
+        scores = np.array([r.score for r in judge.score_prepared(prepared)])
+        model.train()
+        # one negative type: its AUROC is the overall one
+        per_type = per_negative_type(scores, labels, types, auroc) if len(set(types[labels == 0])) > 1 else {}
+        curve.append((step, loss, auroc(scores, labels), per_type))
+        detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
+        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(curve[-1][2])}{detail}",
+              flush=True)
+    return report
+
+
 def train(judge, batches, steps: int, config: TrainConfig, every: int, report) -> None:
     """AdamW with the config's rate, warm-up and a cosine decay over ``steps`` batches drawn from ``batches`` (an
     iterator of example lists); ``report(step, mean loss)`` every N steps."""
@@ -242,8 +301,10 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
               align_world: Path | None = None, encoders: Path | None = None,
               align_pooling: str = "max", language_model: dict | None = None,
               fresh_mismatches: bool = False, caption_reply: str = "description",
-              caption_world: Path | None = None) -> list[tuple[int, float, float, dict]]:
-    """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]."""
+              caption_world: Path | None = None, first: str | None = None,
+              first_steps: int = 0) -> list[tuple[int, float, float, dict]]:
+    """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]; with
+    ``first``, step 0 is after its ``first_steps``."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
@@ -257,12 +318,10 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     test_set = PairDataset(load_pairs(pairs, task, "test"), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
     test_items = labelled(test_set, probe, scenes)
-    held_out = [(label, record["negative_type"], judge.prepare(judge.sample(clip, record.get("text"), None)))
-                for label, record, clip in test_items]
+    curve = []
+    report = held_out_reporter(name, judge, test_items, curve)
     unseen_clips = positive_clips(test_items)  # the held-out clips' caption loss, after captioning
     del test_items  # its decoded clips are not needed again
-    labels = np.array([label for label, _, _ in held_out])
-    types = np.array([kind for _, kind, _ in held_out])
     if name == "caption_edits":
         leak = text_leak(pairs, task)
         print(f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
@@ -287,19 +346,12 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
                        report=lambda step, loss, value: print(
                            f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
                            f"another clip's {format_statistic(value)}", flush=True))
-    curve = []
-
-    def report(step: int, loss: float) -> None:
-        model = judge.adapter.model.eval()
-        scores = np.array([r.score for r in judge.score_prepared([p for _, _, p in held_out])])
-        model.train()
-        # one negative type: its AUROC is the overall one
-        per_type = per_negative_type(scores, labels, types, auroc) if len(set(types[labels == 0])) > 1 else {}
-        curve.append((step, loss, auroc(scores, labels), per_type))
-        detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
-        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(curve[-1][2])}{detail}",
-              flush=True)
-
+    if first_steps:
+        first_probe = PROBES[first][1]
+        examples = [collator.example(record, clip) for _, record, clip in labelled(train_set, first_probe, scenes)]
+        train(judge, shuffled_batches(examples, config.batch_size, random.Random(config.seed)), first_steps, config,
+              every, held_out_reporter(first, judge, labelled(test_set, first_probe, scenes), []))
+        report(0, float("nan"))  # the probe's question, asked of the judge its first probe trained
     rng = random.Random(config.seed)
     if fresh_mismatches:
         clips = {record["source_id"]: (record, clip) for label, record, clip in train_items if label == 1}
@@ -307,7 +359,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         answered_no = [collator.example({**record, "label": 0}, clip) for record, clip in clips.values()]
         batches = fresh_mismatch_batches(own, answered_no, config.batch_size, rng)
     else:
-        examples = [collator.example({**record, "label": label}, clip) for label, record, clip in train_items]
+        examples = [collator.example(record, clip) for _, record, clip in train_items]
         batches = shuffled_batches(examples, config.batch_size, rng)
     train(judge, batches, steps, config, every, report)
     return curve
@@ -327,6 +379,8 @@ def main() -> None:
     p.add_argument("--caption-clips", type=int, default=0,
                    help="caption this many clips of a world of their own (seed 2) instead of the probe's "
                         "training clips")
+    p.add_argument("--first", choices=sorted(PROBES), help="train on this probe's question first (same judge)")
+    p.add_argument("--first-steps", type=int, default=0, help="steps of --first before each probe")
     p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
     p.add_argument("--align-pooling", choices=sorted(POOLINGS), default="max",
@@ -351,6 +405,10 @@ def main() -> None:
         names = args.probes.split(",")
         if args.fresh_mismatches and names != ["random_mismatch"]:
             p.error("--fresh-mismatches draws random mismatches: use it with --probes random_mismatch alone")
+        if args.first_steps and not args.first:
+            p.error("--first-steps needs --first PROBE")
+        if args.first_steps and any(PROBES[name][0] != PROBES[args.first][0] for name in names):
+            p.error("--first must train the same judge (av or vt) as the probes")
         if args.align_steps and any(PROBES[name][0] != "av" for name in names):
             p.error("--align-steps aligns the AV judge's audio and video encoders: use it with AV probes only")
         pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names}, parse_overrides(args.world))
@@ -365,7 +423,7 @@ def main() -> None:
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
                                      args.encoders, args.align_pooling, language_model, args.fresh_mismatches,
-                                     args.caption_reply, caption_world)
+                                     args.caption_reply, caption_world, args.first, args.first_steps)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                                                "curves": curves})

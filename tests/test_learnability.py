@@ -82,3 +82,45 @@ def test_the_probe_runs_on_the_demos_av_config(tmp_path):
                                    out=tmp_path)
     assert [step for step, *_ in curve] == [2]
     assert np.isfinite(curve[0][1])
+
+
+def test_object_phrases_name_an_object_of_the_clip_or_a_colour_it_lacks():
+    scene = {"objects": [{"colour": "red", "size": "small", "shape": "circle"},
+                         {"colour": "blue", "size": "large", "shape": "ring"}]}
+    asked = [learnability._object_phrase({"id": f"p{i}", "label": 1, "negative_type": "positive", "text": "caption"},
+                                         scene) for i in range(40)]
+    shown = {"The video shows a small red circle.", "The video shows a large blue ring."}
+    assert {r["text"] for r in asked if r["label"] == 1} == shown
+    for record in (r for r in asked if r["label"] == 0):
+        size, colour, shape = record["text"].removeprefix("The video shows a ").rstrip(".").split()
+        assert colour not in ("red", "blue") and (size, shape) in {("small", "circle"), ("large", "ring")}
+    assert 10 < sum(r["label"] for r in asked) < 30
+    negative = {"id": "n", "label": 0, "negative_type": "appearance", "text": "caption"}
+    assert learnability._object_phrase(negative, scene) is None
+
+
+def test_a_first_probe_trains_the_judge_before_the_probe_asks_at_step_0(tmp_path):
+    pairs = learnability.make_pairs(tmp_path, clips=8, pairs=48, tasks={"vt"})
+    world = {r["id"]: r for r in learnability.read_jsonl(tmp_path / "world" / learnability.MANIFEST)}
+    curve = learnability.run_probe("caption_edits", pairs, world, steps=2, every=2, overrides=["batch_size=2"],
+                                   out=tmp_path, first="object_phrase", first_steps=2)
+    assert [step for step, *_ in curve] == [0, 2]
+    assert np.isnan(curve[0][1]) and np.isfinite(curve[1][1])
+
+
+def test_caption_colour_changes_one_objects_colour_at_every_mention_to_one_the_clip_lacks():
+    scene = {"objects": [{"colour": "red", "size": "small", "shape": "circle"},
+                         {"colour": "blue", "size": "large", "shape": "ring"}]}
+    caption = "Two shapes: a small red circle and a large blue ring. The red circle flashes white twice."
+    asked = [learnability._caption_colour({"id": f"p{i}", "label": 1, "negative_type": "positive", "text": caption},
+                                          scene) for i in range(40)]
+    assert all(r["text"] == caption for r in asked if r["label"] == 1)
+    changed = [r["text"] for r in asked if r["label"] == 0]
+    assert 10 < len(changed) < 30
+    for text in changed:
+        new_words = set(text.split()) - set(caption.split())
+        assert len(new_words) == 1 and new_words.isdisjoint({"red", "blue", "white"})
+        new = new_words.pop()
+        # one object's name changed at each of its mentions, the other's kept
+        assert text.count(f"{new} circle") == 2 and "blue ring" in text or \
+            text.count(f"{new} ring") == 1 and text.count("red circle") == 2
