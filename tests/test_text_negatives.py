@@ -271,3 +271,14 @@ def test_annotate_writes_a_manifest_and_resumes(server, tmp_path, small_world):
     assert len(sources) == 2 and sources[0]["captions"] == good and Path(sources[0]["video"]).exists()
     annotate(clips, out, backend, progress=False)  # resumed: nothing is asked again
     assert len(script.requests) == 3 and len(out.read_text().splitlines()) == 3
+
+
+def test_a_motion_edit_leaves_a_spatial_relation_whole():
+    text = "At the start, the red circle is to the right of the blue square. The red circle moves upward."
+    edits = {swap_in_category(text, ["motion", "event", "direction"], np.random.default_rng(seed))[0]
+             for seed in range(40)}
+    assert all("is to the right of the blue square" in out for out in edits)
+    assert {out.split(". ")[1] for out in edits} > {"The red circle moves downward."}  # the motion itself changes
+    # the spatial dimension still edits the relation
+    out, detail = swap_in_category(text, ["spatial", "position"], np.random.default_rng(0))
+    assert "to the right of" not in out and detail.startswith("Changed 'to the right of'")

@@ -52,6 +52,9 @@ def _fix_article(text: str, start: int, new_word: str) -> tuple[str, int]:
     return text[:m.start(1)] + want + text[m.end(1):], len(want) - len(m.group(1))
 
 
+# lexicon categories whose phrases name a place relative to something else, edited whole or not at all
+RELATIONS = ("spatial", "position")
+
 # "one" takes a singular noun: swapped with another number it leaves "one beats" or "two shape is",
 # a grammar slip that gives the negative away by its text alone
 _SINGULAR = frozenset({"one"})
@@ -71,6 +74,11 @@ def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
     found = [(s, e, p, c) for c in categories if c in lexicons for s, e, p in _occurrences(text, lexicons[c])]
     # prefer the longest match at each position ("to the left of" over "left")
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
+    # a word inside a relation another dimension edits ("right" in "to the right of") states where something is,
+    # not where it goes: swapped, it leaves "to the downward of", or a spatial edit filed under motion
+    relations = [(s, e) for c in RELATIONS if c in lexicons and c not in categories
+                 for s, e, _ in _occurrences(text, lexicons[c])]
+    found = [f for f in found if not any(s <= f[0] and f[1] <= e for s, e in relations)]
     found = [f for f in found if _replacements(f[2], lexicons[f[3]])]
     if not found:
         return None
