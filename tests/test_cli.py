@@ -77,6 +77,9 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
     for row in report["targets"]:
         after = report["judges"][row["judge"]]["eval_after"]["per_type"].get(row["negative_type"], {})
         assert row["after"] == after.get("balanced_accuracy")
+        # what the VT judge's frames allow on each caption edit of the held-out pairs; the AV targets have none
+        assert (row["ceiling"] is None) == (row["judge"] == "av" or row["after"] is None)
+        assert row["ceiling"] is None or 0.5 <= row["ceiling"] <= 1.0
     out = capsys.readouterr().out
     assert "held-out balanced accuracy per negative type" in out and f"of {len(report['targets'])} met" in out
 

@@ -25,6 +25,13 @@ def test_targets_are_met_only_by_trained_figures_at_or_above_the_bar_from_chance
     assert rows["vt", "motion"]["met"]
     lines = _target_lines(list(rows.values()))
     assert lines[0].startswith("targets") and "3 of 5 met" in lines[0]
+    assert not any("frames allow" in line for line in lines)  # no ceilings given
+    ceilings = {("vt", "appearance"): 1.0, ("vt", "motion"): 0.96, ("vt", "counting"): 0.75}
+    rows = {(row["judge"], row["negative_type"]): row for row in check_targets(results, ceilings)}
+    assert rows["vt", "motion"]["ceiling"] == 0.96 and rows["av", "random_mismatch"]["ceiling"] is None
+    # said only where the frames keep a target out of reach
+    assert [line.split()[1] for line in _target_lines(list(rows.values())) if "frames allow at most" in line] == [
+        "counting"]
     assert any("counting" in line and "n/a" in line and "no held-out negatives" in line for line in lines)
     assert any("time_shift_medium" in line and "untrained not at chance" in line for line in lines)
 

@@ -1,12 +1,14 @@
-"""benchmarks/vt_decidability.py: which VT caption edits the judge's sampled frames can tell, on a hand-made scene
-whose events fall between or on the frames, and the script on a world's pairs."""
+"""Which VT caption edits a judge's sampled frames can tell (`avjudge.world.decidability`, composed with the judge's
+frame choice in `avjudge.demo`), on a hand-made scene whose events fall between or on the frames; and
+benchmarks/vt_decidability.py on a world's pairs."""
 import importlib.util
 from pathlib import Path
 
 import numpy as np
 
-from avjudge.demo import build_demo_pairs
+from avjudge.demo import build_demo_pairs, caption_edits_told, shown_times
 from avjudge.world.captions import video_caption
+from avjudge.world.decidability import events_caught, first_events_caught
 from avjudge.world.scene import Event, Scene, WorldObject
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "vt_decidability.py"
@@ -15,17 +17,17 @@ vt_decidability = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(vt_decidability)
 
 
-def _scene() -> Scene:
+def _scene(blue_events: tuple[Event, ...] = ()) -> Scene:
     """A red circle that flashes twice: at 0.4-0.6 s (the 2 fps frame at 0.48 s falls inside) and 1.1-1.3 s
-    (between the 2 fps frames at 1.0 and 1.48 s, on the 4 fps frame at 1.24 s); a blue square that never acts."""
+    (between the 2 fps frames at 1.0 and 1.48 s, on the 4 fps frame at 1.24 s); a blue square that acts as given."""
     red = WorldObject(shape="circle", colour="red", size="medium", x=0.3, y=0.5, motion="static", event_kind="flash",
                       sound={"timbre": "sine", "f0": 110.0})
     blue = WorldObject(shape="square", colour="blue", size="small", x=0.7, y=0.5, motion="left", event_kind="pulse",
-                       sound=None)
+                       sound={"timbre": "square", "f0": 196.0} if blue_events else None)
     return Scene(id="s", seed=0, index=0, duration=4.0, width=192, height=192, fps=25.0, sample_rate=16000,
                  background="indoor", ambience="hum", objects=(red, blue),
                  events=(Event(time=0.4, duration=0.2, object=0, kind="flash"),
-                         Event(time=1.1, duration=0.2, object=0, kind="flash")))
+                         Event(time=1.1, duration=0.2, object=0, kind="flash")) + blue_events)
 
 
 def _negative(scene: Scene, old: str, new: str, dimension: str) -> dict:
@@ -38,9 +40,9 @@ def _negative(scene: Scene, old: str, new: str, dimension: str) -> dict:
 def test_the_judge_sees_the_frames_its_rate_picks():
     scene = _scene()
     # the frame on screen at k / 2 s: the world's 25 fps frames fall at 0.48 and 0.52 s around 0.5 s
-    assert np.allclose(vt_decidability.seen_times(scene, 2.0), np.floor(np.arange(8) / 2 * 25) / 25)
-    assert vt_decidability.events_caught(scene, 0, vt_decidability.seen_times(scene, 2.0)) == (1, 2)
-    assert vt_decidability.events_caught(scene, 0, vt_decidability.seen_times(scene, 4.0)) == (2, 2)
+    assert np.allclose(shown_times(scene, 2.0), np.floor(np.arange(8) / 2 * 25) / 25)
+    assert events_caught(scene, 0, shown_times(scene, 2.0)) == (1, 2)
+    assert events_caught(scene, 0, shown_times(scene, 4.0)) == (2, 2)
 
 
 def test_an_event_count_is_told_only_when_every_event_is_caught_and_a_look_when_one_is():
@@ -52,12 +54,24 @@ def test_an_event_count_is_told_only_when_every_event_is_caught_and_a_look_when_
                _negative(scene, "small blue", "small green", "appearance"),
                _negative(scene, "indoor room", "outdoor room", "appearance"),
                {**_negative(scene, "red", "red", "positive"), "label": 1}]
-    at_2 = vt_decidability.decidability(records, world, 2.0)
-    assert at_2 == [("counting", "event count", False), ("motion", "event look", True),
-                    ("counting", "objects", True), ("appearance", "objects", True), ("appearance", "place", True)]
-    assert vt_decidability.decidability(records[:1], world, 4.0) == [("counting", "event count", True)]
-    by_dimension = vt_decidability.ceilings(at_2, lambda dimension, kind: dimension)
-    assert by_dimension == {"appearance": (2, 1.0), "counting": (2, 0.5), "motion": (1, 1.0)}
+    assert caption_edits_told(records, world, 2.0) == [
+        ("counting", "event count", False), ("motion", "event look", True), ("counting", "objects", True),
+        ("appearance", "objects", True), ("appearance", "place", True)]
+    assert caption_edits_told(records[:1], world, 4.0) == [("counting", "event count", True)]
+
+
+def test_a_swapped_order_is_told_when_every_actors_first_event_is_caught():
+    caught_first = _scene((Event(time=2.0, duration=0.2, object=1, kind="pulse"),))  # on the 2.0 s frame
+    missed_first = _scene((Event(time=2.1, duration=0.2, object=1, kind="pulse"),))  # between 2.0 and 2.48 s
+    assert first_events_caught(caught_first, 0, shown_times(caught_first, 2.0))
+    assert not first_events_caught(missed_first, 0, shown_times(missed_first, 2.0))
+    positive = video_caption(caught_first)
+    swapped = positive.replace("red circle flashes", "X").replace("blue square pulses", "red circle flashes") \
+        .replace("X", "blue square pulses")
+    record = {"id": "t", "label": 0, "source_id": "s", "negative_type": "temporal", "text": swapped,
+              "params": {"detail": "Swapped the order of 'red circle' and 'blue square'"}}
+    world = {"s": {"scene": caught_first.to_dict(), "captions": {"video": positive}}}
+    assert caption_edits_told([record], world, 2.0) == [("temporal", "event order", True)]
 
 
 def test_the_script_reads_a_worlds_pairs(tmp_path, small_world, monkeypatch, capsys):

@@ -1,0 +1,109 @@
+"""Which caption edits of a world clip can be told from the frames a judge is shown.
+
+A world caption names the place, the objects (count, colour, shape, size, path), where the first two stand at the
+start, and the events: which object flashes, pulses or hops, and how many times. The first three are shown from the
+first frame on. An event lasts 0.15-0.45 s and is seen only if a frame shown falls inside it, so a changed count of
+an object's events can be told only when every one of them was caught, a changed look ("hops upward" -> "flashes
+white") when one was, a swapped order when the first event of every acting object was.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+
+import numpy as np
+
+from . import vocab
+from .scene import Scene
+
+TIMES_PHRASES = frozenset(vocab.times_word(n) for n in range(1, len(vocab.NUMBER_WORDS)))
+_CHANGED = re.compile(r"Changed '(?P<old>[^']*)' to '")
+
+
+def frame_times(scene: Scene) -> np.ndarray:
+    """The moment (s) of each of the clip's frames: the world renders frame k at k / fps."""
+    return np.arange(round(scene.duration * scene.fps)) / scene.fps
+
+
+def _caught(span: tuple[float, float], times: np.ndarray) -> bool:
+    """Whether a frame shown at one of ``times`` falls inside an event (shown from its start up to its end)."""
+    return bool(np.any((times >= span[0]) & (times < span[1])))
+
+
+def events_caught(scene: Scene, obj: int, times: np.ndarray) -> tuple[int, int]:
+    """(events of object ``obj`` that a frame shown at one of ``times`` falls inside, its events)."""
+    spans = [(e.time, e.time + e.duration) for e in scene.events if e.object == obj]
+    return sum(_caught(span, times) for span in spans), len(spans)
+
+
+def every_event_caught(scene: Scene, obj: int, times: np.ndarray) -> bool:
+    caught, total = events_caught(scene, obj, times)
+    return caught == total
+
+
+def some_event_caught(scene: Scene, obj: int, times: np.ndarray) -> bool:
+    return events_caught(scene, obj, times)[0] > 0
+
+
+def first_events_caught(scene: Scene, obj: int, times: np.ndarray) -> bool:
+    """Whether the first event of every object that acts is caught: then the frames show who acts first."""
+    firsts = {}
+    for event in sorted(scene.events, key=lambda e: e.time):
+        firsts.setdefault(event.object, (event.time, event.time + event.duration))
+    return all(_caught(span, times) for span in firsts.values())
+
+
+def always(scene: Scene, obj: int, times: np.ndarray) -> bool:
+    return True
+
+
+# kind of edit -> whether frames shown at `times` tell it (scene, the object the edited words are about, times)
+EDIT_KINDS = {"place": always, "objects": always, "start positions": always, "event count": every_event_caught,
+              "event look": some_event_caught, "event actor": always, "event order": first_events_caught}
+
+
+def first_change(positive: str, negative: str) -> int:
+    """Index of the first word of ``positive`` that ``negative`` changes."""
+    a, b = positive.split(), negative.split()
+    for tag, i, _, _, _ in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            return i
+    raise ValueError("the negative caption equals the positive")
+
+
+def edit_kind(positive: str, negative: str, changed: str | None, scene: Scene) -> tuple[str, int | None]:
+    """(kind of edit, the object the changed words are about, or None) from the sentence the edit lands in: the
+    caption's first sentence names the place, the second the objects, a sentence "At the start, ..." the start
+    positions, the last the events; there the words changed (``changed``: the first of them, None for a swap of
+    two phrases) say whether the count, the look, the actor or the order."""
+    words = positive.split()
+    at = first_change(positive, negative)
+    sentence_start = max([0] + [k + 1 for k in range(at) if words[k].endswith(".")])
+    sentence = sum(words[k].endswith(".") for k in range(at))
+    if sentence == 0:
+        return "place", None
+    if sentence == 1:
+        return "objects", None
+    if words[sentence_start] == "At":
+        return "start positions", None
+    if changed is None:
+        return "event order", None
+    colours = {o.colour: i for i, o in enumerate(scene.objects)}
+    actor = next((colours[w.strip(".,")] for w in reversed(words[sentence_start:at + 1]) if w.strip(".,") in colours),
+                 None)
+    if changed in TIMES_PHRASES:
+        return "event count", actor
+    if changed in vocab.COLOURS or changed in vocab.SHAPES:
+        return "event actor", actor
+    return "event look", actor
+
+
+def caption_edit_told(record: dict, world_record: dict, times: np.ndarray) -> tuple[str, bool]:
+    """(kind of edit, whether frames shown at ``times`` tell it) for a VT negative ``record`` made by the caption
+    editor from the world clip ``world_record``."""
+    scene = Scene.from_dict(world_record["scene"])
+    match = _CHANGED.match(record["params"].get("detail", ""))
+    kind, actor = edit_kind(world_record["captions"]["video"], record["text"], match["old"] if match else None, scene)
+    if kind in ("event count", "event look") and actor is None:
+        raise ValueError(f"{record['id']}: no object named before the edited words in {record['text']!r}")
+    return kind, EDIT_KINDS[kind](scene, actor, times)
