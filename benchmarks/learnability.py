@@ -14,6 +14,8 @@ optimiser steps fit in minutes:
   object_phrase     (VT) a clip described by one of its objects alone, "The video shows a small red circle."
                     (Yes), or by that object in a colour no object of the clip has (No): binding a colour word to
                     what is on screen, with nothing else in the text
+  object_list       (VT) the same question of all the clip's objects listed, one of them in a colour the clip lacks
+                    for No: as many colour words as objects, and nothing else
   caption_colour    (VT) the same question inside the whole caption: a clip's caption (Yes) or the caption with one
                     object's colour changed at every mention to one the clip lacks (No)
 
@@ -119,6 +121,21 @@ def _object_phrase(record, scene):
     return {**record, "label": int(shown), "text": f"The video shows a {obj['size']} {colour} {obj['shape']}."}
 
 
+def _object_list(record, scene):
+    """A VT positive's clip described by all its objects and nothing else, "The video shows a small red circle and
+    a large blue ring." (Yes), or the same with one object in a colour none of its objects has (No): the
+    object-phrase question with as many colour words as the clip has objects."""
+    if record["negative_type"] != "positive":
+        return None
+    rng = random.Random(record["id"])
+    changed = rng.randrange(len(scene["objects"])) if rng.random() < 0.5 else None
+    spare = sorted(set(vocab.COLOURS) - {o["colour"] for o in scene["objects"]})
+    names = [f"a {o['size']} {rng.choice(spare) if i == changed else o['colour']} {o['shape']}"
+             for i, o in enumerate(scene["objects"])]
+    text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return {**record, "label": int(changed is None), "text": f"The video shows {text}."}
+
+
 def _caption_colour(record, scene):
     """A VT positive's own caption (Yes) or, as often, that caption with one object's colour changed at every mention
     to a colour none of its objects has (No): the object-phrase question inside a whole caption."""
@@ -137,7 +154,8 @@ def _caption_colour(record, scene):
 # it; None to leave the record out)
 PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", _video_low_colour),
           "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled),
-          "object_phrase": ("vt", _object_phrase), "caption_colour": ("vt", _caption_colour)}
+          "object_phrase": ("vt", _object_phrase), "object_list": ("vt", _object_list),
+          "caption_colour": ("vt", _caption_colour)}
 
 
 def encoders_argument(value: str) -> Path | None:

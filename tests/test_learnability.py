@@ -124,3 +124,20 @@ def test_caption_colour_changes_one_objects_colour_at_every_mention_to_one_the_c
         # one object's name changed at each of its mentions, the other's kept
         assert text.count(f"{new} circle") == 2 and "blue ring" in text or \
             text.count(f"{new} ring") == 1 and text.count("red circle") == 2
+
+
+def test_object_lists_name_every_object_with_one_colour_changed_for_no():
+    scene = {"objects": [{"colour": "red", "size": "small", "shape": "circle"},
+                         {"colour": "blue", "size": "large", "shape": "ring"},
+                         {"colour": "pink", "size": "small", "shape": "square"}]}
+    asked = [learnability._object_list({"id": f"p{i}", "label": 1, "negative_type": "positive"}, scene)
+             for i in range(40)]
+    truth = "The video shows a small red circle, a large blue ring and a small pink square."
+    assert {r["text"] for r in asked if r["label"] == 1} == {truth}
+    no = [r["text"] for r in asked if r["label"] == 0]
+    assert 10 < len(no) < 30
+    for text in no:
+        changed = [(a, b) for a, b in zip(truth.split(), text.split()) if a != b]
+        assert len(changed) == 1 and changed[0][0] in ("red", "blue", "pink")
+        assert changed[0][1] not in ("red", "blue", "pink")
+    assert len({text for text in no}) > 3  # which object, and its new colour, vary
