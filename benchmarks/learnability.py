@@ -35,6 +35,8 @@ seen.
 --first PROBE --first-steps N first trains N steps on another probe's question (the same judge), printing its own
 held-out curve, then asks the probe's question at step 0 and trains on it: a curriculum, e.g. `--first object_phrase`
 before `caption_edits` asks whether binding single colour words to the picture carries over to whole captions.
+--mix PROBE trains on that probe's examples together with the probe's own, shuffled in one pool (a multi-task mix:
+does the short question's skill survive among the judge's edits?); held out are the probe's pairs alone.
 
 --align-steps N first aligns the two encoders (CLIP-style, batches of 32) on a world of their own
 (--align-clips, another seed: a pretraining corpus the probe never sees; its last 64 clips held out): each
@@ -58,7 +60,7 @@ frames with another training clip's audio (the same recombination the pair build
 negatives or of a way to read them.
 
 Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--first PROBE --first-steps N]
-       [--caption-steps 0]
+       [--mix PROBE] [--caption-steps 0]
        [--caption-reply description|presence] [--caption-clips 0]
        [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned|FILE]
        [--set KEY=VALUE ...] [--world KEY=VALUE ...] [--lm KEY=VALUE ...] [--fresh-mismatches]
@@ -320,9 +322,9 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
               align_pooling: str = "max", language_model: dict | None = None,
               fresh_mismatches: bool = False, caption_reply: str = "description",
               caption_world: Path | None = None, first: str | None = None,
-              first_steps: int = 0) -> list[tuple[int, float, float, dict]]:
+              first_steps: int = 0, mix: str | None = None) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]; with
-    ``first``, step 0 is after its ``first_steps``."""
+    ``first``, step 0 is after its ``first_steps``; ``mix``: a probe whose training examples join the probe's own."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
@@ -378,6 +380,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
         batches = fresh_mismatch_batches(own, answered_no, config.batch_size, rng)
     else:
         examples = [collator.example(record, clip) for _, record, clip in train_items]
+        if mix:
+            examples += [collator.example(record, clip) for _, record, clip in labelled(train_set, PROBES[mix][1], scenes)]
         batches = shuffled_batches(examples, config.batch_size, rng)
     train(judge, batches, steps, config, every, report)
     return curve
@@ -399,6 +403,8 @@ def main() -> None:
                         "training clips")
     p.add_argument("--first", choices=sorted(PROBES), help="train on this probe's question first (same judge)")
     p.add_argument("--first-steps", type=int, default=0, help="steps of --first before each probe")
+    p.add_argument("--mix", choices=sorted(PROBES), help="train on this probe's examples too, shuffled in with the "
+                                                         "probe's own (same judge); held out: the probe's alone")
     p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
     p.add_argument("--align-pooling", choices=sorted(POOLINGS), default="max",
@@ -425,8 +431,11 @@ def main() -> None:
             p.error("--fresh-mismatches draws random mismatches: use it with --probes random_mismatch alone")
         if args.first_steps and not args.first:
             p.error("--first-steps needs --first PROBE")
-        if args.first_steps and any(PROBES[name][0] != PROBES[args.first][0] for name in names):
-            p.error("--first must train the same judge (av or vt) as the probes")
+        for option, other in (("--first", args.first if args.first_steps else None), ("--mix", args.mix)):
+            if other and any(PROBES[name][0] != PROBES[other][0] for name in names):
+                p.error(f"{option} must train the same judge (av or vt) as the probes")
+        if args.mix and args.fresh_mismatches:
+            p.error("--mix joins a probe's examples to the dataset's; --fresh-mismatches draws its own")
         if args.align_steps and any(PROBES[name][0] != "av" for name in names):
             p.error("--align-steps aligns the AV judge's audio and video encoders: use it with AV probes only")
         pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names}, parse_overrides(args.world))
@@ -441,7 +450,7 @@ def main() -> None:
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
                                      args.encoders, args.align_pooling, language_model, args.fresh_mismatches,
-                                     args.caption_reply, caption_world, args.first, args.first_steps)
+                                     args.caption_reply, caption_world, args.first, args.first_steps, args.mix)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                                                "curves": curves})
