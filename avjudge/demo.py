@@ -101,7 +101,8 @@ def caption_edits_told(records: list[dict], world: dict[str, dict], fps: float) 
     for record in records:
         if record["label"] == 0:
             entry = world[record["source_id"]]
-            kind, told = caption_edit_told(record, entry, shown_times(Scene.from_dict(entry["scene"]), fps))
+            scene = Scene.from_dict(entry["scene"])
+            kind, told = caption_edit_told(record, scene, entry["captions"]["video"], shown_times(scene, fps))
             rows.append((record["negative_type"], kind, told))
     return rows
 

@@ -85,3 +85,14 @@ def test_the_script_reads_a_worlds_pairs(tmp_path, small_world, monkeypatch, cap
     assert rows and all(row[0] in {"appearance", "counting", "motion", "spatial", "temporal"} for row in rows)
     # every frame of the world at 25 fps: every edit can be told
     assert all(row[-3:] == ["1.00", "/", "1.00"] for row in rows)
+
+
+def test_an_edit_whose_kind_cannot_be_read_counts_as_told_not_as_an_error():
+    scene = _scene()
+    world = {scene.id: {"scene": scene.to_dict(), "captions": {"video": video_caption(scene)}}}
+    unchanged = {**_negative(scene, "red", "red", "appearance"), "id": "same"}
+    # an event count whose sentence names no object of the scene before the changed words
+    unnamed = {**_negative(scene, "The red circle flashes white twice", "It flashes white three times",
+                           "counting"), "params": {"detail": "Changed 'twice' to 'three times'"}}
+    assert caption_edits_told([unchanged, unnamed], world, 2.0) == [("appearance", "unknown", True),
+                                                                    ("counting", "unknown", True)]

@@ -4,7 +4,8 @@ A world caption names the place, the objects (count, colour, shape, size, path),
 start, and the events: which object flashes, pulses or hops, and how many times. The first three are shown from the
 first frame on. An event lasts 0.15-0.45 s and is seen only if a frame shown falls inside it, so a changed count of
 an object's events can be told only when every one of them was caught, a changed look ("hops upward" -> "flashes
-white") when one was, a swapped order when the first event of every acting object was.
+white") when one was, a swapped order when the first event of every acting object was. An edit whose kind cannot
+be read off counts as told, so that a ceiling made from these answers stays an upper bound.
 """
 from __future__ import annotations
 
@@ -59,25 +60,27 @@ def always(scene: Scene, obj: int, times: np.ndarray) -> bool:
 
 # kind of edit -> whether frames shown at `times` tell it (scene, the object the edited words are about, times)
 EDIT_KINDS = {"place": always, "objects": always, "start positions": always, "event count": every_event_caught,
-              "event look": some_event_caught, "event actor": always, "event order": first_events_caught}
+              "event look": some_event_caught, "event actor": always, "event order": first_events_caught,
+              "unknown": always}
 
 
-def first_change(positive: str, negative: str) -> int:
-    """Index of the first word of ``positive`` that ``negative`` changes."""
+def first_change(positive: str, negative: str) -> int | None:
+    """Index of the first word of ``positive`` that ``negative`` changes; None when it changes none."""
     a, b = positive.split(), negative.split()
-    for tag, i, _, _, _ in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            return i
-    raise ValueError("the negative caption equals the positive")
+    return next((i for tag, i, _, _, _ in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+                 if tag != "equal"), None)
 
 
 def edit_kind(positive: str, negative: str, changed: str | None, scene: Scene) -> tuple[str, int | None]:
     """(kind of edit, the object the changed words are about, or None) from the sentence the edit lands in: the
     caption's first sentence names the place, the second the objects, a sentence "At the start, ..." the start
     positions, the last the events; there the words changed (``changed``: the first of them, None for a swap of
-    two phrases) say whether the count, the look, the actor or the order."""
+    two phrases) say whether the count, the look, the actor or the order; "unknown" where no word changed, or an
+    event edit names no object before the changed words."""
     words = positive.split()
     at = first_change(positive, negative)
+    if at is None:
+        return "unknown", None
     sentence_start = max([0] + [k + 1 for k in range(at) if words[k].endswith(".")])
     sentence = sum(words[k].endswith(".") for k in range(at))
     if sentence == 0:
@@ -92,18 +95,15 @@ def edit_kind(positive: str, negative: str, changed: str | None, scene: Scene) -
     actor = next((colours[w.strip(".,")] for w in reversed(words[sentence_start:at + 1]) if w.strip(".,") in colours),
                  None)
     if changed in TIMES_PHRASES:
-        return "event count", actor
+        return ("event count", actor) if actor is not None else ("unknown", None)
     if changed in vocab.COLOURS or changed in vocab.SHAPES:
         return "event actor", actor
-    return "event look", actor
+    return ("event look", actor) if actor is not None else ("unknown", None)
 
 
-def caption_edit_told(record: dict, world_record: dict, times: np.ndarray) -> tuple[str, bool]:
+def caption_edit_told(record: dict, scene: Scene, caption: str, times: np.ndarray) -> tuple[str, bool]:
     """(kind of edit, whether frames shown at ``times`` tell it) for a VT negative ``record`` made by the caption
-    editor from the world clip ``world_record``."""
-    scene = Scene.from_dict(world_record["scene"])
+    editor from the world clip of ``scene``, whose video caption is ``caption``."""
     match = _CHANGED.match(record["params"].get("detail", ""))
-    kind, actor = edit_kind(world_record["captions"]["video"], record["text"], match["old"] if match else None, scene)
-    if kind in ("event count", "event look") and actor is None:
-        raise ValueError(f"{record['id']}: no object named before the edited words in {record['text']!r}")
+    kind, actor = edit_kind(caption, record["text"], match["old"] if match else None, scene)
     return kind, EDIT_KINDS[kind](scene, actor, times)
