@@ -32,9 +32,10 @@ probe's training clips, which a few hundred clips' captioning would memorise. Ei
 probe's held-out clips, never captioned, is printed after captioning: whether the model names what it has not
 seen.
 
---first PROBE --first-steps N first trains N steps on another probe's question (the same judge), printing its own
-held-out curve, then asks the probe's question at step 0 and trains on it: a curriculum, e.g. `--first object_phrase`
-before `caption_edits` asks whether binding single colour words to the picture carries over to whole captions.
+--first PROBE:N first trains N steps on another probe's question (the same judge), printing its own held-out curve,
+then asks the probe's question at step 0 and trains on it: a curriculum, e.g. `--first object_phrase:2000` before
+`caption_edits` asks whether binding single colour words to the picture carries over to whole captions. Repeated,
+the stages run in the order given (`--first object_list:4000 --first caption_colour:2000`).
 --mix PROBE trains on that probe's examples together with the probe's own, shuffled in one pool (a multi-task mix:
 does the short question's skill survive among the judge's edits?); held out are the probe's pairs alone.
 
@@ -59,7 +60,7 @@ frames with another training clip's audio (the same recombination the pair build
 `pooled_head.py` does; held out are the dataset's pairs as always. It asks whether the language model is short of
 negatives or of a way to read them.
 
-Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--first PROBE --first-steps N]
+Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes a,b] [--first PROBE:N ...]
        [--mix PROBE] [--caption-steps 0]
        [--caption-reply description|presence] [--caption-clips 0]
        [--align-steps 0] [--align-clips 1000] [--align-pooling max|mean] [--encoders random|aligned|FILE]
@@ -158,6 +159,14 @@ PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", 
           "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled),
           "object_phrase": ("vt", _object_phrase), "object_list": ("vt", _object_list),
           "caption_colour": ("vt", _caption_colour)}
+
+
+def stage_argument(value: str) -> tuple[str, int]:
+    """--first: PROBE:N, a probe and its steps."""
+    probe, _, steps = value.partition(":")
+    if probe not in PROBES or not steps.isdigit() or int(steps) < 1:
+        raise argparse.ArgumentTypeError(f"{value}: give PROBE:N, a probe of {sorted(PROBES)} and its steps")
+    return probe, int(steps)
 
 
 def encoders_argument(value: str) -> Path | None:
@@ -321,10 +330,11 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
               align_world: Path | None = None, encoders: Path | None = None,
               align_pooling: str = "max", language_model: dict | None = None,
               fresh_mismatches: bool = False, caption_reply: str = "description",
-              caption_world: Path | None = None, first: str | None = None,
-              first_steps: int = 0, mix: str | None = None) -> list[tuple[int, float, float, dict]]:
+              caption_world: Path | None = None, first: tuple[tuple[str, int], ...] = (),
+              mix: str | None = None) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]; with
-    ``first``, step 0 is after its ``first_steps``; ``mix``: a probe whose training examples join the probe's own."""
+    ``first`` ((probe, steps) stages trained in turn), step 0 is after them; ``mix``: a probe whose training examples
+    join the probe's own."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
@@ -366,12 +376,13 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
                        report=lambda step, loss, value: print(
                            f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
                            f"another clip's {format_statistic(value)}", flush=True))
-    if first_steps:
-        first_probe = PROBES[first][1]
-        examples = [collator.example(record, clip) for _, record, clip in labelled(train_set, first_probe, scenes)]
-        train(judge, shuffled_batches(examples, config.batch_size, random.Random(config.seed)), first_steps, config,
-              every, held_out_reporter(first, judge, labelled(test_set, first_probe, scenes), []))
-        report(0, float("nan"))  # the probe's question, asked of the judge its first probe trained
+    for stage, stage_steps in first:
+        stage_probe = PROBES[stage][1]
+        examples = [collator.example(record, clip) for _, record, clip in labelled(train_set, stage_probe, scenes)]
+        train(judge, shuffled_batches(examples, config.batch_size, random.Random(config.seed)), stage_steps, config,
+              every, held_out_reporter(stage, judge, labelled(test_set, stage_probe, scenes), []))
+    if first:
+        report(0, float("nan"))  # the probe's question, asked of the judge its first stages trained
     rng = random.Random(config.seed)
     if fresh_mismatches:
         clips = {record["source_id"]: (record, clip) for label, record, clip in train_items if label == 1}
@@ -401,8 +412,8 @@ def main() -> None:
     p.add_argument("--caption-clips", type=int, default=0,
                    help="caption this many clips of a world of their own (seed 2) instead of the probe's "
                         "training clips")
-    p.add_argument("--first", choices=sorted(PROBES), help="train on this probe's question first (same judge)")
-    p.add_argument("--first-steps", type=int, default=0, help="steps of --first before each probe")
+    p.add_argument("--first", action="append", type=stage_argument, default=[], metavar="PROBE:N",
+                   help="train N steps on this probe's question first (same judge); repeat for more stages")
     p.add_argument("--mix", choices=sorted(PROBES), help="train on this probe's examples too, shuffled in with the "
                                                          "probe's own (same judge); held out: the probe's alone")
     p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
@@ -429,9 +440,7 @@ def main() -> None:
         names = args.probes.split(",")
         if args.fresh_mismatches and names != ["random_mismatch"]:
             p.error("--fresh-mismatches draws random mismatches: use it with --probes random_mismatch alone")
-        if args.first_steps and not args.first:
-            p.error("--first-steps needs --first PROBE")
-        for option, other in (("--first", args.first if args.first_steps else None), ("--mix", args.mix)):
+        for option, other in [("--first", stage) for stage, _ in args.first] + [("--mix", args.mix)]:
             if other and any(PROBES[name][0] != PROBES[other][0] for name in names):
                 p.error(f"{option} must train the same judge (av or vt) as the probes")
         if args.mix and args.fresh_mismatches:
@@ -450,7 +459,7 @@ def main() -> None:
             curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
                                      args.caption_steps, args.align_steps, align_world,
                                      args.encoders, args.align_pooling, language_model, args.fresh_mismatches,
-                                     args.caption_reply, caption_world, args.first, args.first_steps, args.mix)
+                                     args.caption_reply, caption_world, tuple(args.first), args.mix)
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                                                "curves": curves})

@@ -103,7 +103,7 @@ def test_a_first_probe_trains_the_judge_before_the_probe_asks_at_step_0(tmp_path
     pairs = learnability.make_pairs(tmp_path, clips=8, pairs=48, tasks={"vt"})
     world = {r["id"]: r for r in learnability.read_jsonl(tmp_path / "world" / learnability.MANIFEST)}
     curve = learnability.run_probe("caption_edits", pairs, world, steps=2, every=2, overrides=["batch_size=2"],
-                                   out=tmp_path, first="object_phrase", first_steps=2)
+                                   out=tmp_path, first=(("object_phrase", 2), ("object_list", 1)))
     assert [step for step, *_ in curve] == [0, 2]
     assert np.isnan(curve[0][1]) and np.isfinite(curve[1][1])
 
@@ -156,3 +156,10 @@ def test_a_mixed_probe_trains_on_both_probes_examples_and_is_held_out_on_its_own
     train = learnability.load_pairs(pairs, "vt", "train")
     positives = sum(r["negative_type"] == "positive" for r in train)
     assert [len(pool) for pool in pools] == [len(train), len(train) + positives]  # a list per positive record
+
+
+def test_curriculum_stages_are_given_as_probe_and_steps():
+    assert learnability.stage_argument("object_list:4000") == ("object_list", 4000)
+    for bad in ("object_list", "object_list:0", "nowhere:10", "object_list:ten"):
+        with pytest.raises(learnability.argparse.ArgumentTypeError, match="PROBE:N"):
+            learnability.stage_argument(bad)
