@@ -86,6 +86,7 @@ from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
 from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
+from avjudge.train.trainer import prepared_pairs
 from avjudge.stats import auroc, format_statistic, per_negative_type
 from avjudge.world import MANIFEST, WorldConfig, make_world, vocab
 
@@ -112,6 +113,11 @@ def _as_labelled(record, scene):
     return record
 
 
+def _absent_colours(scene) -> list[str]:
+    """The world's colours no object of ``scene`` has, in a fixed order."""
+    return sorted(set(vocab.COLOURS) - {o["colour"] for o in scene["objects"]})
+
+
 def _object_phrase(record, scene):
     """A VT positive's clip described by one object alone, "The video shows a small red circle.": one of its
     objects (Yes) or, as often, that object in a colour none of its objects has (No); drawn from the record's id."""
@@ -120,7 +126,7 @@ def _object_phrase(record, scene):
     rng = random.Random(record["id"])
     obj = rng.choice(scene["objects"])
     shown = rng.random() < 0.5
-    colour = obj["colour"] if shown else rng.choice(sorted(set(vocab.COLOURS) - {o["colour"] for o in scene["objects"]}))
+    colour = obj["colour"] if shown else rng.choice(_absent_colours(scene))
     return {**record, "label": int(shown), "text": f"The video shows a {obj['size']} {colour} {obj['shape']}."}
 
 
@@ -132,7 +138,7 @@ def _object_list(record, scene):
         return None
     rng = random.Random(record["id"])
     changed = rng.randrange(len(scene["objects"])) if rng.random() < 0.5 else None
-    spare = sorted(set(vocab.COLOURS) - {o["colour"] for o in scene["objects"]})
+    spare = _absent_colours(scene)
     names = [f"a {o['size']} {rng.choice(spare) if i == changed else o['colour']} {o['shape']}"
              for i, o in enumerate(scene["objects"])]
     text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -148,7 +154,7 @@ def _caption_colour(record, scene):
     obj = rng.choice(scene["objects"])
     if rng.random() < 0.5:
         return {**record, "label": 1}
-    colour = rng.choice(sorted(set(vocab.COLOURS) - {o["colour"] for o in scene["objects"]}))
+    colour = rng.choice(_absent_colours(scene))
     name = f"{obj['colour']} {obj['shape']}"
     return {**record, "label": 0, "text": record["text"].replace(name, f"{colour} {obj['shape']}")}
 
@@ -189,13 +195,17 @@ def make_pairs(root: Path, clips: int, pairs: int, tasks: set[str], world: dict 
     return root / "pairs"
 
 
-def labelled(dataset, probe, scenes) -> list[tuple[int, dict, object]]:
-    """(label, pair record as the probe asks it, the pair's clip) for each record the probe keeps."""
+def labelled(dataset, probe, scenes, clips: dict) -> list[tuple[int, dict, object]]:
+    """(label, pair record as the probe asks it, the pair's clip) for each record the probe keeps; ``clips``: the
+    dataset's pairs decoded so far (index -> clip), filled as needed, so that probes, curriculum stages and mixes
+    over one dataset decode each pair once."""
     out = []
     for i, record in enumerate(dataset.records):
         asked = probe(record, scenes[record["source_id"]])
         if asked is not None:
-            out.append((asked["label"], asked, dataset[i][1]))
+            if i not in clips:
+                clips[i] = dataset[i][1]
+            out.append((asked["label"], asked, clips[i]))
     return out
 
 
@@ -285,7 +295,7 @@ def fresh_mismatch_batches(own: list, answered_no: list, batch_size: int, rng: r
 def held_out_reporter(name: str, judge, items: list, curve: list):
     """``report(step, loss)`` for `train`: scores ``items`` ((label, pair record, clip) triples, held out) and
     appends (step, loss, AUROC, AUROC per negative type) to ``curve``, printing it."""
-    prepared = [judge.prepare(judge.sample(clip, record.get("text"), None)) for _, record, clip in items]
+    prepared = prepared_pairs(judge, [(record, clip) for _, record, clip in items])
     labels = np.array([label for label, _, _ in items])
     types = np.array([record["negative_type"] for _, record, _ in items])
 
@@ -344,14 +354,15 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     trainer, judge, _, _ = build_training(config)
     collator, train_set = trainer.train_dataset.collator, trainer.train_dataset.pairs
     scenes = {key: record["scene"] for key, record in world.items()}
-    train_items = labelled(train_set, probe, scenes)
+    train_clips, test_clips = {}, {}
+    train_items = labelled(train_set, probe, scenes, train_clips)
     test_set = PairDataset(load_pairs(pairs, task, "test"), train_set.pool,
                            train_set.sample_rate, train_set.fps, train_set.root)
-    test_items = labelled(test_set, probe, scenes)
+    test_items = labelled(test_set, probe, scenes, test_clips)
     curve = []
     report = held_out_reporter(name, judge, test_items, curve)
     unseen_clips = positive_clips(test_items)  # the held-out clips' caption loss, after captioning
-    del test_items  # its decoded clips are not needed again
+    del test_items  # prepared: its decoded clips are needed again only by curriculum stages
     if name == "caption_edits":
         leak = text_leak(pairs, task)
         print(f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
@@ -378,9 +389,10 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
                            f"another clip's {format_statistic(value)}", flush=True))
     for stage, stage_steps in first:
         stage_probe = PROBES[stage][1]
-        examples = [collator.example(record, clip) for _, record, clip in labelled(train_set, stage_probe, scenes)]
+        examples = [collator.example(record, clip) for _, record, clip in labelled(train_set, stage_probe, scenes, train_clips)]
         train(judge, shuffled_batches(examples, config.batch_size, random.Random(config.seed)), stage_steps, config,
-              every, held_out_reporter(stage, judge, labelled(test_set, stage_probe, scenes), []))
+              every, held_out_reporter(stage, judge, labelled(test_set, stage_probe, scenes, test_clips), []))
+    test_clips.clear()
     if first:
         report(0, float("nan"))  # the probe's question, asked of the judge its first stages trained
     rng = random.Random(config.seed)
@@ -392,7 +404,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     else:
         examples = [collator.example(record, clip) for _, record, clip in train_items]
         if mix:
-            examples += [collator.example(record, clip) for _, record, clip in labelled(train_set, PROBES[mix][1], scenes)]
+            examples += [collator.example(record, clip) for _, record, clip in labelled(train_set, PROBES[mix][1], scenes, train_clips)]
         batches = shuffled_batches(examples, config.batch_size, rng)
     train(judge, batches, steps, config, every, report)
     return curve

@@ -143,19 +143,26 @@ def test_object_lists_name_every_object_with_one_colour_changed_for_no():
     assert len({text for text in no}) > 3  # which object, and its new colour, vary
 
 
-def test_a_mixed_probe_trains_on_both_probes_examples_and_is_held_out_on_its_own(tmp_path, monkeypatch):
+def test_a_mixed_probe_trains_on_both_probes_examples_and_decodes_each_pair_once(tmp_path, monkeypatch):
     pairs = learnability.make_pairs(tmp_path, clips=8, pairs=48, tasks={"vt"})
     world = {r["id"]: r for r in learnability.read_jsonl(tmp_path / "world" / learnability.MANIFEST)}
     pools = []
     shuffled = learnability.shuffled_batches
     monkeypatch.setattr(learnability, "shuffled_batches", lambda examples, *a: pools.append(examples) or shuffled(
         examples, *a))
+    decoded = []
+    getitem = learnability.PairDataset.__getitem__
+    monkeypatch.setattr(learnability.PairDataset, "__getitem__",
+                        lambda self, i: decoded.append((id(self), i)) or getitem(self, i))
     for mix in (None, "object_list"):
+        decoded.clear()
         learnability.run_probe("caption_edits", pairs, world, steps=1, every=1, overrides=["batch_size=2"],
-                               out=tmp_path, mix=mix)
+                               out=tmp_path, mix=mix, first=(("object_phrase", 1),))
+        assert len(decoded) == len(set(decoded))  # the probe, its stage and its mix decode each pair once
     train = learnability.load_pairs(pairs, "vt", "train")
     positives = sum(r["negative_type"] == "positive" for r in train)
-    assert [len(pool) for pool in pools] == [len(train), len(train) + positives]  # a list per positive record
+    # stage pools first, then the probe's: a list per positive record joins it with the mix
+    assert [len(pool) for pool in pools] == [positives, len(train), positives, len(train) + positives]
 
 
 def test_curriculum_stages_are_given_as_probe_and_steps():

@@ -54,13 +54,10 @@ def _ensure_distributed_env() -> None:
     os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
 
 
-def prepared_pairs(judge: Judge, dataset: PairDataset) -> list:
-    """Every pair of ``dataset`` (its clip, negatives applied, with its text and utterance) as ``judge`` reads it."""
-    samples = []
-    for i in range(len(dataset)):
-        record, clip = dataset[i]
-        samples.append(judge.prepare(judge.sample(clip, record.get("text"), record.get("utterance"))))
-    return samples
+def prepared_pairs(judge: Judge, pairs) -> list:
+    """Each (pair record, its clip with the negative applied) of ``pairs`` (a PairDataset, or any such pairs) with
+    its text and utterance, as ``judge`` reads it."""
+    return [judge.prepare(judge.sample(clip, record.get("text"), record.get("utterance"))) for record, clip in pairs]
 
 
 class HeldOutEvaluation:
