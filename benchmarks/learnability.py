@@ -9,8 +9,10 @@ optimiser steps fit in minutes:
   video_low_colour  (AV) Yes when a red, green or blue object is visible: the picture alone decides it
   random_mismatch   (AV) the AV pairs' positives against their random-mismatch negatives: needs both
   caption_edits     (VT) the VT pairs as they are: positives against every caption edit, AUROC also per
-                    edited dimension (appearance, counting, motion, spatial, temporal); printed first, the
-                    same AUROCs from the caption alone (`avjudge.data.audit.text_leak`)
+                    edited dimension (appearance, counting, motion, spatial, temporal) and per kind of edit
+                    (`avjudge.world.decidability`: "object colour, none on screen", "event count", ...);
+                    printed first, the same AUROCs per dimension from the caption alone
+                    (`avjudge.data.audit.text_leak`)
   object_phrase     (VT) a clip described by one of its objects alone, "The video shows a small red circle."
                     (Yes), or by that object in a colour no object of the clip has (No): binding a colour word to
                     what is on screen, with nothing else in the text
@@ -82,7 +84,7 @@ from avjudge.config import from_dict, load_config, parse_overrides, to_dict
 from avjudge.data.audit import text_leak
 from avjudge.data.pairs import PairDataset, load_pairs
 from avjudge.jsonl import read_jsonl, write_json
-from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
+from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs, caption_edits_told
 from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
@@ -292,9 +294,17 @@ def fresh_mismatch_batches(own: list, answered_no: list, batch_size: int, rng: r
         yield batch
 
 
-def held_out_reporter(name: str, judge, items: list, curve: list):
+def caption_edit_kinds(items: list, world: dict, fps: float) -> np.ndarray:
+    """Each of ``items``' kind of caption edit (`avjudge.world.decidability`: which words it changed), "positive"
+    for a positive; ``world``: clip id -> its world record."""
+    kinds = iter(kind for _, kind, _ in caption_edits_told([record for _, record, _ in items], world, fps))
+    return np.array([next(kinds) if label == 0 else "positive" for label, _, _ in items])
+
+
+def held_out_reporter(name: str, judge, items: list, curve: list, kinds: np.ndarray | None = None):
     """``report(step, loss)`` for `train`: scores ``items`` ((label, pair record, clip) triples, held out) and
-    appends (step, loss, AUROC, AUROC per negative type) to ``curve``, printing it."""
+    appends (step, loss, AUROC, AUROC per negative type, then per kind of ``kinds`` (one per item) if given) to
+    ``curve``, printing it."""
     prepared = prepared_pairs(judge, [(record, clip) for _, record, clip in items])
     labels = np.array([label for label, _, _ in items])
     types = np.array([record["negative_type"] for _, record, _ in items])
@@ -305,6 +315,8 @@ def held_out_reporter(name: str, judge, items: list, curve: list):
         model.train()
         # one negative type: its AUROC is the overall one
         per_type = per_negative_type(scores, labels, types, auroc) if len(set(types[labels == 0])) > 1 else {}
+        if kinds is not None:
+            per_type |= per_negative_type(scores, labels, kinds, auroc)
         curve.append((step, loss, auroc(scores, labels), per_type))
         detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
         print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(curve[-1][2])}{detail}",
@@ -360,7 +372,8 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
                            train_set.sample_rate, train_set.fps, train_set.root)
     test_items = labelled(test_set, probe, scenes, test_clips)
     curve = []
-    report = held_out_reporter(name, judge, test_items, curve)
+    kinds = caption_edit_kinds(test_items, world, config.fps) if name == "caption_edits" else None
+    report = held_out_reporter(name, judge, test_items, curve, kinds)
     unseen_clips = positive_clips(test_items)  # the held-out clips' caption loss, after captioning
     del test_items  # prepared: its decoded clips are needed again only by curriculum stages
     if name == "caption_edits":
@@ -475,11 +488,11 @@ def main() -> None:
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                                                "curves": curves})
-        print(f"\n{'probe':<18}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
+        print(f"\n{'probe':<32}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
         for name, curve in curves.items():
-            print(f"{name:<18}" + "".join(f"{format_statistic(a):>8}" for _, _, a, _ in curve))
+            print(f"{name:<32}" + "".join(f"{format_statistic(a):>8}" for _, _, a, _ in curve))
             for kind in curve[-1][3]:
-                print(f"  {kind:<16}" + "".join(f"{format_statistic(per_type[kind]):>8}" for *_, per_type in curve))
+                print(f"  {kind:<30}" + "".join(f"{format_statistic(per_type[kind]):>8}" for *_, per_type in curve))
 
 
 if __name__ == "__main__":

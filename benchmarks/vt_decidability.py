@@ -47,9 +47,9 @@ def main() -> None:
     for title, key in (("dimension", lambda dimension, kind: dimension),
                        ("dimension / kind of edit", lambda dimension, kind: f"{dimension} / {kind}")):
         table = {fps: told_shares(rows[fps], key) for fps in rates}
-        print(f"\n{title:<34}{'n':>5}{header}")
+        print(f"\n{title:<48}{'n':>5}{header}")
         for name, (n, _) in table[rates[0]].items():
-            print(f"{name:<34}{n:>5}" + "".join(f"{table[fps][name][1]:>18.2f} / {(1 + table[fps][name][1]) / 2:.2f}"
+            print(f"{name:<48}{n:>5}" + "".join(f"{table[fps][name][1]:>18.2f} / {(1 + table[fps][name][1]) / 2:.2f}"
                                                 for fps in rates))
 
 

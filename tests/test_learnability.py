@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from avjudge.judges.adapters import PreparedSample
+from avjudge.world.decidability import EDIT_KINDS
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "learnability.py"
 spec = importlib.util.spec_from_file_location("learnability", SCRIPT)
@@ -106,6 +107,11 @@ def test_a_first_probe_trains_the_judge_before_the_probe_asks_at_step_0(tmp_path
                                    out=tmp_path, first=(("object_phrase", 2), ("object_list", 1)))
     assert [step for step, *_ in curve] == [0, 2]
     assert np.isnan(curve[0][1]) and np.isfinite(curve[1][1])
+    # held-out AUROC per edited dimension, and per kind of edit (which words it changed)
+    dimensions = {record["negative_type"] for record in learnability.load_pairs(pairs, "vt", "test")} - {"positive"}
+    assert dimensions and dimensions <= set(curve[1][3])
+    kinds = set(curve[1][3]) - dimensions
+    assert kinds and kinds <= set(EDIT_KINDS)
 
 
 def test_caption_colour_changes_one_objects_colour_at_every_mention_to_one_the_clip_lacks():

@@ -51,13 +51,26 @@ def test_an_event_count_is_told_only_when_every_event_is_caught_and_a_look_when_
     records = [_negative(scene, "twice", "three times", "counting"),   # the red circle's events
                _negative(scene, "flashes white", "hops upward", "motion"),
                _negative(scene, "Two shapes", "Three shapes", "counting"),
-               _negative(scene, "small blue", "small green", "appearance"),
                _negative(scene, "indoor room", "outdoor room", "appearance"),
                {**_negative(scene, "red", "red", "positive"), "label": 1}]
     assert caption_edits_told(records, world, 2.0) == [
-        ("counting", "event count", False), ("motion", "event look", True), ("counting", "objects", True),
-        ("appearance", "objects", True), ("appearance", "place", True)]
+        ("counting", "event count", False), ("motion", "event look", True), ("counting", "object count", True),
+        ("appearance", "place", True)]
     assert caption_edits_told(records[:1], world, 4.0) == [("counting", "event count", True)]
+
+
+def test_an_edit_of_the_object_list_is_named_by_the_word_it_changes():
+    """The scene shows a red circle and a blue square: a colour word changed to red is contradicted only by which
+    object wears it, to green by the colours on screen alone."""
+    scene = _scene()
+    world = {scene.id: {"scene": scene.to_dict(), "captions": {"video": video_caption(scene)}}}
+    edits = {("small blue", "small red"): "object colour, on screen",
+             ("small blue", "small green"): "object colour, none on screen",
+             ("blue square that", "blue ring that"): "object shape",
+             ("small blue", "large blue"): "object size",
+             ("moves to the left", "moves upward"): "object path"}
+    records = [_negative(scene, old, new, "appearance") for old, new in edits]
+    assert [kind for _, kind, _ in caption_edits_told(records, world, 2.0)] == list(edits.values())
 
 
 def test_a_swapped_order_is_told_when_every_actors_first_event_is_caught():

@@ -18,6 +18,7 @@ from . import vocab
 from .scene import Scene
 
 TIMES_PHRASES = frozenset(vocab.times_word(n) for n in range(1, len(vocab.NUMBER_WORDS)))
+PATH_WORDS = frozenset(word for phrase in vocab.MOTION_PHRASES.values() for word in phrase.split())
 _CHANGED = re.compile(r"Changed '(?P<old>[^']*)' to '")
 
 
@@ -59,34 +60,55 @@ def always(scene: Scene, obj: int, times: np.ndarray) -> bool:
 
 
 # kind of edit -> whether frames shown at `times` tell it (scene, the object the edited words are about, times)
-EDIT_KINDS = {"place": always, "objects": always, "start positions": always, "event count": every_event_caught,
+EDIT_KINDS = {"place": always, "object count": always, "object colour, on screen": always,
+              "object colour, none on screen": always, "object shape": always, "object size": always,
+              "object path": always, "start positions": always, "event count": every_event_caught,
               "event look": some_event_caught, "event actor": always, "event order": first_events_caught,
               "unknown": always}
 
 
-def first_change(positive: str, negative: str) -> int | None:
-    """Index of the first word of ``positive`` that ``negative`` changes; None when it changes none."""
+def first_change(positive: str, negative: str) -> tuple[int, str] | None:
+    """(index of the first word of ``positive`` that ``negative`` changes, the word ``negative`` has there, "" where
+    it drops words); None when it changes none."""
     a, b = positive.split(), negative.split()
-    return next((i for tag, i, _, _, _ in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
-                 if tag != "equal"), None)
+    return next(((i, b[j] if j < len(b) else "") for tag, i, _, j, _ in
+                 difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if tag != "equal"), None)
+
+
+def object_edit_kind(old: str, new: str, scene: Scene) -> str:
+    """Which of an object's words an edit of the caption's object list changed, ``old`` to ``new``: its number,
+    colour (to one another object shows, or none does: only the second is told by what colours are on screen),
+    shape, size or path; "unknown" for any other word."""
+    old, new = old.strip(".,:").lower(), new.strip(".,:").lower()
+    if old in vocab.NUMBER_WORDS:
+        return "object count"
+    if old in vocab.COLOURS:
+        shown = {o.colour for o in scene.objects}
+        return "object colour, on screen" if new in shown else "object colour, none on screen"
+    if old in vocab.SHAPES:
+        return "object shape"
+    if old in vocab.SIZES:
+        return "object size"
+    return "object path" if old in PATH_WORDS else "unknown"
 
 
 def edit_kind(positive: str, negative: str, changed: str | None, scene: Scene) -> tuple[str, int | None]:
     """(kind of edit, the object the changed words are about, or None) from the sentence the edit lands in: the
-    caption's first sentence names the place, the second the objects, a sentence "At the start, ..." the start
-    positions, the last the events; there the words changed (``changed``: the first of them, None for a swap of
-    two phrases) say whether the count, the look, the actor or the order; "unknown" where no word changed, or an
-    event edit names no object before the changed words."""
+    caption's first sentence names the place, the second the objects (there the first word changed says which of
+    their words), a sentence "At the start, ..." the start positions, the last the events; there the words changed
+    (``changed``: the first of them, None for a swap of two phrases) say whether the count, the look, the actor or
+    the order; "unknown" where no word changed, or an event edit names no object before the changed words."""
     words = positive.split()
-    at = first_change(positive, negative)
-    if at is None:
+    change = first_change(positive, negative)
+    if change is None:
         return "unknown", None
+    at, new = change
     sentence_start = max([0] + [k + 1 for k in range(at) if words[k].endswith(".")])
     sentence = sum(words[k].endswith(".") for k in range(at))
     if sentence == 0:
         return "place", None
     if sentence == 1:
-        return "objects", None
+        return object_edit_kind(words[at], new, scene), None
     if words[sentence_start] == "At":
         return "start positions", None
     if changed is None:
