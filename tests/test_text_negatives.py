@@ -73,7 +73,7 @@ def test_a_swap_changes_every_mention_of_the_phrase():
 
 
 def test_a_closed_vocabulary_swaps_only_to_words_the_corpus_uses():
-    corpus = ["A red circle and a blue square.", "A green ring moves to the left."]
+    corpus = ["A red circle and a blue square.", "A green circle moves to the left.", "A blue circle."]
     assert closed_lexicons(corpus)["colour"] == ("red", "green", "blue")
     assert "count" not in closed_lexicons(corpus)  # no number word at all: nothing to swap to
     closed, general = RuleBackend(vocabulary=corpus), RuleBackend()
@@ -83,6 +83,21 @@ def test_a_closed_vocabulary_swaps_only_to_words_the_corpus_uses():
     general_out = {json.loads(general.complete(request(s)))["modified_description"] for s in range(30)}
     assert closed_out == {"A green circle and a gray box.", "A blue circle and a gray box."}  # "gray": not in corpus
     assert len(general_out) > 4
+
+
+def test_a_closed_vocabulary_makes_no_word_pair_the_corpus_never_has():
+    """Every caption's sky is above its grass: a sky "below" or "to the left of" grass is a new word pair, and the
+    text alone would give such a negative away; the objects' relation is edited instead."""
+    text = "A field under a blue sky above grass. The red circle is to the left of the blue square."
+    corpus = [text, "The blue square is above the red circle.", "The green ring is below the red circle.",
+              "The red circle is to the right of the green ring."]
+    request = lambda seed: ChatRequest("", seed=seed, meta={"original": text,  # noqa: E731
+                                                             "categories": ["spatial", "position"]})
+    closed_out = {json.loads(RuleBackend(vocabulary=corpus).complete(request(s)))["modified_description"]
+                  for s in range(30)}
+    general_out = {json.loads(RuleBackend().complete(request(s)))["modified_description"] for s in range(30)}
+    assert closed_out == {text.replace("to the left of", relation) for relation in ("above", "below", "to the right of")}
+    assert any("sky above grass" not in out for out in general_out)
 
 
 def test_quality_control():
@@ -282,3 +297,26 @@ def test_a_motion_edit_leaves_a_spatial_relation_whole():
     # the spatial dimension still edits the relation
     out, detail = swap_in_category(text, ["spatial", "position"], np.random.default_rng(0))
     assert "to the right of" not in out and detail.startswith("Changed 'to the right of'")
+
+
+def test_an_order_swap_makes_no_word_pair_the_corpus_never_has():
+    text = "First the red circle flashes twice, then the blue square hops once."
+    request = ChatRequest("", seed=0, meta={"original": text, "categories": ["colour"], "mode": "order"})
+    general = json.loads(RuleBackend().complete(request))["modified_description"]
+    assert general == "First the blue circle flashes twice, then the red square hops once."
+    # no caption of this corpus has a blue circle or a red square
+    closed = json.loads(RuleBackend(vocabulary=[text, "A blue ring."]).complete(request))
+    assert closed["modified_description"] == text
+    widened = json.loads(RuleBackend(vocabulary=[text, "the blue circle and the red square"]).complete(request))
+    assert widened["modified_description"] == general
+
+
+def test_a_closed_vocabulary_draws_new_phrases_as_often_as_the_corpus_uses_them():
+    """Drawn evenly, a count edit would bring "four times" in as often as "twice", though the corpus says it
+    seldom: that word alone would then mark negatives."""
+    corpus = ["It hops twice."] * 8 + ["It hops four times.", "It hops once."]
+    backend = RuleBackend(vocabulary=corpus)
+    drawn = Counter(json.loads(backend.complete(ChatRequest("", seed=s, meta={
+        "original": "It hops once.", "categories": ["times"]})))["modified_description"] for s in range(300))
+    assert set(drawn) == {"It hops twice.", "It hops four times."}
+    assert 0.8 < drawn["It hops twice."] / 300 < 0.97  # 8 of the 9 uses of the other phrases

@@ -4,16 +4,21 @@ It reads what to change from ``request.meta`` (the original text and the lexicon
 categories of the target dimension) and answers in the same JSON as an LLM would, so the
 quality control downstream treats both alike. Deterministic for a given request seed.
 
-Given a ``vocabulary`` (the corpus's own texts), it swaps only to phrases those texts use: a
-word that no caption of the corpus has gives a negative away by its text alone, and a judge
-trained on such pairs learns to read instead of to look (``avjudge data audit`` measures it).
+Given a ``vocabulary`` (the corpus's own texts), it swaps only to phrases those texts use, and
+only where every pair of neighbouring words the swap leaves is one those texts use too: a word
+that no caption of the corpus has ("gray"), or a word next to one it never follows ("a light blue
+sky below dark grass", where every caption's sky is above its grass), gives a negative away by its
+text alone, and a judge trained on such pairs learns to read instead of to look (``avjudge data
+audit``, a classifier of words and word pairs, measures it).
 """
 from __future__ import annotations
 
 import functools
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,6 +26,7 @@ from .base import ChatRequest
 from .lexicons import LEXICONS
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+_WORD = re.compile(r"[\w'-]+")
 _VOWEL_SOUND = re.compile(r"^(?:[aeio]|u(?!ni|se|sa))", re.I)
 
 
@@ -66,11 +72,49 @@ def _replacements(phrase: str, phrases: tuple[str, ...]) -> list[str]:
     return [w for w in phrases if w.lower() != phrase.lower() and (w.lower() in _SINGULAR) == singular]
 
 
+def word_pairs(text: str) -> set[tuple[str, str]]:
+    """Each pair of neighbouring words of ``text``, lower-cased, punctuation aside."""
+    words = _WORD.findall(text.lower())
+    return set(zip(words, words[1:]))
+
+
+@dataclass(frozen=True)
+class CorpusUsage:
+    """How a corpus's own texts use words: its pairs of neighbouring words, and how often each lexicon phrase
+    occurs (lower-cased). An edit that makes a pair no text has, or draws its new phrase more evenly than the texts
+    do ("five times" as often as "twice"), can be told from the words alone."""
+    pairs: frozenset
+    phrase_counts: Counter
+
+    @classmethod
+    def of(cls, texts: list[str], lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> CorpusUsage:
+        corpus = "\n".join(texts)
+        return cls(frozenset().union(*map(word_pairs, texts)),
+                   Counter(phrase.lower() for phrases in lexicons.values() for _, _, phrase in _occurrences(corpus, phrases)))
+
+    def fits(self, original: str, edited: str) -> bool:
+        """Whether every pair of neighbouring words that ``edited`` has and ``original`` has not is one of the
+        corpus's."""
+        return word_pairs(edited) - word_pairs(original) <= self.pairs
+
+
+def _pick(edits: list[tuple], rng: np.random.Generator, weights: list[float] | None = None) -> tuple | None:
+    """One of ``edits``, with probability in proportion to ``weights`` (uniform if None); None if none can be."""
+    if weights is not None:
+        edits, weights = [e for e, w in zip(edits, weights) if w > 0], [w for w in weights if w > 0]
+    if not edits:
+        return None
+    p = None if weights is None else np.asarray(weights, float) / np.sum(weights)
+    return edits[int(rng.choice(len(edits), p=p))]
+
+
 def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
-                     lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> tuple[str, str] | None:
+                     lexicons: dict[str, tuple[str, ...]] = LEXICONS,
+                     usage: CorpusUsage | None = None) -> tuple[str, str] | None:
     """Replace a phrase of a category with another phrase of the same category, at every place the text
     uses it: a caption that calls an object "purple" once and "cyan" twice contradicts itself, and that
-    gives the negative away without looking at the clip."""
+    gives the negative away without looking at the clip. With the corpus's ``usage``, a swap that makes a pair of
+    neighbouring words no text of it has is not made, and the new phrase is drawn as often as the corpus uses it."""
     found = [(s, e, p, c) for c in categories if c in lexicons for s, e, p in _occurrences(text, lexicons[c])]
     # prefer the longest match at each position ("to the left of" over "left")
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
@@ -79,22 +123,31 @@ def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
     relations = [(s, e) for c in RELATIONS if c in lexicons and c not in categories
                  for s, e, _ in _occurrences(text, lexicons[c])]
     found = [f for f in found if not any(s <= f[0] and f[1] <= e for s, e in relations)]
-    found = [f for f in found if _replacements(f[2], lexicons[f[3]])]
-    if not found:
+    edits = [(text[start:end], new, _replaced(text, [f for f in found if f[2:] == (phrase, category)], new))
+             for start, end, phrase, category in found for new in _replacements(phrase, lexicons[category])]
+    if usage is not None:
+        edits = [edit for edit in edits if usage.fits(text, edit[2])]
+    edit = _pick(edits, rng, None if usage is None else [usage.phrase_counts[new.lower()] for _, new, _ in edits])
+    if edit is None:
         return None
-    start, end, phrase, category = found[int(rng.integers(len(found)))]
-    options = _replacements(phrase, lexicons[category])
-    new, old = options[int(rng.integers(len(options)))], text[start:end]
-    for start, end, _, _ in sorted((f for f in found if f[2:] == (phrase, category)), reverse=True):
+    old, new, edited = edit
+    return edited, f"Changed '{old}' to '{new}'"
+
+
+def _replaced(text: str, mentions: list[tuple[int, int, str, str]], new: str) -> str:
+    """``text`` with each of ``mentions`` ((start, end, ...) of one phrase) replaced by ``new``, articles agreeing."""
+    for start, end, *_ in sorted(mentions, reverse=True):
         word = _match_case(text[start:end], new)
         text, shift = _fix_article(text, start, word)
         text = text[:start + shift] + word + text[end + shift:]
-    return text, f"Changed '{old}' to '{new}'"
+    return text
 
 
 def swap_order(text: str, categories: list[str], rng: np.random.Generator,
-               lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> tuple[str, str] | None:
-    """Exchange two different phrases of one category inside a sentence that states an order."""
+               lexicons: dict[str, tuple[str, ...]] = LEXICONS,
+               usage: CorpusUsage | None = None) -> tuple[str, str] | None:
+    """Exchange two different phrases of one category inside a sentence that states an order; with the corpus's
+    ``usage``, not where that makes a pair of neighbouring words no text of it has."""
     sentences = [m for m in _SENTENCE.finditer(text) if re.search(r"\b(then|before|after|first)\b", m.group(), re.I)]
     options = []
     for m in sentences:
@@ -103,11 +156,12 @@ def swap_order(text: str, categories: list[str], rng: np.random.Generator,
             pairs = [(a, b) for i, a in enumerate(hits) for b in hits[i + 1:]
                      if a[2].lower() != b[2].lower() and a[1] <= b[0]]
             options += pairs
-    if not options:
+    edits = [(text[s1:e1], text[s2:e2], text[:s1] + _match_case(text[s1:e1], text[s2:e2].lower()) + text[e1:s2]
+              + _match_case(text[s2:e2], text[s1:e1].lower()) + text[e2:]) for (s1, e1, _), (s2, e2, _) in options]
+    edit = _pick([edit for edit in edits if usage is None or usage.fits(text, edit[2])], rng)
+    if edit is None:
         return None
-    (s1, e1, _), (s2, e2, _) = options[int(rng.integers(len(options)))]
-    first, second = text[s1:e1], text[s2:e2]
-    swapped = text[:s1] + _match_case(first, second.lower()) + text[e1:s2] + _match_case(second, first.lower()) + text[e2:]
+    first, second, swapped = edit
     return swapped, f"Swapped the order of '{first}' and '{second}'"
 
 
@@ -124,19 +178,22 @@ def closed_lexicons(texts: Iterable[str], lexicons: dict[str, tuple[str, ...]] =
 class RuleBackend:
     """meta: {"original": str, "categories": [...], "mode": "swap" | "order"}.
 
-    ``vocabulary``: texts of the corpus (its captions); swaps then only use phrases that occur in them."""
+    ``vocabulary``: texts of the corpus (its captions); swaps then only use phrases that occur in them, as often as
+    they occur, and make only pairs of neighbouring words that occur in them (`CorpusUsage`)."""
 
     name = "rules"
 
     def __init__(self, vocabulary: Iterable[str] | None = None):
-        self.lexicons = LEXICONS if vocabulary is None else closed_lexicons(vocabulary)
+        texts = None if vocabulary is None else list(vocabulary)
+        self.lexicons = LEXICONS if texts is None else closed_lexicons(texts)
+        self.usage = None if texts is None else CorpusUsage.of(texts)
 
     def complete(self, request: ChatRequest) -> str:
         meta = request.meta
         rng = np.random.default_rng(request.seed)
         edit = (swap_order if meta.get("mode") == "order" else swap_in_category)(
-            meta["original"], list(meta.get("categories", ())), rng, self.lexicons)
+            meta["original"], list(meta.get("categories", ())), rng, self.lexicons, self.usage)
         if edit is None:
             return json.dumps({"modified_description": meta["original"],
-                               "modification_detail": "no word of the target dimension was found"})
+                               "modification_detail": "no word of the target dimension could be changed"})
         return json.dumps({"modified_description": edit[0], "modification_detail": edit[1]})
