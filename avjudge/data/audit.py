@@ -59,9 +59,10 @@ def text_only_scores(train: list[tuple[int, str]], test: list[str], l2: float = 
         return torch.sigmoid(model(gram_features(test, index)).squeeze(1)).numpy()
 
 
-def text_leak(dataset: str | Path, task: str, train_split: str = "train", eval_split: str = "test") -> dict:
-    """{"overall": AUROC, "per_type": {negative type: AUROC against all held-out positives}, "pairs": n} of
-    the text-only classifier on ``task``'s pairs in a folder made by `avjudge data build`."""
+def text_only_held_out(dataset: str | Path, task: str, train_split: str = "train",
+                       eval_split: str = "test") -> tuple[list[dict], np.ndarray]:
+    """(``eval_split``'s pair records, the text-only classifier's score of each), the classifier fitted on
+    ``train_split``'s pairs of ``task`` in a folder made by `avjudge data build`."""
     if not judge_task(task).needs_text:
         raise ConfigError(f"the {task} judge reads no text, so its pairs cannot leak through it; audit vt or at")
     train, held_out = load_pairs(dataset, task, train_split), load_pairs(dataset, task, eval_split)
@@ -69,7 +70,13 @@ def text_leak(dataset: str | Path, task: str, train_split: str = "train", eval_s
     def question(record: dict) -> str:  # every word the judge reads: the caption and any spoken line
         return render_query(task, record["text"], record.get("utterance"))
 
-    scores = text_only_scores([(r["label"], question(r)) for r in train], [question(r) for r in held_out])
+    return held_out, text_only_scores([(r["label"], question(r)) for r in train], [question(r) for r in held_out])
+
+
+def text_leak(dataset: str | Path, task: str, train_split: str = "train", eval_split: str = "test") -> dict:
+    """{"overall": AUROC, "per_type": {negative type: AUROC against all held-out positives}, "pairs": n} of
+    the text-only classifier on ``task``'s pairs in a folder made by `avjudge data build`."""
+    held_out, scores = text_only_held_out(dataset, task, train_split, eval_split)
     labels = np.array([r["label"] for r in held_out])
     return {"overall": auroc(scores, labels), "pairs": len(held_out),
             "per_type": per_negative_type(scores, labels, [r["negative_type"] for r in held_out], auroc)}
