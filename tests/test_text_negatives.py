@@ -163,21 +163,23 @@ def server():
                 if kind == "sleep":
                     time.sleep(value)
                     kind, value = "json", {"modified_description": "late"}
-                if kind == "status":
-                    self.send_response(value)
-                    self.end_headers()
-                    self.wfile.write(b"error")
-                    return
-                content = value if kind == "raw" else json.dumps(value)
-                payload = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
             finally:
+                # active until its answer is ready, not until it is sent: a client that has its answer may start
+                # the next request before this thread would get to count itself out (a race under load)
                 with script.lock:
                     script.active -= 1
+            if kind == "status":
+                self.send_response(value)
+                self.end_headers()
+                self.wfile.write(b"error")
+                return
+            content = value if kind == "raw" else json.dumps(value)
+            payload = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -320,3 +322,15 @@ def test_a_closed_vocabulary_draws_new_phrases_as_often_as_the_corpus_uses_them(
         "original": "It hops once.", "categories": ["times"]})))["modified_description"] for s in range(300))
     assert set(drawn) == {"It hops twice.", "It hops four times."}
     assert 0.8 < drawn["It hops twice."] / 300 < 0.97  # 8 of the 9 uses of the other phrases
+
+
+def test_corpus_usage_weighs_phrases_within_their_category_not_one_category_against_another():
+    """Colour words fill this corpus and "large" occurs once; a size edit must still be as likely as the caption's
+    size mentions make it (one of its three swappable mentions), or size edits would all but vanish."""
+    text = "A small red circle flashes. The red circle hops."
+    corpus = [text, "A large red circle.", "A small blue circle."] + ["The blue circle hops."] * 20
+    backend = RuleBackend(vocabulary=corpus)
+    drawn = Counter(json.loads(backend.complete(ChatRequest("", seed=s, meta={
+        "original": text, "categories": ["colour", "size"]})))["modification_detail"] for s in range(300))
+    assert set(drawn) == {"Changed 'red' to 'blue'", "Changed 'small' to 'large'"}
+    assert 0.25 < drawn["Changed 'small' to 'large'"] / 300 < 0.42

@@ -123,11 +123,18 @@ def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
     relations = [(s, e) for c in RELATIONS if c in lexicons and c not in categories
                  for s, e, _ in _occurrences(text, lexicons[c])]
     found = [f for f in found if not any(s <= f[0] and f[1] <= e for s, e in relations)]
-    edits = [(text[start:end], new, _replaced(text, [f for f in found if f[2:] == (phrase, category)], new))
-             for start, end, phrase, category in found for new in _replacements(phrase, lexicons[category])]
-    if usage is not None:
-        edits = [edit for edit in edits if usage.fits(text, edit[2])]
-    edit = _pick(edits, rng, None if usage is None else [usage.phrase_counts[new.lower()] for _, new, _ in edits])
+    edits, weights = [], []
+    for start, end, phrase, category in found:
+        mentions = [f for f in found if f[2:] == (phrase, category)]
+        options = [(new, _replaced(text, mentions, new)) for new in _replacements(phrase, lexicons[category])]
+        if usage is not None:
+            options = [(new, edited) for new, edited in options if usage.fits(text, edited)]
+        counts = [1 if usage is None else usage.phrase_counts[new.lower()] for new, _ in options]
+        # every mention as likely as another (so no category gains by being named more often); its new phrase as
+        # often as the corpus uses it
+        edits += [(text[start:end], new, edited) for new, edited in options]
+        weights += [count / sum(counts) for count in counts]
+    edit = _pick(edits, rng, weights)
     if edit is None:
         return None
     old, new, edited = edit
