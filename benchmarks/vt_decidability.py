@@ -6,7 +6,8 @@ the object caught, an event's look one of them, the rest is shown from the first
 dimension and per kind of edit: the share that can be told, and the best balanced accuracy a judge that sees only
 those frames can reach, (1 + that share) / 2: it accepts every positive and turns away exactly the negatives its
 frames contradict; beside them, what the caption's words alone give away (AUROC of `avjudge data audit`'s
-text-only classifier, fitted on the training pairs: a kind far above 0.5 can be learned without looking). The demo prints the same ceiling beside each VT target it misses (`avjudge.demo`).
+text-only classifier, fitted on the training pairs: a kind far above 0.5 can be learned without looking). The demo
+prints the same ceiling beside each VT target it misses (`avjudge.demo`).
 
 Usage: python benchmarks/vt_decidability.py OUT [--split test] [--fps 2 4 8]
 (OUT: an `avjudge demo` output folder; default --fps: the demo VT judge's, from train_configs/tiny_world_vt.yaml;

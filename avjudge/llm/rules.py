@@ -123,17 +123,20 @@ def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
     relations = [(s, e) for c in RELATIONS if c in lexicons and c not in categories
                  for s, e, _ in _occurrences(text, lexicons[c])]
     found = [f for f in found if not any(s <= f[0] and f[1] <= e for s, e in relations)]
-    edits, weights = [], []
+    edits, weights, options_of = [], [], {}
     for start, end, phrase, category in found:
-        mentions = [f for f in found if f[2:] == (phrase, category)]
-        options = [(new, _replaced(text, mentions, new)) for new in _replacements(phrase, lexicons[category])]
-        if usage is not None:
-            options = [(new, edited) for new, edited in options if usage.fits(text, edited)]
-        counts = [1 if usage is None else usage.phrase_counts[new.lower()] for new, _ in options]
+        if (phrase, category) not in options_of:  # the edited texts of a phrase, made once for all its mentions
+            mentions = [f for f in found if f[2:] == (phrase, category)]
+            options = [(new, _replaced(text, mentions, new)) for new in _replacements(phrase, lexicons[category])]
+            if usage is not None:
+                options = [(new, edited) for new, edited in options if usage.fits(text, edited)]
+            counts = [1 if usage is None else usage.phrase_counts[new.lower()] for new, _ in options]
+            options_of[phrase, category] = options, [count / sum(counts) for count in counts]
+        options, shares = options_of[phrase, category]
         # every mention as likely as another (so no category gains by being named more often); its new phrase as
         # often as the corpus uses it
         edits += [(text[start:end], new, edited) for new, edited in options]
-        weights += [count / sum(counts) for count in counts]
+        weights += shares
     edit = _pick(edits, rng, weights)
     if edit is None:
         return None
