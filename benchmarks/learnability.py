@@ -1,7 +1,8 @@
 """What can the demo's tiny judges learn from the world, and how fast? Probes behind issue #5's targets.
 
 Each probe trains the demo's tiny Qwen2.5-Omni thinker (the demo's AV or VT config, `freeze: all`), from
-random encoders unless --encoders aligned, on one yes/no question about world clips, and reports held-out
+random encoders unless --encoders aligned, or for the at_ probes the demo's tiny Qwen2-Audio (its AT config; its
+encoder is always random), on one yes/no question about world clips, and reports held-out
 AUROC along training. Examples are prepared once (one draw of each on-the-fly negative), so thousands of
 optimiser steps fit in minutes:
 
@@ -20,6 +21,12 @@ optimiser steps fit in minutes:
                     for No: as many colour words as objects, and nothing else
   caption_colour    (VT) the same question inside the whole caption: a clip's caption (Yes) or the caption with one
                     object's colour changed at every mention to one the clip lacks (No)
+  at_audio_low_note (AT) the AT judge (tiny Qwen2-Audio, trained whole from random weights) asked about its
+                    positives, relabelled as audio_low_note: does its audio path learn anything at all?
+  at_sound_phrase   (AT) a clip described by one of its sounds alone, "A low pure sine tone sounds." (Yes), or by
+                    that sound in a timbre none of the clip's sounds has (No): binding a word to what is heard
+  at_caption_edits  (AT) the AT pairs as they are: positives against every edit of the sound description, AUROC
+                    also per edited dimension; printed first, the same from the caption alone
 
 The first two ask the AV judge's prompt about positives (the clip's own audio) relabelled by the ground truth,
 so each measures one encoder's path to the answer token; the last two are the real tasks.
@@ -85,6 +92,7 @@ from avjudge.data.audit import text_leak
 from avjudge.data.pairs import PairDataset, load_pairs
 from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs, caption_edits_told
+from avjudge.prompts import task as judge_task
 from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
@@ -161,12 +169,32 @@ def _caption_colour(record, scene):
     return {**record, "label": 0, "text": record["text"].replace(name, f"{colour} {obj['shape']}")}
 
 
+def _sound_phrase(record, scene):
+    """An AT positive's clip described by one of its sounds alone, "A low pure sine tone sounds." (Yes), or by that
+    sound in a timbre none of its sounds has (No): the object-phrase question for the ear; drawn from the record's
+    id, None for a clip with no sound."""
+    if record["negative_type"] != "positive":
+        return None
+    sounds = [o["sound"] for o in scene["objects"] if o["sound"]]
+    if not sounds:
+        return None
+    rng = random.Random(record["id"])
+    sound = rng.choice(sounds)
+    heard = rng.random() < 0.5
+    timbre = sound["timbre"] if heard else rng.choice(sorted(set(vocab.TIMBRE_WORDS) - {s["timbre"] for s in sounds}))
+    register = "" if timbre == "noise_burst" else vocab.register_word(sound["f0"]) + " "
+    return {**record, "label": int(heard), "text": f"A {register}{vocab.TIMBRE_WORDS[timbre]} sounds."}
+
+
 # probe -> (the judge it trains, the pair record as the probe asks it: its label, and text where the probe changes
 # it; None to leave the record out)
 PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", _video_low_colour),
           "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled),
           "object_phrase": ("vt", _object_phrase), "object_list": ("vt", _object_list),
-          "caption_colour": ("vt", _caption_colour)}
+          "caption_colour": ("vt", _caption_colour), "at_audio_low_note": ("at", _audio_low_note),
+          "at_sound_phrase": ("at", _sound_phrase), "at_caption_edits": ("at", _as_labelled)}
+# probes whose pairs are the judge's own caption edits: the caption's words alone are audited first
+TEXT_AUDITED = ("caption_edits", "at_caption_edits")
 
 
 def stage_argument(value: str) -> tuple[str, int]:
@@ -360,7 +388,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
     config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
-        f"model={family_dirs['qwen2_5_omni']}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
+        f"model={family_dirs[judge_task(task).family]}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
         "max_eval_pairs=2", "redraw_negatives=false", *overrides])  # examples are prepared once: nothing to redraw
     torch.manual_seed(config.seed)
     trainer, judge, _, _ = build_training(config)
@@ -376,7 +404,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     report = held_out_reporter(name, judge, test_items, curve, kinds)
     unseen_clips = positive_clips(test_items)  # the held-out clips' caption loss, after captioning
     del test_items  # prepared: its decoded clips are needed again only by curriculum stages
-    if name == "caption_edits":
+    if name in TEXT_AUDITED:
         leak = text_leak(pairs, task)
         print(f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
               + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()), flush=True)
@@ -467,7 +495,7 @@ def main() -> None:
             p.error("--fresh-mismatches draws random mismatches: use it with --probes random_mismatch alone")
         for option, other in [("--first", stage) for stage, _ in args.first] + [("--mix", args.mix)]:
             if other and any(PROBES[name][0] != PROBES[other][0] for name in names):
-                p.error(f"{option} must train the same judge (av or vt) as the probes")
+                p.error(f"{option} must train the same judge (av, vt or at) as the probes")
         if args.mix and args.fresh_mismatches:
             p.error("--mix joins a probe's examples to the dataset's; --fresh-mismatches draws its own")
         if args.align_steps and any(PROBES[name][0] != "av" for name in names):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from avjudge.judges.adapters import PreparedSample
+from avjudge.judges.tiny import AUDIO_DIR
 from avjudge.world.decidability import EDIT_KINDS
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "learnability.py"
@@ -100,6 +101,23 @@ def test_object_phrases_name_an_object_of_the_clip_or_a_colour_it_lacks():
     assert learnability._object_phrase(negative, scene) is None
 
 
+def test_sound_phrases_name_a_sound_of_the_clip_or_a_timbre_it_lacks():
+    scene = {"objects": [{"sound": {"timbre": "sine", "f0": 110.0}}, {"sound": {"timbre": "saw", "f0": 523.0}},
+                         {"sound": None}]}
+    asked = [learnability._sound_phrase({"id": f"p{i}", "label": 1, "negative_type": "positive", "text": "caption"},
+                                        scene) for i in range(40)]
+    heard = {"A low pure sine tone sounds.", "A high bright sawtooth tone sounds."}
+    assert {r["text"] for r in asked if r["label"] == 1} == heard
+    lacked = {r["text"] for r in asked if r["label"] == 0}
+    assert 10 < sum(r["label"] for r in asked) < 30 and len(lacked) > 2
+    for text in lacked:  # another timbre, never one the clip has; a noise burst has no pitch word
+        assert "sine" not in text and "sawtooth" not in text
+        assert text in ("A short noise burst sounds.",) or text.split()[1] in ("low", "high")
+    assert learnability._sound_phrase({"id": "q", "label": 1, "negative_type": "positive"},
+                                      {"objects": [{"sound": None}]}) is None  # a silent clip: nothing to ask
+    assert learnability._sound_phrase({"id": "n", "label": 0, "negative_type": "degree"}, scene) is None
+
+
 def test_a_first_probe_trains_the_judge_before_the_probe_asks_at_step_0(tmp_path):
     pairs = learnability.make_pairs(tmp_path, clips=8, pairs=48, tasks={"vt"})
     world = {r["id"]: r for r in learnability.read_jsonl(tmp_path / "world" / learnability.MANIFEST)}
@@ -176,3 +194,16 @@ def test_curriculum_stages_are_given_as_probe_and_steps():
     for bad in ("object_list", "object_list:0", "nowhere:10", "object_list:ten"):
         with pytest.raises(learnability.argparse.ArgumentTypeError, match="PROBE:N"):
             learnability.stage_argument(bad)
+
+
+def test_at_probes_train_the_tiny_qwen2_audio_judge(tmp_path, monkeypatch):
+    pairs = learnability.make_pairs(tmp_path, clips=8, pairs=48, tasks={"at"})
+    world = {r["id"]: r for r in learnability.read_jsonl(tmp_path / "world" / learnability.MANIFEST)}
+    models = []
+    build = learnability.build_training
+    monkeypatch.setattr(learnability, "build_training", lambda config: models.append(config.model) or build(config))
+    curve = learnability.run_probe("at_caption_edits", pairs, world, steps=2, every=2, overrides=["batch_size=2"],
+                                   out=tmp_path)
+    assert [Path(model).name for model in models] == [AUDIO_DIR]
+    dimensions = {record["negative_type"] for record in learnability.load_pairs(pairs, "at", "test")} - {"positive"}
+    assert len(dimensions) > 1 and dimensions <= set(curve[0][3])  # held-out AUROC per edited dimension
