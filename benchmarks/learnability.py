@@ -193,8 +193,6 @@ PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", 
           "object_phrase": ("vt", _object_phrase), "object_list": ("vt", _object_list),
           "caption_colour": ("vt", _caption_colour), "at_audio_low_note": ("at", _audio_low_note),
           "at_sound_phrase": ("at", _sound_phrase), "at_caption_edits": ("at", _as_labelled)}
-# probes whose pairs are the judge's own caption edits: the caption's words alone are audited first
-TEXT_AUDITED = ("caption_edits", "at_caption_edits")
 
 
 def stage_argument(value: str) -> tuple[str, int]:
@@ -404,7 +402,7 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     report = held_out_reporter(name, judge, test_items, curve, kinds)
     unseen_clips = positive_clips(test_items)  # the held-out clips' caption loss, after captioning
     del test_items  # prepared: its decoded clips are needed again only by curriculum stages
-    if name in TEXT_AUDITED:
+    if probe is _as_labelled:  # the judge's own caption edits: what their words alone give away, first
         leak = text_leak(pairs, task)
         print(f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
               + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()), flush=True)
