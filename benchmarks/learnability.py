@@ -3,7 +3,8 @@
 Each probe trains the demo's tiny Qwen2.5-Omni thinker (the demo's AV or VT config, `freeze: all`), from
 random encoders unless --encoders aligned, or for the at_ probes the demo's tiny Qwen2-Audio (its AT config; its
 encoder is always random), on one yes/no question about world clips, and reports held-out
-AUROC along training. Examples are prepared once (one draw of each on-the-fly negative), so thousands of
+AUROC along training, with the balanced accuracy and the share answered Yes at 0.5 beside it (the demo's
+targets read answers). Examples are prepared once (one draw of each on-the-fly negative), so thousands of
 optimiser steps fit in minutes:
 
   audio_low_note    (AV) Yes when a pitched object sounds a note below 200 Hz: the audio alone decides it
@@ -96,6 +97,7 @@ from avjudge.prompts import task as judge_task
 from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tiny_judges
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
+from avjudge.train.metrics import binary_metrics
 from avjudge.train.trainer import prepared_pairs
 from avjudge.stats import auroc, format_statistic, per_negative_type
 from avjudge.world import MANIFEST, WorldConfig, make_world, vocab
@@ -344,10 +346,18 @@ def held_out_reporter(name: str, judge, items: list, curve: list, kinds: np.ndar
         if kinds is not None:
             per_type |= per_negative_type(scores, labels, kinds, auroc)
         curve.append((step, loss, auroc(scores, labels), per_type))
-        detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
-        print(f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(curve[-1][2])}{detail}",
-              flush=True)
+        print(report_line(name, step, loss, scores, labels, per_type), flush=True)
     return report
+
+
+def report_line(name: str, step: int, loss: float, scores: np.ndarray, labels: np.ndarray, per_type: dict) -> str:
+    """One evaluation's line: held-out AUROC, then balanced accuracy and the share answered Yes at 0.5 (what the
+    demo's targets read: the answer, not only the ranking), then the AUROC of each entry of ``per_type``."""
+    at_half = binary_metrics(scores, labels)
+    detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
+    return (f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(at_half['auroc'])}  "
+            f"balanced accuracy {format_statistic(at_half['balanced_accuracy'])}  answers Yes "
+            f"{at_half['yes_bias']:.0%}{detail}")
 
 
 def train(judge, batches, steps: int, config: TrainConfig, every: int, report) -> None:
