@@ -345,19 +345,20 @@ def held_out_reporter(name: str, judge, items: list, curve: list, kinds: np.ndar
         per_type = per_negative_type(scores, labels, types, auroc) if len(set(types[labels == 0])) > 1 else {}
         if kinds is not None:
             per_type |= per_negative_type(scores, labels, kinds, auroc)
-        curve.append((step, loss, auroc(scores, labels), per_type))
-        print(report_line(name, step, loss, scores, labels, per_type), flush=True)
+        measured = binary_metrics(scores, labels)
+        curve.append((step, loss, measured["auroc"], per_type))
+        print(report_line(name, step, loss, measured, per_type), flush=True)
     return report
 
 
-def report_line(name: str, step: int, loss: float, scores: np.ndarray, labels: np.ndarray, per_type: dict) -> str:
+def report_line(name: str, step: int, loss: float, measured: dict, per_type: dict) -> str:
     """One evaluation's line: held-out AUROC, then balanced accuracy and the share answered Yes at 0.5 (what the
-    demo's targets read: the answer, not only the ranking), then the AUROC of each entry of ``per_type``."""
-    at_half = binary_metrics(scores, labels)
+    demo's targets read: the answer, not only the ranking) of ``measured`` (`binary_metrics`), then the AUROC of
+    each entry of ``per_type``."""
     detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
-    return (f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(at_half['auroc'])}  "
-            f"balanced accuracy {format_statistic(at_half['balanced_accuracy'])}  answers Yes "
-            f"{at_half['yes_bias']:.0%}{detail}")
+    return (f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(measured['auroc'])}  "
+            f"balanced accuracy {format_statistic(measured['balanced_accuracy'])}  answers Yes "
+            f"{measured['yes_bias']:.0%}{detail}")
 
 
 def train(judge, batches, steps: int, config: TrainConfig, every: int, report) -> None:

@@ -88,10 +88,11 @@ def test_the_probe_runs_on_the_demos_av_config(tmp_path):
 
 def test_report_line_gives_the_answers_at_one_half_beside_the_ranking():
     # ranked well (AUROC 0.75) yet answered at chance: one positive and one negative on each side of 0.5
-    line = learnability.report_line("probe", 500, 0.25, np.array([0.9, 0.6, 0.4, 0.2]), np.array([1, 0, 1, 0]),
-                                    {"event count": 0.5})
+    measured = learnability.binary_metrics(np.array([0.9, 0.6, 0.4, 0.2]), np.array([1, 0, 1, 0]))
+    line = learnability.report_line("probe", 500, 0.25, measured, {"event count": 0.5})
     assert "held-out AUROC 0.750  balanced accuracy 0.500  answers Yes 50%  event count 0.500" in line
-    line = learnability.report_line("probe", 500, 0.25, np.array([0.9, 0.7, 0.6, 0.2]), np.array([1, 1, 0, 0]), {})
+    measured = learnability.binary_metrics(np.array([0.9, 0.7, 0.6, 0.2]), np.array([1, 1, 0, 0]))
+    line = learnability.report_line("probe", 500, 0.25, measured, {})
     assert line.endswith("held-out AUROC 1.000  balanced accuracy 0.750  answers Yes 75%")
 
 
