@@ -101,6 +101,7 @@ from avjudge.train.metrics import binary_metrics
 from avjudge.train.trainer import prepared_pairs
 from avjudge.stats import auroc, format_statistic, per_negative_type
 from avjudge.world import MANIFEST, WorldConfig, make_world, vocab
+from avjudge.world.captions import sound_name
 
 LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's colour -> pitch link
 
@@ -184,8 +185,7 @@ def _sound_phrase(record, scene):
     sound = rng.choice(sounds)
     heard = rng.random() < 0.5
     timbre = sound["timbre"] if heard else rng.choice(sorted(set(vocab.TIMBRE_WORDS) - {s["timbre"] for s in sounds}))
-    register = "" if timbre == "noise_burst" else vocab.register_word(sound["f0"]) + " "
-    return {**record, "label": int(heard), "text": f"A {register}{vocab.TIMBRE_WORDS[timbre]} sounds."}
+    return {**record, "label": int(heard), "text": f"A {sound_name({**sound, 'timbre': timbre})} sounds."}
 
 
 # probe -> (the judge it trains, the pair record as the probe asks it: its label, and text where the probe changes

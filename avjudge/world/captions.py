@@ -50,15 +50,18 @@ def video_caption(scene: Scene) -> str:
     return " ".join(sentences)
 
 
+def sound_name(sound: dict) -> str:
+    """How captions name an object's sound: "low pure sine tone" (its register and timbre; a noise burst has no
+    pitch word)."""
+    timbre = sound["timbre"]
+    register = "" if timbre == "noise_burst" else vocab.register_word(sound["f0"]) + " "
+    return f"{register}{vocab.TIMBRE_WORDS[timbre]}"
+
+
 def audio_caption(scene: Scene) -> str:
     sentences = []
     counts = _event_counts(scene)
-    parts = []
-    for i, c in counts:
-        obj = scene.objects[i]
-        timbre = obj.sound["timbre"]
-        register = "" if timbre == "noise_burst" else vocab.register_word(obj.sound["f0"]) + " "
-        parts.append(f"a {register}{vocab.TIMBRE_WORDS[timbre]} sounds {vocab.times_word(c)}")
+    parts = [f"a {sound_name(scene.objects[i].sound)} sounds {vocab.times_word(c)}" for i, c in counts]
     if parts:
         text = parts[0] if len(parts) == 1 else "first " + ", then ".join(parts)
         sentences.append(text[0].upper() + text[1:] + ".")
