@@ -29,6 +29,7 @@ from .stats import format_statistic
 from .train import TrainConfig, learning_curves, run_training
 from .world import MANIFEST, Scene, WorldConfig, make_world
 from .world.decidability import caption_edit_told, frame_times
+from .world.speech import espeak_available
 from .world.verify import verify_clip
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,6 +172,16 @@ def _verify_record(job: tuple[Path, dict]):
         return str(err)
 
 
+def world_line(summary: dict, checks: dict, speech_available: bool) -> str:
+    """The report's line on the world: its size, how many clips speak, and its check against the ground truth. A
+    world made without espeak-ng has no speech, and its judges' figures differ from the README's: the line says so
+    and how to install it."""
+    speech = (f"{summary['with_speech']} with speech" if speech_available
+              else "no speech (espeak-ng is not installed: apt-get install -y espeak-ng)")
+    return (f"world: {summary['clips']} clips, {summary['events']} sound events, {speech}; decoded back, "
+            f"{checks['clips_ok']}/{checks['clips']} clips match their ground truth exactly")
+
+
 def verify_world(world: Path, progress: bool, workers: int | None = None) -> dict:
     """Every clip of ``world`` decoded and checked against its ground truth, in ``workers`` processes (default:
     one per core; decoding is most of the demo's world time)."""
@@ -269,8 +280,7 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
             ceilings |= {("vt", kind): value for kind, value in caption_edit_ceilings(out, fps).items()}
     targets = check_targets(results, ceilings)
     lines = [
-        f"world: {summary['clips']} clips, {summary['events']} sound events; decoded back, "
-        f"{checks['clips_ok']}/{checks['clips']} clips match their ground truth exactly",
+        world_line(summary, checks, espeak_available()),
         "pairs: " + "; ".join(f"{t} {stats['judges'][t]['pairs']} ({stats['judges'][t]['rejected']} text rejections)"
                               for t in tasks),
         "held-out balanced accuracy per negative type (each type against all held-out positives),",

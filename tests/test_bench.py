@@ -16,6 +16,8 @@ from avjudge.bench.synthetic import make_model_folders, world_suite
 from avjudge.bench.suite import write_suite
 from avjudge.jsonl import read_jsonl
 
+from .helpers import requires_espeak
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -166,6 +168,7 @@ def test_scorer_skips_what_cannot_run_with_the_reason(scorer, tmp_path, monkeypa
         ClipScorer(parse_dimensions("vt"))
 
 
+@requires_espeak  # its checks read DNSMOS on the clips with speech
 def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, tmp_path):
     suite, videos, _ = bench_input
     entries = load_suite(suite)
@@ -316,6 +319,7 @@ def test_filter_rules_and_shards_are_checked():
         parse_shard("4/4")
 
 
+@requires_espeak  # its checks read DNSMOS on the clips with speech
 def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
     from avjudge.cli import main
 

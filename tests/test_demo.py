@@ -1,7 +1,7 @@
 """The demo's targets (read from the evaluations before and after training, never assumed met) and its world check."""
 import shutil
 
-from avjudge.demo import TARGETS, _target_lines, check_targets, verify_world
+from avjudge.demo import TARGETS, _target_lines, check_targets, verify_world, world_line
 from avjudge.jsonl import read_jsonl
 from avjudge.world import MANIFEST
 
@@ -55,3 +55,11 @@ def test_world_verification_checks_every_clip_in_parallel_and_names_the_one_that
     assert checks["clips"] == len(records) and checks["clips_ok"] == len(records) - 1
     assert [e["id"] for e in checks["errors"]] == [records[2]["id"]]
     assert checks["visual_found"] == checks["visual_events"] > 0
+
+
+def test_the_world_line_counts_speaking_clips_or_says_how_to_get_speech():
+    summary, checks = {"clips": 240, "events": 925, "with_speech": 117}, {"clips": 240, "clips_ok": 239}
+    with_tts = world_line(summary, checks, speech_available=True)
+    assert "240 clips, 925 sound events, 117 with speech" in with_tts and "239/240 clips match" in with_tts
+    without = world_line({**summary, "with_speech": 0}, checks, speech_available=False)
+    assert "no speech" in without and "apt-get install -y espeak-ng" in without and "with speech" not in without
