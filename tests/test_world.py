@@ -13,7 +13,7 @@ from avjudge.jsonl import read_jsonl
 from avjudge.media import decode
 from avjudge.world import MANIFEST, WorldConfig, make_world, sample_scene
 from avjudge.world import vocab
-from avjudge.world.verify import verify_clip
+from avjudge.world.verify import COLOUR_TOLERANCE, colour_mask, verify_clip
 
 from .helpers import requires_espeak
 
@@ -104,6 +104,17 @@ def test_scenes_are_deterministic_and_consistent():
             if obj.sound:
                 assert obj.sound == {"timbre": vocab.SHAPES[obj.shape], "f0": vocab.PITCHES[obj.colour]}
     assert sample_scene(cfg, 0) != sample_scene(WorldConfig(seed=5), 0)
+
+
+def test_colour_mask_keeps_the_pixels_within_tolerance_of_the_colour_in_every_channel():
+    rng = np.random.default_rng(0)
+    for rgb in [*vocab.COLOURS.values(), (0, 0, 0), (255, 255, 255)]:
+        # pixels around the colour, many at and beyond the tolerance's edge, some clipped at 0 or 255
+        near = np.asarray(rgb) + rng.integers(-COLOUR_TOLERANCE - 5, COLOUR_TOLERANCE + 6, (4, 30, 30, 3))
+        frames = np.clip(near, 0, 255).astype(np.uint8)
+        expected = (np.abs(frames.astype(int) - np.asarray(rgb)) < COLOUR_TOLERANCE).all(axis=-1)
+        assert 0 < expected.sum() < expected.size
+        assert np.array_equal(colour_mask(frames, rgb), expected), rgb
 
 
 def test_same_seed_same_files(tmp_path):
