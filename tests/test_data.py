@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from avjudge.config import ConfigError
-from avjudge.data import assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
+from avjudge.data import DecodedSources, assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
 from avjudge.data.export import ExportError, export_dataset
 from avjudge.jsonl import read_jsonl
 from avjudge.prompts import render_query
@@ -81,6 +81,36 @@ def test_positives_are_untouched_and_negatives_differ(built, small_world):
         for r in pairs_of(out, judge):
             original = pool.records[r["source_id"]]["captions"][field]
             assert (r["text"] == original) == (r["label"] == 1)
+
+
+def test_decoded_sources_give_every_pair_its_own_clip_decode_each_source_once_and_keep_within_budget(
+        built, small_world, monkeypatch):
+    import avjudge.data.pairs as pairs_module
+
+    out, _ = built
+    pool = SourcePool(load_manifest(small_world / MANIFEST))
+    records = pairs_of(out, "av") + pairs_of(out, "vt")
+    decoded, decode_source = [], pairs_module._decode_source
+    monkeypatch.setattr(pairs_module, "_decode_source", lambda *a: decoded.append(a[:3]) or decode_source(*a))
+    sources = DecodedSources(budget_mb=1024)
+    for record in records * 2:  # twice over: the second pass decodes nothing
+        kept, fresh = pair_clip(record, pool, sources=sources), pair_clip(record, pool)
+        for field in ("frames", "audio", "timestamps"):
+            np.testing.assert_array_equal(getattr(kept, field), getattr(fresh, field))
+    distinct = {(pool.records[r["source_id"]]["video"], r["dimension"] != "at", r["dimension"] != "vt")
+                for r in records}
+    assert len(decoded) == len(distinct) + 2 * len(records) and len(sources) == len(distinct)
+    kept = pair_clip(records[0], pool, sources=sources)
+    with pytest.raises(ValueError, match="read-only"):
+        kept.audio[0, 0] = 0.0  # a strategy writing into its input fails instead of corrupting later pairs
+    # a budget of two clips keeps the two used last
+    one_clip = pair_clip(records[0], pool).frames.nbytes + pair_clip(records[0], pool).audio.nbytes
+    small = DecodedSources(budget_mb=2.5 * one_clip / 2**20)
+    for record in records:
+        pair_clip(record, pool, sources=small)
+    assert len(small) == 2 and small.used <= small.budget
+    with pytest.raises(ConfigError, match="positive budget"):
+        DecodedSources(0)
 
 
 def test_lazy_and_materialized_negatives_are_identical(small_world, tmp_path):

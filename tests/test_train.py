@@ -177,6 +177,30 @@ def test_cached_examples_are_built_once_and_train_exactly_like_rebuilt_ones(tiny
         config(tiny_judges, pairs, tmp_path, cache_examples=True, dataloader_workers=2)
 
 
+def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_pair(tiny_judges, pairs, tmp_path,
+                                                                                    monkeypatch):
+    import avjudge.data.pairs as pairs_module
+
+    decoded, decode_source = [], pairs_module._decode_source
+    monkeypatch.setattr(pairs_module, "_decode_source", lambda *a: decoded.append(a[0]) or decode_source(*a))
+    histories, evaluations, decodes = {}, {}, {}
+    for budget in (0, 256):
+        decoded.clear()
+        trainer, _, evaluation, _ = build_training(config(tiny_judges, pairs, tmp_path / str(budget), batch_size=4,
+                                                          max_steps=10, save_steps=100, redraw_negatives=True,
+                                                          source_cache_mb=budget))
+        trainer.train()
+        histories[budget] = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+        evaluations[budget] = evaluation(10)["overall"]
+        decodes[budget] = list(decoded)
+    assert 10 * 4 > 2 * len(trainer.train_dataset)  # into a third epoch, whose negatives are redrawn
+    assert histories[256] == histories[0] and evaluations[256] == evaluations[0]
+    # held-out and training pairs alike: each source decoded once instead of once a pair and epoch
+    assert len(decodes[256]) == len(set(decodes[256])) == len(set(decodes[0])) < len(decodes[0]) / 4
+    with pytest.raises(ConfigError, match="source_cache_mb"):
+        config(tiny_judges, pairs, tmp_path, source_cache_mb=-1)
+
+
 def test_redrawn_negatives_change_every_epoch_and_borrow_from_the_training_split_only(tiny_judges, pairs, tmp_path):
     trainer, *_ = build_training(config(tiny_judges, pairs, tmp_path, batch_size=4, max_steps=10, save_steps=100,
                                         redraw_negatives=True))

@@ -1,6 +1,7 @@
 """Turn a stored pair record into a judge sample: decode its source, apply its negative recipe."""
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -27,24 +28,67 @@ def load_pairs(dataset: str | Path, task: str, split: str, limit: int | None = N
     return records
 
 
+def _decode_source(path: str, video: bool, audio: bool, fps: float | None, sample_rate: int) -> MediaClip:
+    return decode(path, video=video, audio=audio, fps=fps, sample_rate=sample_rate if audio else None,
+                  channels=1 if audio else None)
+
+
+def _nbytes(clip: MediaClip) -> int:
+    return sum(a.nbytes for a in (clip.frames, clip.timestamps, clip.audio) if a is not None)
+
+
+class DecodedSources:
+    """Source clips as pairs decode them, the most recently used kept in memory up to ``budget_mb``: a source that
+    many pairs share, or whose negatives are redrawn every epoch, is decoded once (`benchmarks/tiny_train_step.py`
+    times what that saves). Kept clips are read-only, so a strategy that changed its input in place would fail
+    loudly instead of corrupting later pairs."""
+
+    def __init__(self, budget_mb: float):
+        if budget_mb <= 0:
+            raise ConfigError(f"the decoded-source cache needs a positive budget, not {budget_mb} MB")
+        self.budget, self.used = int(budget_mb * 2**20), 0
+        self._clips: OrderedDict[tuple, MediaClip] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._clips)
+
+    def __call__(self, path: str, video: bool, audio: bool, fps: float | None, sample_rate: int) -> MediaClip:
+        key = (str(path), video, audio, fps, sample_rate)
+        if key in self._clips:
+            self._clips.move_to_end(key)
+            return self._clips[key]
+        clip = _decode_source(path, video, audio, fps, sample_rate)
+        size = _nbytes(clip)
+        if size <= self.budget:
+            for array in (clip.frames, clip.timestamps, clip.audio):
+                if array is not None:
+                    array.flags.writeable = False
+            self._clips[key], self.used = clip, self.used + size
+            while self.used > self.budget:
+                self.used -= _nbytes(self._clips.popitem(last=False)[1])
+        return clip
+
+
 class PairDataset:
     """Map-style dataset of pair records (usable with a torch DataLoader): item -> (record, clip).
 
     ``strategies`` (name -> the strategy as the dataset's recipe configured it) lets `redrawn` draw a negative's
     parameters anew; its partners then come from ``pool``, which should hold the records' own split only.
+    ``sources`` keeps decoded source clips for later pairs (None: every pair decodes its source).
     """
 
     def __init__(self, records: list[dict], pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
-                 root: Path | None = None, strategies: dict[str, Strategy] | None = None):
+                 root: Path | None = None, strategies: dict[str, Strategy] | None = None,
+                 sources: DecodedSources | None = None):
         self.records, self.pool, self.sample_rate, self.fps, self.root = records, pool, sample_rate, fps, root
-        self.strategies = strategies or {}
+        self.strategies, self.sources = strategies or {}, sources
 
     def __len__(self) -> int:
         return len(self.records)
 
     def __getitem__(self, index: int) -> tuple[dict, MediaClip]:
         record = self.records[index]
-        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root)
+        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root, self.sources)
 
     def redrawn(self, index: int, seed: list[int]) -> tuple[dict, MediaClip] | None:
         """Item ``index`` with its negative's parameters drawn anew (``seed``: the draw's numpy seed); None where
@@ -60,16 +104,16 @@ class PairDataset:
         except PerturbError:
             return None
         record = {**record, "params": params}
-        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root)
+        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root, self.sources)
 
 
 def pair_clip(record: dict, pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
-              root: Path | None = None) -> MediaClip:
-    """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now."""
+              root: Path | None = None, sources: DecodedSources | None = None) -> MediaClip:
+    """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now; ``sources``
+    decodes (and keeps) the source clip if given."""
     source = pool.records[record["source_id"]]
-    needs_video, needs_audio = NEEDS[record["dimension"]]
-    clip = decode(source["video"], video=needs_video, audio=needs_audio, fps=fps,
-                  sample_rate=sample_rate if needs_audio else None, channels=1 if needs_audio else None)
+    decode_source = _decode_source if sources is None else sources  # (an empty cache is falsy)
+    clip = decode_source(source["video"], *NEEDS[record["dimension"]], fps, sample_rate)
     audio_file = (record.get("media") or {}).get("audio")
     if audio_file:
         path = Path(audio_file) if root is None or Path(audio_file).is_absolute() else root / audio_file

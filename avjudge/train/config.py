@@ -49,6 +49,9 @@ class TrainConfig:
     dataloader_workers: int = 0
     # keep built training examples in memory after the first epoch (exact; costs memory, see TrainingExamples)
     cache_examples: bool = False
+    # keep up to this many MB of decoded source clips in memory (each process its own), so a clip that many pairs
+    # share, or whose negatives are redrawn, is decoded once (exact: data.DecodedSources); 0: decode every pair
+    source_cache_mb: float = 0.0
     # every epoch after the first draws the training negatives' audio anew (same strategies and ranges, partners
     # from the training split only): more distinct negatives from the same pairs (TrainingExamples)
     redraw_negatives: bool = False
@@ -60,6 +63,8 @@ class TrainConfig:
             raise ConfigError("batch_size and grad_accum must be at least 1")
         if self.eval_steps < 1 or self.save_steps < 1:
             raise ConfigError("eval_steps and save_steps must be at least 1")
+        if self.source_cache_mb < 0:
+            raise ConfigError(f"source_cache_mb must be 0 (off) or positive, not {self.source_cache_mb}")
         if self.cache_examples and self.dataloader_workers:
             raise ConfigError("cache_examples keeps examples in this process, so it needs dataloader_workers: 0 "
                               "(workers would each build and hold their own copies)")

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from .. import __version__
-from ..data import PairDataset, built_recipe, load_manifest, load_pairs, split_sources
+from ..data import DecodedSources, PairDataset, built_recipe, load_manifest, load_pairs, split_sources
 from ..jsonl import write_json
 from ..judges import Judge, JudgeSettings
 from ..judges.adapters import adapter_for
@@ -181,10 +181,11 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     if config.redraw_negatives:  # redrawn partners must come from the training split, as the build's did
         train_pool = SourcePool(split_sources(dataset, list(pool.records.values()), config.train_split))
         strategies = built_recipe(dataset).audio_strategies(config.task)
+    sources = DecodedSources(config.source_cache_mb) if config.source_cache_mb else None
     train_set = PairDataset(load_pairs(dataset, config.task, config.train_split), train_pool, sample_rate, fps, dataset,
-                            strategies)
+                            strategies, sources)
     eval_set = PairDataset(load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
-                           fps, dataset)
+                           fps, dataset, sources=sources)
     out = Path(config.output_dir)
     evaluation = HeldOutEvaluation(judge, eval_set, out)
     record = {"config": asdict(config), "dataset_hash": stats["dataset_hash"], "code_version": code_version(),
