@@ -92,23 +92,34 @@ def test_decoded_sources_give_every_pair_its_own_clip_decode_each_source_once_an
     records = pairs_of(out, "av") + pairs_of(out, "vt")
     decoded, decode_source = [], pairs_module._decode_source
     monkeypatch.setattr(pairs_module, "_decode_source", lambda *a: decoded.append(a[:3]) or decode_source(*a))
+
+    def source_key(record):  # what a pair decodes: its source's file and the streams its judge reads
+        return (pool.records[record["source_id"]]["video"], *pairs_module.NEEDS[record["dimension"]])
+
     sources = DecodedSources(budget_mb=1024)
     for record in records * 2:  # twice over: the second pass decodes nothing
         kept, fresh = pair_clip(record, pool, sources=sources), pair_clip(record, pool)
         for field in ("frames", "audio", "timestamps"):
             np.testing.assert_array_equal(getattr(kept, field), getattr(fresh, field))
-    distinct = {(pool.records[r["source_id"]]["video"], r["dimension"] != "at", r["dimension"] != "vt")
-                for r in records}
+    distinct = {source_key(r) for r in records}
     assert len(decoded) == len(distinct) + 2 * len(records) and len(sources) == len(distinct)
     kept = pair_clip(records[0], pool, sources=sources)
     with pytest.raises(ValueError, match="read-only"):
         kept.audio[0, 0] = 0.0  # a strategy writing into its input fails instead of corrupting later pairs
-    # a budget of two clips keeps the two used last
-    one_clip = pair_clip(records[0], pool).frames.nbytes + pair_clip(records[0], pool).audio.nbytes
-    small = DecodedSources(budget_mb=2.5 * one_clip / 2**20)
+
+    # a budget of the two sources used last (clips differ in length) keeps those two and no other
+    last_two = list(dict.fromkeys(source_key(r) for r in reversed(records)))[:2]
+    sizes = [pairs_module._nbytes(decode_source(*key, None, 16000)) for key in last_two]
+    small = DecodedSources(budget_mb=(sum(sizes) + 1024) / 2**20)
     for record in records:
         pair_clip(record, pool, sources=small)
-    assert len(small) == 2 and small.used <= small.budget
+    decoded.clear()
+    for record in records:
+        if source_key(record) in last_two:
+            pair_clip(record, pool, sources=small)
+    assert not decoded and len(small) == 2 and small.used <= small.budget
+    pair_clip(next(r for r in records if source_key(r) not in last_two), pool, sources=small)
+    assert len(decoded) == 1
     with pytest.raises(ConfigError, match="positive budget"):
         DecodedSources(0)
 
