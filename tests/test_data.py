@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import avjudge.data.pairs as pairs_module
 from avjudge.config import ConfigError
 from avjudge.data import DecodedSources, assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
 from avjudge.data.export import ExportError, export_dataset
@@ -85,8 +86,6 @@ def test_positives_are_untouched_and_negatives_differ(built, small_world):
 
 def test_decoded_sources_give_every_pair_its_own_clip_decode_each_source_once_and_keep_within_budget(
         built, small_world, monkeypatch):
-    import avjudge.data.pairs as pairs_module
-
     out, _ = built
     pool = SourcePool(load_manifest(small_world / MANIFEST))
     records = pairs_of(out, "av") + pairs_of(out, "vt")
@@ -124,11 +123,17 @@ def test_decoded_sources_give_every_pair_its_own_clip_decode_each_source_once_an
         DecodedSources(0)
 
 
-def test_lazy_and_materialized_negatives_are_identical(small_world, tmp_path):
+def test_lazy_and_materialized_negatives_are_identical(small_world, tmp_path, monkeypatch):
     recipe, source = load_recipe(RECIPE, [f"source={small_world / MANIFEST}", "judges={av: {pairs: 24}}",
                                           "splits={train: 0.5, test: 0.5}"])
     out = tmp_path / "mat"
+    decoded_frames = []
+    decode_source = pairs_module._decode_source
+    monkeypatch.setattr(pairs_module, "_decode_source",
+                        lambda path, video, *rest: decoded_frames.append(video) or decode_source(path, video, *rest))
     build_dataset(recipe, source, out, materialize=True, progress=False)
+    monkeypatch.undo()
+    assert decoded_frames and not any(decoded_frames)  # writing a negative's audio decodes no frames
     pool = SourcePool(load_manifest(small_world / MANIFEST))
     negatives = [r for r in pairs_of(out, "av") if r["label"] == 0]
     assert negatives and all(r["media"].get("audio") for r in negatives)

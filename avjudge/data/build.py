@@ -107,7 +107,7 @@ class _SplitBuilder:
                 yield Slot(rejection={"slot": k, "source_id": source["id"], "reasons": errors})
 
     def _materialize(self, record: dict) -> str:
-        clip = pair_clip(record, self.pool, self.recipe.sample_rate)
+        clip = pair_clip(record, self.pool, self.recipe.sample_rate, frames=False)
         rel = f"media/{self.judge}/{record['id']}.wav"
         encode_audio(self.out / rel, clip.audio, clip.sample_rate, float32=True)
         return rel

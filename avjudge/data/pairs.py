@@ -108,12 +108,14 @@ class PairDataset:
 
 
 def pair_clip(record: dict, pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
-              root: Path | None = None, sources: DecodedSources | None = None) -> MediaClip:
+              root: Path | None = None, sources: DecodedSources | None = None, frames: bool = True) -> MediaClip:
     """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now; ``sources``
-    decodes (and keeps) the source clip if given."""
+    decodes (and keeps) the source clip if given; ``frames=False`` decodes no frames, all that writing a
+    negative's audio needs (every media strategy changes the audio alone)."""
     source = pool.records[record["source_id"]]
     decode_source = _decode_source if sources is None else sources  # (an empty cache is falsy)
-    clip = decode_source(source["video"], *NEEDS[record["dimension"]], fps, sample_rate)
+    video, audio = NEEDS[record["dimension"]]
+    clip = decode_source(source["video"], video and frames, audio, fps, sample_rate)
     audio_file = (record.get("media") or {}).get("audio")
     if audio_file:
         path = Path(audio_file) if root is None or Path(audio_file).is_absolute() else root / audio_file
