@@ -21,6 +21,7 @@ class JudgeTask:
     needs_text: bool
     family: str  # default model family (AVBench: Omni for AV and VT, Qwen2-Audio for AT)
     caption_field: str | None  # which caption of a source record the judge reads
+    choices: tuple[str, ...] = ()  # the letters a multiple-choice task's answer is read from; () for Yes / No
 
 
 TASKS: dict[str, JudgeTask] = {
@@ -38,6 +39,30 @@ TASKS: dict[str, JudgeTask] = {
         "Answer only Yes or No.",
         needs_video=False, needs_audio=True, needs_text=True, family="qwen2_audio", caption_field="audio"),
 }
+
+
+# Multiple-choice questions on a clip, as the omni-model benchmarks ask them (AVI-Bench, OmniVideoBench, WorldSense:
+# video with its audio; SonicBench: audio alone), to check that a judge's backbone keeps its general perception
+# through fine-tuning. ``{text}`` is the question with its lettered options (`render_choice_question`); the closing
+# instruction is the one LLaVA-style evaluation harnesses use. Apart from TASKS: Yes / No judges never see it (and
+# the tiny judges' tokenizer is trained on TASKS' queries alone).
+OPTION_LETTERS = tuple("ABCDEFGH")
+CHOICE_QUERY = "{text}\nAnswer with the option's letter from the given choices directly."
+CHOICE_TASKS: dict[str, JudgeTask] = {
+    "choice_av": JudgeTask("choice_av", "multiple choice on video with its audio", CHOICE_QUERY, needs_video=True,
+                           needs_audio=True, needs_text=True, family="qwen2_5_omni", caption_field=None,
+                           choices=OPTION_LETTERS),
+    "choice_a": JudgeTask("choice_a", "multiple choice on audio", CHOICE_QUERY, needs_video=False, needs_audio=True,
+                          needs_text=True, family="qwen2_audio", caption_field=None, choices=OPTION_LETTERS),
+}
+
+
+def render_choice_question(question: str, options: list[str]) -> str:
+    """A question and its options as one text, each option on its own line after its letter ("A. ...")."""
+    if not 2 <= len(options) <= len(OPTION_LETTERS):
+        raise ValueError(f"a multiple-choice question needs 2 to {len(OPTION_LETTERS)} options, not {len(options)}")
+    lines = [question.strip()] + [f"{letter}. {option.strip()}" for letter, option in zip(OPTION_LETTERS, options)]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -85,9 +110,12 @@ CHAT_FORMATS: dict[str, ChatFormat] = {
 
 
 def task(name: str) -> JudgeTask:
-    if name not in TASKS:
-        raise ValueError(f"unknown judge {name!r}; choose one of {sorted(TASKS)}")
-    return TASKS[name]
+    """A judge task: a Yes / No judge (TASKS) or a multiple-choice one (CHOICE_TASKS)."""
+    found = TASKS.get(name) or CHOICE_TASKS.get(name)
+    if found is None:
+        raise ValueError(f"unknown judge {name!r}; choose one of {sorted(TASKS)} (or {sorted(CHOICE_TASKS)} for "
+                         "multiple-choice questions)")
+    return found
 
 
 def render_query(task_name: str, text: str | None = None, utterance: str | None = None) -> str:

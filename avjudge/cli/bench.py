@@ -154,6 +154,64 @@ register("bench report", "leaderboards (Markdown, CSV), radar charts and one HTM
          "both and every sample with its video player, and opens from disk.")
 
 
+# ---- multiple-choice questions ---------------------------------------------------------------
+
+def _choice_args(p: argparse.ArgumentParser) -> None:
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--questions", type=Path, help="JSONL: id, media, question, options, answer[, category]")
+    source.add_argument("--world", type=Path, help="ask questions with exact answers of a world folder "
+                                                   "(`avjudge world make`); they are written to OUT/questions.jsonl")
+    p.add_argument("--model", required=True, type=Path,
+                   help="a Qwen2.5-Omni or Qwen3-Omni thinker (choice_av), or a Qwen2-Audio (choice_a) checkpoint: a "
+                        "base model or a judge trained by `avjudge train`")
+    p.add_argument("--task", default="choice_av", choices=["choice_av", "choice_a"],
+                   help="choice_av: the video with its audio; choice_a: the audio alone")
+    p.add_argument("--out", required=True, type=Path, help="folder for answers.jsonl and summary.json; rerun to resume")
+    p.add_argument("--batch-size", type=int, default=8)
+    add_model_arguments(p)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _choice(args: argparse.Namespace) -> int:
+    from ..bench.choice import answer_questions, load_questions, summarize, world_questions, write_questions
+    from ..judges import Judge
+    from ..jsonl import write_json
+    from ..world import MANIFEST
+
+    if args.world is not None:
+        questions = world_questions(args.world / MANIFEST, audio_only=args.task == "choice_a")
+        write_questions(questions, args.out / "questions.jsonl")
+    else:
+        questions = load_questions(args.questions)
+    judge = Judge.load(args.task, args.model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
+                       attention=args.attention)
+    results = answer_questions(judge, questions, args.out / "answers.jsonl", progress=not args.no_progress)
+    summary = summarize(results, questions)
+    write_json(args.out / "summary.json", summary)
+    for name, block in {"all": summary, **summary["per_category"]}.items():
+        accuracy = "-" if block["accuracy"] is None else f"{block['accuracy']:.3f}"
+        chance = "-" if block["chance"] is None else f"{block['chance']:.3f}"
+        print(f"{name:<20} accuracy {accuracy} (chance {chance}) on {block['answered']} questions"
+              + (f"; {block['errors']} could not be read" if block["errors"] else ""))
+    print(f"wrote {args.out / 'answers.jsonl'}, {args.out / 'summary.json'}")
+    return 0
+
+
+register("bench choice", "multiple-choice questions on clips (the omni benchmarks' format): a backbone's accuracy",
+         _choice_args, _choice,
+         "Ask a model multiple-choice questions on clips, as AVI-Bench, OmniVideoBench, WorldSense\n"
+         "(video with its audio: --task choice_av) and SonicBench (audio: --task choice_a) do, and read\n"
+         "its answer from the option letters' next-token probabilities. Run it on a base model and on\n"
+         "the judge trained from it to see what fine-tuning cost its general perception. Writes one\n"
+         "JSON line per question to OUT/answers.jsonl as it goes (rerun to resume) and accuracy per\n"
+         "category beside chance to OUT/summary.json; a clip that cannot be read is counted apart,\n"
+         "never as a wrong answer.\n\n"
+         "examples (the first on a tiny random model: python scripts/make_tiny_judges.py builds it):\n"
+         "  avjudge world make --out world --n 24 --duration 4\n"
+         "  avjudge bench choice --world world --model ~/.cache/avjudge/tiny/qwen2_5_omni_thinker --out choice_out\n"
+         "  avjudge bench choice --questions worldsense.jsonl --model models/Qwen2.5-Omni-7B --out ws_out")
+
+
 # ---- human alignment -------------------------------------------------------------------------
 
 def _align_args(p: argparse.ArgumentParser) -> None:

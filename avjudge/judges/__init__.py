@@ -1,8 +1,9 @@
-"""Yes/No judges: prompts, model adapters, continuous scoring, rewards."""
+"""Judges: prompts, model adapters, continuous Yes/No scoring, rewards; multiple-choice answers on the same models."""
 from .adapters import ADAPTERS, CheckpointError, JudgeSample
 from .judge import Judge, JudgeSettings
-from ..prompts import TASKS, render_prompt, render_query
-from .scorer import ScoreResult, YesNoHead
+from ..prompts import CHOICE_TASKS, TASKS, render_choice_question, render_prompt, render_query
+from .scorer import ChoiceHead, ChoiceResult, ScoreResult, YesNoHead
 
-__all__ = ["ADAPTERS", "CheckpointError", "Judge", "JudgeSample", "JudgeSettings", "ScoreResult", "TASKS",
-           "YesNoHead", "render_prompt", "render_query"]
+__all__ = ["ADAPTERS", "CHOICE_TASKS", "CheckpointError", "ChoiceHead", "ChoiceResult", "Judge", "JudgeSample",
+           "JudgeSettings", "ScoreResult", "TASKS", "YesNoHead", "render_choice_question", "render_prompt",
+           "render_query"]

@@ -16,10 +16,14 @@ from ..media import MediaClip, MediaError, decode, resample
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for
 from .calibration import load_temperature
 from ..prompts import task as get_task
-from .scorer import NO_VARIANTS, YES_VARIANTS, ScoreResult, YesNoHead
+from .scorer import NO_VARIANTS, YES_VARIANTS, ChoiceHead, ChoiceResult, ScoreResult, YesNoHead
+
+Result = ScoreResult | ChoiceResult  # what a Yes / No judge or a multiple-choice one gives per sample
 
 # AVBench's frame sampling per task (fps, max pixels per frame).
-TASK_VISION_DEFAULTS = {"av": (1.0, 480 * 640), "vt": (1.0, 360 * 420), "at": (1.0, 480 * 640)}
+# Multiple-choice questions take the AV judge's.
+TASK_VISION_DEFAULTS = {"av": (1.0, 480 * 640), "vt": (1.0, 360 * 420), "at": (1.0, 480 * 640),
+                        "choice_av": (1.0, 480 * 640), "choice_a": (1.0, 480 * 640)}
 
 
 @dataclass(frozen=True)
@@ -77,11 +81,12 @@ def trained_settings(checkpoint: Path) -> dict:
 class _Work:
     index: int
     prepared: PreparedSample | None = None
-    result: ScoreResult | None = None
+    result: Result | None = None
 
 
 class Judge:
-    """A Yes/No judge of one task (av, vt or at) on one checkpoint."""
+    """A judge of one task on one checkpoint: a Yes/No judge (av, vt or at; results are `ScoreResult`), or a
+    multiple-choice one (choice_av, choice_a; results are `ChoiceResult`)."""
 
     def __init__(self, adapter: Adapter, settings: JudgeSettings):
         self.adapter = adapter
@@ -92,9 +97,12 @@ class Judge:
         if self.settings.use_audio_in_video and not adapter.supports_audio_in_video:
             raise ValueError(f"{adapter.family} models cannot take the audio inside the video item")
         adapter.use_audio_in_video = bool(self.settings.use_audio_in_video)
-        temperature = self.settings.temperature or load_temperature(adapter.checkpoint, self.task.name) or 1.0
-        self.head = YesNoHead.from_tokenizer(adapter.tokenizer, self.settings.yes_variants,
-                                             self.settings.no_variants, temperature)
+        if self.task.choices:  # a multiple-choice task reads its answer from the option letters
+            self.head = ChoiceHead.from_tokenizer(adapter.tokenizer, self.task.choices)
+        else:
+            temperature = self.settings.temperature or load_temperature(adapter.checkpoint, self.task.name) or 1.0
+            self.head = YesNoHead.from_tokenizer(adapter.tokenizer, self.settings.yes_variants,
+                                                 self.settings.no_variants, temperature)
 
     @classmethod
     def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":
@@ -144,7 +152,7 @@ class Judge:
 
     # -- scoring ---------------------------------------------------------------------------
     def score(self, videos: Sequence[str | Path | MediaClip] | None = None, texts: Sequence[str] | None = None,
-              utterances: Sequence[str | None] | None = None, progress: bool = False) -> list[ScoreResult]:
+              utterances: Sequence[str | None] | None = None, progress: bool = False) -> list[Result]:
         """Score media (paths or decoded clips) with optional texts; one result per input, in order.
 
         A clip that cannot be decoded or prepared gets a result with ``error`` set, never a score.
@@ -159,19 +167,21 @@ class Judge:
                 clip = item if isinstance(item, MediaClip) else self.decode(item)
                 sample = self.sample(clip, texts[i] if texts else None, utterances[i] if utterances else None)
             except (MediaError, ValueError) as err:
-                return _Work(i, result=ScoreResult.failed(str(err)))
+                return _Work(i, result=self.head.failed(str(err)))
             return self._prepare_work(i, sample)
 
         return self._score_stream(self._imap(load, range(n)), n, progress)
 
-    def score_samples(self, samples: Sequence[JudgeSample | ScoreResult], progress: bool = False) -> list[ScoreResult]:
+    def score_samples(self, samples: Sequence[JudgeSample | Result], progress: bool = False) -> list[Result]:
         def prepare(i: int) -> _Work:
             sample = samples[i]
-            return _Work(i, result=sample) if isinstance(sample, ScoreResult) else self._prepare_work(i, sample)
+            if isinstance(sample, (ScoreResult, ChoiceResult)):  # already failed
+                return _Work(i, result=sample)
+            return self._prepare_work(i, sample)
 
         return self._score_stream(self._imap(prepare, range(len(samples))), len(samples), progress)
 
-    def score_prepared(self, prepared: Sequence[PreparedSample], progress: bool = False) -> list[ScoreResult]:
+    def score_prepared(self, prepared: Sequence[PreparedSample], progress: bool = False) -> list[Result]:
         """Score samples already prepared (an evaluation set reused across training steps)."""
         return self._score_stream((_Work(i, prepared=p) for i, p in enumerate(prepared)), len(prepared), progress)
 
@@ -179,7 +189,7 @@ class Judge:
         try:
             return _Work(i, prepared=self.prepare(sample))
         except (ValueError, MediaError) as err:
-            return _Work(i, result=ScoreResult.failed(str(err)))
+            return _Work(i, result=self.head.failed(str(err)))
 
     def _imap(self, fn, indices: range) -> Iterator[_Work]:
         """``fn`` over indices in worker threads, in order, at most a few windows ahead of the consumer
@@ -202,9 +212,9 @@ class Judge:
         # prepared samples bucketed by length together: several batches, so padding stays small
         return 4 * self.settings.batch_size
 
-    def _score_stream(self, works: Iterable[_Work], n: int, progress: bool) -> list[ScoreResult]:
+    def _score_stream(self, works: Iterable[_Work], n: int, progress: bool) -> list[Result]:
         """Forward passes run while the worker threads prepare the next window of samples."""
-        results: list[ScoreResult | None] = [None] * n
+        results: list[Result | None] = [None] * n
         window: list[_Work] = []
         with tqdm(total=n, desc=f"{self.task.name} judge", disable=not progress, unit="clip") as bar:
             def flush():
@@ -240,6 +250,8 @@ class Judge:
                              utterance: str | None = None) -> torch.Tensor:
         """The score of one sample as a tensor whose gradient reaches ``frames`` ((T, H, W, 3) in [0, 1],
         sampled at ``fps``) and ``waveform`` ((N,) at the judge's sample rate)."""
+        if not isinstance(self.head, YesNoHead):
+            raise ValueError(f"a differentiable score needs a Yes / No judge, not the {self.task.name} task")
         batch = self.adapter.differentiable_inputs(self.task.name, frames, fps or self.settings.fps, waveform,
                                                    text, utterance)
         logits = self.adapter.next_token_logits(batch)

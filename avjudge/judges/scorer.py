@@ -72,6 +72,10 @@ class YesNoHead:
         yes, no = self.log_probs(logits)
         return torch.sigmoid((yes - no) / self.temperature)
 
+    @staticmethod
+    def failed(error: str) -> ScoreResult:
+        return ScoreResult.failed(error)
+
     def results(self, logits: torch.Tensor) -> list[ScoreResult]:
         with torch.no_grad():
             yes, no = self.log_probs(logits)
@@ -79,3 +83,67 @@ class YesNoHead:
             score = torch.sigmoid(delta / self.temperature)
             rows = zip(score.tolist(), delta.tolist(), yes.exp().tolist(), no.exp().tolist())
             return [ScoreResult(score=s, delta=d, mass=py + pn, yes_prob=py, no_prob=pn) for s, d, py, pn in rows]
+
+
+@dataclass(frozen=True)
+class ChoiceResult:
+    """One multiple-choice answer: the probability of each option letter, renormalised over the letters (``probs``,
+    letter -> P), and the share of the next-token probability the letters hold (``mass``). An unanswerable sample
+    has ``error`` set and no probabilities."""
+    probs: dict[str, float] | None
+    mass: float | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def offered(self, n_options: int) -> dict[str, float]:
+        """The probabilities of the first ``n_options`` letters, renormalised over them: a question with fewer
+        options than the head's letters never gets a letter it did not offer."""
+        kept = dict(list(self.probs.items())[:n_options])
+        total = sum(kept.values())
+        return {letter: p / total for letter, p in kept.items()}
+
+    def answer(self, n_options: int) -> str:
+        offered = self.offered(n_options)
+        return max(offered, key=offered.__getitem__)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def failed(cls, error: str) -> "ChoiceResult":
+        return cls(probs=None, error=error)
+
+
+@dataclass(frozen=True)
+class ChoiceHead:
+    """Reads a multiple-choice answer from next-token logits: each letter's probability (its one-token variants
+    summed, "A" and " A"), renormalised over the letters."""
+    letters: tuple[str, ...]
+    ids: tuple[tuple[int, ...], ...]  # per letter, its single-token variants
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer, letters: tuple[str, ...]) -> "ChoiceHead":
+        ids = tuple(tuple(answer_token_ids(tokenizer, (letter, f" {letter}"))) for letter in letters)
+        flat = [i for group in ids for i in group]
+        if len(flat) != len(set(flat)):
+            raise ValueError("two option letters share a token")
+        return cls(tuple(letters), ids)
+
+    def log_probs(self, logits: torch.Tensor) -> torch.Tensor:
+        """(B, letters) log-probabilities of each letter as the next token; differentiable."""
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        return torch.stack([torch.logsumexp(logp[:, list(group)], dim=-1) for group in self.ids], dim=-1)
+
+    @staticmethod
+    def failed(error: str) -> ChoiceResult:
+        return ChoiceResult.failed(error)
+
+    def results(self, logits: torch.Tensor) -> list[ChoiceResult]:
+        with torch.no_grad():
+            logp = self.log_probs(logits)
+            mass = logp.exp().sum(-1)
+            probs = torch.softmax(logp, dim=-1)
+        return [ChoiceResult(dict(zip(self.letters, row)), m) for row, m in zip(probs.tolist(), mass.tolist())]

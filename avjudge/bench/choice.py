@@ -1,0 +1,157 @@
+"""Multiple-choice questions on clips, the omni-model benchmarks' format (AVI-Bench, OmniVideoBench, WorldSense:
+video with its audio; SonicBench: audio alone): a judge's backbone answers them before and after fine-tuning, so
+that SFT on Yes / No pairs is seen not to cost its general perception.
+
+Questions are JSONL, one per line: ``{"id", "media", "question", "options": [...], "answer": "B", "category"}``
+(``media`` relative to the file's folder; ``category`` optional). `world_questions` asks questions with exact
+answers of a synthetic world. `answer_questions` writes one result per question as it goes and resumes; a
+question whose clip cannot be read is recorded with its error and counted apart, never as a wrong answer.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from ..data import load_manifest
+from ..jsonl import JsonlWriter, read_jsonl
+from ..prompts import OPTION_LETTERS, render_choice_question
+from ..world import vocab
+from .dimensions import BenchError
+
+
+@dataclass(frozen=True)
+class ChoiceQuestion:
+    id: str
+    media: str  # a video (with its audio) or an audio file
+    question: str
+    options: tuple[str, ...]
+    answer: str  # the right option's letter
+    category: str = "all"
+
+    @property
+    def text(self) -> str:
+        return render_choice_question(self.question, list(self.options))
+
+
+def load_questions(path: str | Path) -> list[ChoiceQuestion]:
+    """The questions of a JSONL file; a malformed line is an error naming the file, the line and the fix."""
+    path = Path(path)
+    if not path.is_file():
+        raise BenchError(f"{path}: no such question file")
+    questions, seen = [], set()
+    for line, raw in enumerate(read_jsonl(path), start=1):
+        where = f"{path}:{line}"
+        missing = [k for k in ("id", "media", "question", "options", "answer") if k not in raw]
+        if missing:
+            raise BenchError(f"{where}: question has no {', '.join(missing)} (each line needs id, media, question, "
+                             "options, answer)")
+        options = raw["options"]
+        if not isinstance(options, list) or not 2 <= len(options) <= len(OPTION_LETTERS):
+            raise BenchError(f"{where}: options must be a list of 2 to {len(OPTION_LETTERS)} texts")
+        offered = OPTION_LETTERS[:len(options)]
+        if raw["answer"] not in offered:
+            raise BenchError(f"{where}: answer {raw['answer']!r} is not one of the offered letters {''.join(offered)}")
+        if raw["id"] in seen:
+            raise BenchError(f"{where}: id {raw['id']!r} appears twice")
+        seen.add(raw["id"])
+        media = Path(raw["media"])
+        questions.append(ChoiceQuestion(str(raw["id"]), str(media if media.is_absolute() else path.parent / media),
+                                        raw["question"], tuple(map(str, options)), raw["answer"],
+                                        str(raw.get("category") or "all")))
+    return questions
+
+
+def write_questions(questions: list[ChoiceQuestion], path: str | Path) -> None:
+    """Questions as JSONL (media paths as they are); an existing file is replaced."""
+    Path(path).unlink(missing_ok=True)
+    with JsonlWriter(path) as out:
+        for q in questions:
+            out.write({**asdict(q), "options": list(q.options)})
+
+
+def _counted(n: int) -> list[str]:
+    return [vocab.number_word(k) for k in range(1, n + 1)]
+
+
+def _beats(scene: dict) -> int:
+    return sum(1 for e in scene["events"] if scene["objects"][e["object"]]["sound"] is not None)
+
+
+# category -> (what the question needs: "video" / "audio", the question, its options, the record's right option)
+WORLD_QUESTIONS = {
+    "object_count": ("video", "How many shapes are visible in the video?", _counted(4),
+                     lambda r: vocab.number_word(len(r["scene"]["objects"]))),
+    "place": ("video", "Where does the scene take place?", ["indoors", "outdoors"],
+              lambda r: {"indoor": "indoors", "outdoor": "outdoors"}[r["scene"]["background"]]),
+    "beat_count": ("audio", "How many beats are heard in total?", ["none"] + _counted(7),
+                   lambda r: vocab.number_word(_beats(r["scene"])) if _beats(r["scene"]) else "none"),
+    "background_sound": ("audio", "What is heard in the background?",
+                         [vocab.AMBIENCE_PHRASES[a] for a in ("none", "hum", "babble", "rain", "wind")],
+                         lambda r: vocab.AMBIENCE_PHRASES[r["scene"]["ambience"]]),
+}
+
+
+def world_questions(manifest: str | Path, audio_only: bool = False, seed: int = 0) -> list[ChoiceQuestion]:
+    """Questions with exact answers about a synthetic world's clips (`avjudge world make`), one per clip and
+    category, options in a shuffled order; ``audio_only`` keeps the questions its sound alone answers."""
+    questions = []
+    for i, record in enumerate(load_manifest(manifest)):
+        if "scene" not in record:
+            raise BenchError(f"{manifest}: record {record['id']!r} has no scene; world questions need a world made "
+                             "by `avjudge world make`")
+        for c, (category, (needs, question, options, right)) in enumerate(WORLD_QUESTIONS.items()):
+            if audio_only and needs != "audio":
+                continue
+            order = np.random.default_rng([seed, i, c]).permutation(len(options))
+            shuffled = [options[k] for k in order]
+            letter = OPTION_LETTERS[shuffled.index(right(record))]
+            questions.append(ChoiceQuestion(f"{record['id']}/{category}", record["video"], question,
+                                            tuple(shuffled), letter, category))
+    return questions
+
+
+def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, chunk: int = 64,
+                     progress: bool = True) -> list[dict]:
+    """Each question answered by ``judge`` (a `Judge` of a multiple-choice task), written to ``out`` (JSONL) as
+    each chunk is done; questions already there are not asked again. Returns every question's result."""
+    if not judge.task.choices:
+        raise BenchError(f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice task "
+                         "(choice_av, choice_a)")
+    out = Path(out)
+    done = {r["id"]: r for r in read_jsonl(out)}
+    todo = [q for q in questions if q.id not in done]
+    with JsonlWriter(out) as writer, tqdm(total=len(questions), initial=len(questions) - len(todo),
+                                                     desc="questions", unit="q", disable=not progress) as bar:
+        for start in range(0, len(todo), chunk):
+            batch = todo[start:start + chunk]
+            for q, result in zip(batch, judge.score([q.media for q in batch], [q.text for q in batch])):
+                row = {"id": q.id, "category": q.category, "answer": q.answer}
+                if result.ok:
+                    probs = result.offered(len(q.options))
+                    predicted = max(probs, key=probs.__getitem__)
+                    row.update(predicted=predicted, correct=predicted == q.answer, probs=probs, mass=result.mass)
+                else:
+                    row.update(predicted=None, correct=None, error=result.error)
+                writer.write(row)
+                done[q.id] = row
+            bar.update(len(batch))
+    return [done[q.id] for q in questions if q.id in done]
+
+
+def summarize(results: list[dict], questions: list[ChoiceQuestion]) -> dict:
+    """Accuracy over the answered questions, overall and per category, beside chance (1 / options, averaged);
+    questions whose clip could not be read are counted as errors, apart."""
+    n_options = {q.id: len(q.options) for q in questions}
+
+    def block(rows: list[dict]) -> dict:
+        answered = [r for r in rows if r.get("error") is None]
+        return {"questions": len(rows), "answered": len(answered), "errors": len(rows) - len(answered),
+                "accuracy": float(np.mean([r["correct"] for r in answered])) if answered else None,
+                "chance": float(np.mean([1 / n_options[r["id"]] for r in answered])) if answered else None}
+
+    categories = sorted({r["category"] for r in results})
+    return {**block(results), "per_category": {c: block([r for r in results if r["category"] == c])
+                                               for c in categories}}

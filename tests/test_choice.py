@@ -1,0 +1,155 @@
+"""Multiple-choice questions on clips: the letter head, the question files, world questions with exact answers,
+and answering them with tiny Omni and Qwen2-Audio models (resumed, unreadable clips counted apart)."""
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from transformers import PreTrainedTokenizerFast
+
+from avjudge.bench import BenchError
+from avjudge.bench.choice import ChoiceQuestion, answer_questions, load_questions, summarize, world_questions
+from avjudge.judges import ChoiceHead, Judge, JudgeSample, render_choice_question
+from avjudge.prompts import CHOICE_QUERY, OPTION_LETTERS
+from avjudge.world import MANIFEST
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_judges):
+    return PreTrainedTokenizerFast.from_pretrained(str(tiny_judges["qwen2_audio"].parent / "tokenizer"))
+
+
+def test_the_letter_head_sums_each_letters_variants_and_answers_only_with_offered_letters(tokenizer):
+    head = ChoiceHead(("A", "B", "C", "D"), ((1,), (2, 6), (3,), (4,)))  # B has two variants ("B", " B")
+    logits = torch.tensor([[0.0, 0.5, 2.0, -1.0, 5.0, 0.0, 1.0, 0.0]])  # D likeliest, but not offered below
+    [result] = head.results(logits)
+    exp = {"A": np.exp(0.5), "B": np.exp(2.0) + np.exp(1.0), "C": np.exp(-1.0), "D": np.exp(5.0)}
+    total = sum(exp.values())
+    for letter, value in exp.items():
+        assert result.probs[letter] == pytest.approx(value / total, rel=1e-5)
+    assert result.mass == pytest.approx(total / np.exp(logits[0].numpy().astype(np.float64)).sum(), rel=1e-5)
+    offered = result.offered(3)
+    assert list(offered) == ["A", "B", "C"] and sum(offered.values()) == pytest.approx(1.0)
+    assert result.answer(3) == "B" and result.answer(4) == "D"
+
+    # from a tokenizer: each letter's one-token variants ("A"; " A" where it is one token)
+    built = ChoiceHead.from_tokenizer(tokenizer, OPTION_LETTERS)
+    for letter, ids in zip(built.letters, built.ids):
+        variants = [tokenizer(v, add_special_tokens=False)["input_ids"] for v in (letter, f" {letter}")]
+        assert list(ids) == [v[0] for v in variants if len(v) == 1]
+
+
+def test_a_question_renders_with_lettered_options_and_needs_two_to_eight():
+    assert render_choice_question(" What is heard? ", ["rain ", "wind"]) == "What is heard?\nA. rain\nB. wind"
+    for options in (["only one"], [str(i) for i in range(9)]):
+        with pytest.raises(ValueError, match="2 to 8 options"):
+            render_choice_question("Q?", options)
+
+
+def test_question_files_resolve_media_beside_them_and_name_the_line_of_a_bad_question(tmp_path):
+    good = {"id": "q1", "media": "clips/a.mp4", "question": "How many?", "options": ["one", "two"], "answer": "B"}
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(good) + "\n")
+    [q] = load_questions(path)
+    assert q.media == str(tmp_path / "clips" / "a.mp4") and q.category == "all" and q.options == ("one", "two")
+    for bad, message in (({**good, "answer": "C"}, "not one of the offered letters AB"),
+                         ({k: v for k, v in good.items() if k != "options"}, "has no options"),
+                         ({**good, "options": ["one"]}, "2 to 8")):
+        path.write_text(json.dumps(good) + "\n" + json.dumps({**bad, "id": "q2"}) + "\n")
+        with pytest.raises(BenchError, match=rf"q\.jsonl:2: .*{message}"):
+            load_questions(path)
+    path.write_text((json.dumps(good) + "\n") * 2)
+    with pytest.raises(BenchError, match="q.jsonl:2: id 'q1' appears twice"):
+        load_questions(path)
+
+
+def _caption_answer(category: str, captions: dict) -> str:
+    """The right option, read from the world's captions (written apart from the scene the questions read)."""
+    video, audio = captions["video"], captions["audio"]
+    if category == "object_count":
+        return re.search(r"(\w+) shapes? (?:is|are) visible", video).group(1).lower()
+    if category == "place":
+        return "indoors" if video.startswith("The video shows an indoor") else "outdoors"
+    if category == "beat_count":
+        found = re.search(r"In all, (\w+) beats? (?:is|are) heard", audio)
+        return found.group(1) if found else "none"
+    return re.search(r"In the background there is (.+?)\.", audio).group(1)
+
+
+def test_world_questions_have_the_answers_the_captions_give(small_world):
+    records = {json.loads(line)["id"]: json.loads(line) for line in (small_world / MANIFEST).read_text().splitlines()}
+    questions = world_questions(small_world / MANIFEST)
+    assert len(questions) == 4 * len(records)
+    letters_used = set()
+    for q in questions:
+        clip_id, category = q.id.split("/")
+        chosen = q.options[OPTION_LETTERS.index(q.answer)]
+        assert chosen == _caption_answer(category, records[clip_id]["captions"]), q
+        assert len(set(q.options)) == len(q.options)
+        letters_used.add(q.answer)
+    assert len(letters_used) > 2  # options are shuffled: the answer is not always in one place
+    audio_only = world_questions(small_world / MANIFEST, audio_only=True)
+    assert {q.category for q in audio_only} == {"beat_count", "background_sound"}
+
+
+def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreadable_clips_apart(
+        tiny_judges, small_world, tmp_path, monkeypatch):
+    questions = world_questions(small_world / MANIFEST)[:10]
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"not a video")
+    questions.insert(3, ChoiceQuestion("broken/place", str(broken), "Where?", ("indoors", "outdoors"), "A", "place"))
+    judge = Judge.load("choice_av", tiny_judges["qwen2_5_omni"], batch_size=4, workers=1)
+    prompt = judge.adapter.tokenizer.decode(judge.prepare(JudgeSample(
+        frames=np.zeros((2, 56, 56, 3), np.uint8), fps=1.0, audio=np.zeros(16000, np.float32),
+        text=questions[0].text)).input_ids)
+    assert questions[0].text in prompt and CHOICE_QUERY.format(text="").strip() in prompt
+
+    asked = []
+    score = judge.score
+    monkeypatch.setattr(judge, "score", lambda media, texts: asked.append(len(media)) or score(media, texts))
+    out = tmp_path / "answers.jsonl"
+    first = answer_questions(judge, questions[:6], out, chunk=4, progress=False)
+    every = answer_questions(judge, questions, out, chunk=4, progress=False)
+    assert asked == [4, 2, 4, 1]  # the second run asks only the five questions the first did not
+    assert every[:6] == first and [r["id"] for r in every] == [q.id for q in questions]
+    assert len(out.read_text().splitlines()) == len(questions)
+
+    failed = every[3]
+    assert failed["error"] and failed["predicted"] is None and failed["correct"] is None
+    for q, row in zip(questions, every):
+        if row is failed:
+            continue
+        assert list(row["probs"]) == list(OPTION_LETTERS[:len(q.options)])
+        assert sum(row["probs"].values()) == pytest.approx(1.0)
+        assert row["predicted"] == max(row["probs"], key=row["probs"].get)
+        assert row["correct"] == (row["predicted"] == q.answer)
+    summary = summarize(every, questions)
+    answered = [r for r in every if r is not failed]
+    assert summary["errors"] == 1 and summary["answered"] == len(answered)
+    assert summary["accuracy"] == pytest.approx(np.mean([r["correct"] for r in answered]))
+    assert summary["chance"] == pytest.approx(np.mean([1 / len(q.options) for q in questions if q.id != "broken/place"]))
+    assert summary["per_category"]["place"]["errors"] == 1
+
+    yes_no = Judge.load("av", tiny_judges["qwen2_5_omni"])
+    with pytest.raises(BenchError, match="answers Yes or No"):
+        answer_questions(yes_no, questions, tmp_path / "other.jsonl", progress=False)
+    with pytest.raises(ValueError, match="needs a Yes / No judge"):
+        judge.score_differentiable(torch.zeros(2, 56, 56, 3), 1.0, torch.zeros(16000))
+
+
+def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(tiny_judges, small_world, tmp_path):
+    out = tmp_path / "choice"
+    command = [sys.executable, "-m", "avjudge.cli", "bench", "choice", "--world", str(small_world), "--task",
+               "choice_a", "--model", str(tiny_judges["qwen2_audio"]), "--out", str(out), "--no-progress"]
+    for _ in range(2):
+        run = subprocess.run(command, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    n_clips = len((small_world / MANIFEST).read_text().splitlines())
+    assert summary["questions"] == summary["answered"] == 2 * n_clips
+    assert set(summary["per_category"]) == {"beat_count", "background_sound"}
+    assert len((out / "answers.jsonl").read_text().splitlines()) == 2 * n_clips  # the rerun asked nothing again
+    assert "beat_count" in run.stdout and "chance" in run.stdout
