@@ -107,6 +107,22 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
         text=questions[0].text)).input_ids)
     assert questions[0].text in prompt and CHOICE_QUERY.format(text="").strip() in prompt
 
+    # the letter probabilities are those of the model's own next-token scores (generate), renormalised over the
+    # offered letters' one-token variants
+    q = questions[0]
+    [via_judge] = judge.score([q.media], [q.text])
+    sample = judge.sample(judge.decode(q.media), q.text)
+    batch = judge.adapter.to_device(judge.adapter.collate([judge.prepare(sample)]))
+    with torch.no_grad():
+        out = judge.adapter.model.generate(**batch, max_new_tokens=1, output_scores=True,
+                                           return_dict_in_generate=True, do_sample=False)
+    probs = torch.softmax(out.scores[0][0].double(), -1)
+    offered = {letter: sum(probs[i].item() for i in judge.head.ids[k])
+               for k, letter in enumerate(OPTION_LETTERS[:len(q.options)])}
+    total = sum(offered.values())
+    for letter, p in via_judge.offered(len(q.options)).items():
+        assert p == pytest.approx(offered[letter] / total, rel=1e-4)
+
     asked = []
     score = judge.score
     monkeypatch.setattr(judge, "score", lambda media, texts: asked.append(len(media)) or score(media, texts))

@@ -21,7 +21,7 @@ from .scorer import NO_VARIANTS, YES_VARIANTS, ChoiceHead, ChoiceResult, ScoreRe
 Result = ScoreResult | ChoiceResult  # what a Yes / No judge or a multiple-choice one gives per sample
 
 # AVBench's frame sampling per task (fps, max pixels per frame).
-# Multiple-choice questions take the AV judge's.
+# Multiple-choice questions are sampled as the AV judge's clips are.
 TASK_VISION_DEFAULTS = {"av": (1.0, 480 * 640), "vt": (1.0, 360 * 420), "at": (1.0, 480 * 640),
                         "choice_av": (1.0, 480 * 640), "choice_a": (1.0, 480 * 640)}
 
