@@ -10,9 +10,9 @@ import pytest
 import torch
 from transformers import PreTrainedTokenizerFast
 
-from avjudge.bench import BenchError
-from avjudge.bench.choice import ChoiceQuestion, answer_questions, load_questions, summarize, world_questions
 from avjudge.judges import ChoiceHead, Judge, JudgeSample, render_choice_question
+from avjudge.judges.choice import (ChoiceQuestion, QuestionError, answer_questions, load_questions, summarize,
+                                  world_questions)
 from avjudge.prompts import CHOICE_QUERY, OPTION_LETTERS
 from avjudge.world import MANIFEST
 
@@ -59,10 +59,10 @@ def test_question_files_resolve_media_beside_them_and_name_the_line_of_a_bad_que
                          ({k: v for k, v in good.items() if k != "options"}, "has no options"),
                          ({**good, "options": ["one"]}, "2 to 8")):
         path.write_text(json.dumps(good) + "\n" + json.dumps({**bad, "id": "q2"}) + "\n")
-        with pytest.raises(BenchError, match=rf"q\.jsonl:2: .*{message}"):
+        with pytest.raises(QuestionError, match=rf"q\.jsonl:2: .*{message}"):
             load_questions(path)
     path.write_text((json.dumps(good) + "\n") * 2)
-    with pytest.raises(BenchError, match="q.jsonl:2: id 'q1' appears twice"):
+    with pytest.raises(QuestionError, match="q.jsonl:2: id 'q1' appears twice"):
         load_questions(path)
 
 
@@ -150,7 +150,7 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
     assert summary["per_category"]["place"]["errors"] == 1
 
     yes_no = Judge.load("av", tiny_judges["qwen2_5_omni"])
-    with pytest.raises(BenchError, match="answers Yes or No"):
+    with pytest.raises(QuestionError, match="answers Yes or No"):
         answer_questions(yes_no, questions, tmp_path / "other.jsonl", progress=False)
     with pytest.raises(ValueError, match="needs a Yes / No judge"):
         judge.score_differentiable(torch.zeros(2, 56, 56, 3), 1.0, torch.zeros(16000))

@@ -10,10 +10,12 @@ from avjudge.config import ConfigError, load_config
 from avjudge.data import build_dataset, load_recipe
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
+from avjudge.judges.choice import ChoiceQuestion, answer_questions, world_questions, write_questions
 from avjudge.jsonl import read_jsonl
 from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.stats import auroc
 from avjudge.train import TrainConfig, apply_freeze, build_training, judge_metrics, run_training
+from avjudge.train.trainer import flat_metrics
 from avjudge.train.freeze import group_of
 from avjudge.train.metrics import calibration_error
 from avjudge.world import MANIFEST
@@ -115,6 +117,36 @@ def test_run_training_writes_checkpoints_records_and_eval(tiny_judges, pairs, tm
     metrics = json.loads((out / "eval" / "step_000004.json").read_text())
     assert set(metrics["overall"]) >= {"accuracy", "auroc", "balanced_accuracy", "yes_bias", "calibration_error"}
     assert metrics["per_type"]
+
+
+@pytest.mark.parametrize("task", ["vt", "at"])
+def test_choice_questions_are_asked_at_every_evaluation_as_the_saved_judge_answers_them(
+        tiny_judges, pairs, small_world, tmp_path, task):
+    questions = world_questions(small_world / MANIFEST, audio_only=task == "at")[:8]
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"not a video")
+    questions.append(ChoiceQuestion("broken", str(broken), "Where?", ("indoors", "outdoors"), "A", "place"))
+    write_questions(questions, tmp_path / "questions.jsonl")
+    out = tmp_path / "run"
+    run_training(config(tiny_judges, pairs, out, task=task, choice_questions=str(tmp_path / "questions.jsonl")))
+    evaluations = [json.loads((out / "eval" / f"step_{s:06d}.json").read_text())["choice"] for s in (0, 2, 4)]
+    for choice in evaluations:
+        assert choice["questions"] == 9 and choice["answered"] == 8 and choice["errors"] == 1
+        assert choice["answers"]["broken"] is None and len(choice["answers"]) == 9
+    # each evaluation asks the model as it is then, and the last one the model that was saved
+    assert evaluations[0]["answers"]["broken"] is None
+    assert evaluations[0]["answers"][questions[0].id] != pytest.approx(evaluations[-1]["answers"][questions[0].id])
+    saved = Judge.load("choice_a" if task == "at" else "choice_av", out / "final")
+    for row in answer_questions(saved, questions, tmp_path / "answers.jsonl", progress=False):
+        if row["id"] == "broken":
+            assert row["error"]
+        else:
+            assert row["probs"] == pytest.approx(evaluations[-1]["answers"][row["id"]], rel=1e-4)
+    flat = flat_metrics(json.loads((out / "eval" / "step_000004.json").read_text()))
+    assert flat["eval/choice/accuracy"] == evaluations[-1]["accuracy"]
+    answered = {c for c, block in evaluations[-1]["per_category"].items() if block["answered"]}
+    assert {k for k in flat if k.startswith("eval/choice")} == {f"eval/choice/{c}/accuracy" for c in answered} | {
+        "eval/choice/accuracy"}
 
 
 def test_scoring_repeats_the_system_prompt_a_judge_was_trained_with(tiny_judges, pairs, small_world, tmp_path):

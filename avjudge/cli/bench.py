@@ -173,7 +173,7 @@ def _choice_args(p: argparse.ArgumentParser) -> None:
 
 
 def _choice(args: argparse.Namespace) -> int:
-    from ..bench.choice import answer_questions, load_questions, summarize, world_questions, write_questions
+    from ..judges.choice import answer_questions, load_questions, summarize, world_questions, write_questions
     from ..judges import Judge
     from ..jsonl import write_json
     from ..world import MANIFEST

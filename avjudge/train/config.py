@@ -55,6 +55,9 @@ class TrainConfig:
     # every epoch after the first draws the training negatives' audio anew (same strategies and ranges, partners
     # from the training split only): more distinct negatives from the same pairs (TrainingExamples)
     redraw_negatives: bool = False
+    # multiple-choice questions on clips (JSONL, `avjudge bench choice --help`) asked at every evaluation: what
+    # fine-tuning does to the backbone's general perception, beside the held-out pairs (None: none asked)
+    choice_questions: str | None = None
     seed: int = 0
     resume: bool = True  # continue from the newest checkpoint in output_dir
 

@@ -3,8 +3,9 @@
 The loss is the model's own causal-LM loss with every label masked but the answer token,
 which is exactly AVBench's single-token supervision. Evaluation scores held-out pairs with
 the same scorer `avjudge score` uses, logs the metrics (wandb offline unless configured) and
-writes them as JSON per evaluation step. Every checkpoint holds what the scorer needs to
-load it, and records its config, dataset hash and code version.
+writes them as JSON per evaluation step, with the answers to multiple-choice questions on
+clips if given (what fine-tuning does to the backbone's general perception). Every checkpoint
+holds what the scorer needs to load it, and records its config, dataset hash and code version.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -21,9 +22,11 @@ import torch
 from .. import __version__
 from ..data import DecodedSources, PairDataset, built_recipe, load_manifest, load_pairs, split_sources
 from ..jsonl import write_json
-from ..judges import Judge, JudgeSettings
+from ..judges import ChoiceResult, Judge, JudgeSettings
 from ..judges.adapters import adapter_for
+from ..judges.choice import ChoiceQuestion, answer_row, load_questions, summarize
 from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
+from ..media import MediaError
 from ..perturb import SourcePool
 from .collator import AnswerCollator, TrainingExamples
 from .config import TrainConfig
@@ -60,11 +63,35 @@ def prepared_pairs(judge: Judge, pairs) -> list:
     return [judge.prepare(judge.sample(clip, record.get("text"), record.get("utterance"))) for record, clip in pairs]
 
 
-class HeldOutEvaluation:
-    """Scores fixed held-out pairs with the judge being trained; the media is prepared once."""
+class ChoiceEvaluation:
+    """Multiple-choice questions on clips asked of the model being trained, through the judge's own adapter and
+    media settings (choice_a for a model without vision, else choice_av); each question's media is prepared once,
+    and one that cannot be is an error at every evaluation, never a wrong answer."""
 
-    def __init__(self, judge: Judge, dataset: PairDataset, out_dir: Path):
-        self.judge, self.out_dir = judge, out_dir
+    def __init__(self, judge: Judge, questions: list[ChoiceQuestion]):
+        task = "choice_a" if judge.adapter.vision is None else "choice_av"
+        # the training judge's resolved settings: the adapter the two share keeps its frame size and audio layout
+        self.judge, self.questions = Judge(judge.adapter, replace(judge.settings, task=task)), questions
+        self.prepared = []
+        for q in questions:
+            try:
+                self.prepared.append(self.judge.prepare(self.judge.sample(self.judge.decode(q.media), q.text)))
+            except (MediaError, ValueError) as err:
+                self.prepared.append(self.judge.head.failed(str(err)))
+
+    def __call__(self) -> dict:
+        asked = [i for i, p in enumerate(self.prepared) if not isinstance(p, ChoiceResult)]
+        answers = dict(zip(asked, self.judge.score_prepared([self.prepared[i] for i in asked])))
+        rows = [answer_row(q, answers.get(i, self.prepared[i])) for i, q in enumerate(self.questions)]
+        return {**summarize(rows, self.questions), "answers": {r["id"]: r.get("probs") for r in rows}}
+
+
+class HeldOutEvaluation:
+    """Scores fixed held-out pairs with the judge being trained, and asks it ``choice`` questions if given; the
+    media is prepared once."""
+
+    def __init__(self, judge: Judge, dataset: PairDataset, out_dir: Path, choice: ChoiceEvaluation | None = None):
+        self.judge, self.out_dir, self.choice = judge, out_dir, choice
         self.prepared = prepared_pairs(judge, dataset)
         self.labels = [int(record["label"]) for record in dataset.records]
         self.kinds = [record["negative_type"] for record in dataset.records]
@@ -74,8 +101,11 @@ class HeldOutEvaluation:
         was_training = model.training
         model.eval()
         results = self.judge.score_prepared(self.prepared)
+        choice = self.choice() if self.choice is not None else None
         model.train(was_training)
         metrics = judge_metrics([r.score for r in results], self.labels, self.kinds)
+        if choice is not None:
+            metrics["choice"] = choice
         metrics["step"] = step
         write_json(self.out_dir / "eval" / f"step_{step:06d}.json", metrics)
         return metrics
@@ -95,6 +125,10 @@ def flat_metrics(metrics: dict) -> dict[str, float]:
     flat = {f"eval/{k}": v for k, v in metrics["overall"].items() if isinstance(v, (int, float)) and k != "n"}
     for kind, m in metrics["per_type"].items():
         flat[f"eval/{kind}/balanced_accuracy"] = m["balanced_accuracy"]
+    choice = metrics.get("choice") or {}
+    for name, block in {"": choice, **{f"/{c}": b for c, b in choice.get("per_category", {}).items()}}.items():
+        if block.get("accuracy") is not None:
+            flat[f"eval/choice{name}/accuracy"] = block["accuracy"]
     return flat
 
 
@@ -187,7 +221,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     eval_set = PairDataset(load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
                            fps, dataset, sources=sources)
     out = Path(config.output_dir)
-    evaluation = HeldOutEvaluation(judge, eval_set, out)
+    choice = ChoiceEvaluation(judge, load_questions(config.choice_questions)) if config.choice_questions else None
+    evaluation = HeldOutEvaluation(judge, eval_set, out, choice)
     record = {"config": asdict(config), "dataset_hash": stats["dataset_hash"], "code_version": code_version(),
               "base_model": str(model_dir), "parameters": groups,
               "judge_settings": {k: getattr(judge.settings, k) for k in TRAINED_SETTINGS}}

@@ -1,6 +1,7 @@
 """Multiple-choice questions on clips, the omni-model benchmarks' format (AVI-Bench, OmniVideoBench, WorldSense:
 video with its audio; SonicBench: audio alone): a judge's backbone answers them before and after fine-tuning, so
-that SFT on Yes / No pairs is seen not to cost its general perception.
+that SFT on Yes / No pairs is seen not to cost its general perception (`avjudge bench choice`; and during
+training, `TrainConfig.choice_questions`).
 
 Questions are JSONL, one per line: ``{"id", "media", "question", "options": [...], "answer": "B", "category"}``
 (``media`` relative to the file's folder; ``category`` optional). `world_questions` asks questions with exact
@@ -16,10 +17,15 @@ import numpy as np
 from tqdm import tqdm
 
 from ..data import load_manifest
+from ..errors import AvjudgeError
 from ..jsonl import JsonlWriter, read_jsonl
 from ..prompts import OPTION_LETTERS, render_choice_question
 from ..world import vocab
-from .dimensions import BenchError
+from .scorer import ChoiceResult
+
+
+class QuestionError(AvjudgeError):
+    """A question file or question that cannot be used; the message names it and the fix."""
 
 
 @dataclass(frozen=True)
@@ -40,22 +46,22 @@ def load_questions(path: str | Path) -> list[ChoiceQuestion]:
     """The questions of a JSONL file; a malformed line is an error naming the file, the line and the fix."""
     path = Path(path)
     if not path.is_file():
-        raise BenchError(f"{path}: no such question file")
+        raise QuestionError(f"{path}: no such question file")
     questions, seen = [], set()
     for line, raw in enumerate(read_jsonl(path), start=1):
         where = f"{path}:{line}"
         missing = [k for k in ("id", "media", "question", "options", "answer") if k not in raw]
         if missing:
-            raise BenchError(f"{where}: question has no {', '.join(missing)} (each line needs id, media, question, "
+            raise QuestionError(f"{where}: question has no {', '.join(missing)} (each line needs id, media, question, "
                              "options, answer)")
         options = raw["options"]
         if not isinstance(options, list) or not 2 <= len(options) <= len(OPTION_LETTERS):
-            raise BenchError(f"{where}: options must be a list of 2 to {len(OPTION_LETTERS)} texts")
+            raise QuestionError(f"{where}: options must be a list of 2 to {len(OPTION_LETTERS)} texts")
         offered = OPTION_LETTERS[:len(options)]
         if raw["answer"] not in offered:
-            raise BenchError(f"{where}: answer {raw['answer']!r} is not one of the offered letters {''.join(offered)}")
+            raise QuestionError(f"{where}: answer {raw['answer']!r} is not one of the offered letters {''.join(offered)}")
         if raw["id"] in seen:
-            raise BenchError(f"{where}: id {raw['id']!r} appears twice")
+            raise QuestionError(f"{where}: id {raw['id']!r} appears twice")
         seen.add(raw["id"])
         media = Path(raw["media"])
         questions.append(ChoiceQuestion(str(raw["id"]), str(media if media.is_absolute() else path.parent / media),
@@ -100,7 +106,7 @@ def world_questions(manifest: str | Path, audio_only: bool = False, seed: int = 
     questions = []
     for i, record in enumerate(load_manifest(manifest)):
         if "scene" not in record:
-            raise BenchError(f"{manifest}: record {record['id']!r} has no scene; world questions need a world made "
+            raise QuestionError(f"{manifest}: record {record['id']!r} has no scene; world questions need a world made "
                              "by `avjudge world make`")
         for c, (category, (needs, question, options, right)) in enumerate(WORLD_QUESTIONS.items()):
             if audio_only and needs != "audio":
@@ -113,12 +119,24 @@ def world_questions(manifest: str | Path, audio_only: bool = False, seed: int = 
     return questions
 
 
+def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
+    """What one answer records: the offered letters' probabilities, the likeliest, whether it is right; or the error
+    that kept the question from being asked."""
+    row = {"id": question.id, "category": question.category, "answer": question.answer}
+    if not result.ok:
+        return {**row, "predicted": None, "correct": None, "error": result.error}
+    probs = result.offered(len(question.options))
+    predicted = max(probs, key=probs.__getitem__)
+    return {**row, "predicted": predicted, "correct": predicted == question.answer, "probs": probs,
+            "mass": result.mass}
+
+
 def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, chunk: int = 64,
                      progress: bool = True) -> list[dict]:
     """Each question answered by ``judge`` (a `Judge` of a multiple-choice task), written to ``out`` (JSONL) as
     each chunk is done; questions already there are not asked again. Returns every question's result."""
     if not judge.task.choices:
-        raise BenchError(f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice task "
+        raise QuestionError(f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice task "
                          "(choice_av, choice_a)")
     out = Path(out)
     done = {r["id"]: r for r in read_jsonl(out)}
@@ -128,13 +146,7 @@ def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, ch
         for start in range(0, len(todo), chunk):
             batch = todo[start:start + chunk]
             for q, result in zip(batch, judge.score([q.media for q in batch], [q.text for q in batch])):
-                row = {"id": q.id, "category": q.category, "answer": q.answer}
-                if result.ok:
-                    probs = result.offered(len(q.options))
-                    predicted = max(probs, key=probs.__getitem__)
-                    row.update(predicted=predicted, correct=predicted == q.answer, probs=probs, mass=result.mass)
-                else:
-                    row.update(predicted=None, correct=None, error=result.error)
+                row = answer_row(q, result)
                 writer.write(row)
                 done[q.id] = row
             bar.update(len(batch))
