@@ -95,6 +95,17 @@ def test_world_questions_have_the_answers_the_captions_give(small_world):
     assert {q.category for q in audio_only} == {"beat_count", "background_sound"}
 
 
+def test_a_world_clip_with_more_beats_than_the_options_hold_is_not_asked_to_count_them(small_world, tmp_path):
+    record = json.loads((small_world / MANIFEST).read_text().splitlines()[0])
+    record["video"] = str(small_world / record["video"])
+    scene = record["scene"]
+    sounding = next(i for i, o in enumerate(scene["objects"]) if o["sound"] is not None)
+    many = {**record, "id": "many", "scene": {**scene, "events": [{**scene["events"][0], "object": sounding}] * 8}}
+    (tmp_path / "w.jsonl").write_text("\n".join(json.dumps(r) for r in (record, many)) + "\n")
+    asked = {q.id for q in world_questions(tmp_path / "w.jsonl")}
+    assert f"{record['id']}/beat_count" in asked and "many/beat_count" not in asked and "many/place" in asked
+
+
 def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreadable_clips_apart(
         tiny_judges, small_world, tmp_path, monkeypatch):
     questions = world_questions(small_world / MANIFEST)[:10]

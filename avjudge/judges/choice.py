@@ -52,14 +52,15 @@ def load_questions(path: str | Path) -> list[ChoiceQuestion]:
         where = f"{path}:{line}"
         missing = [k for k in ("id", "media", "question", "options", "answer") if k not in raw]
         if missing:
-            raise QuestionError(f"{where}: question has no {', '.join(missing)} (each line needs id, media, question, "
-                             "options, answer)")
+            raise QuestionError(f"{where}: question has no {', '.join(missing)} (each line needs id, media, "
+                                "question, options, answer)")
         options = raw["options"]
         if not isinstance(options, list) or not 2 <= len(options) <= len(OPTION_LETTERS):
             raise QuestionError(f"{where}: options must be a list of 2 to {len(OPTION_LETTERS)} texts")
         offered = OPTION_LETTERS[:len(options)]
         if raw["answer"] not in offered:
-            raise QuestionError(f"{where}: answer {raw['answer']!r} is not one of the offered letters {''.join(offered)}")
+            raise QuestionError(f"{where}: answer {raw['answer']!r} is not one of the offered letters "
+                                f"{''.join(offered)}")
         if raw["id"] in seen:
             raise QuestionError(f"{where}: id {raw['id']!r} appears twice")
         seen.add(raw["id"])
@@ -82,18 +83,20 @@ def _counted(n: int) -> list[str]:
     return [vocab.number_word(k) for k in range(1, n + 1)]
 
 
-def _beats(scene: dict) -> int:
-    return sum(1 for e in scene["events"] if scene["objects"][e["object"]]["sound"] is not None)
+def _beat_count(scene: dict) -> str | None:
+    beats = sum(1 for e in scene["events"] if scene["objects"][e["object"]]["sound"] is not None)
+    return None if beats > 7 else vocab.number_word(beats) if beats else "none"
 
 
-# category -> (what the question needs: "video" / "audio", the question, its options, the record's right option)
+# category -> (what the question needs: "video" / "audio", the question, its options, the record's right option;
+# None where the options do not hold it, and the clip is not asked that question)
 WORLD_QUESTIONS = {
     "object_count": ("video", "How many shapes are visible in the video?", _counted(4),
                      lambda r: vocab.number_word(len(r["scene"]["objects"]))),
     "place": ("video", "Where does the scene take place?", ["indoors", "outdoors"],
               lambda r: {"indoor": "indoors", "outdoor": "outdoors"}[r["scene"]["background"]]),
     "beat_count": ("audio", "How many beats are heard in total?", ["none"] + _counted(7),
-                   lambda r: vocab.number_word(_beats(r["scene"])) if _beats(r["scene"]) else "none"),
+                   lambda r: _beat_count(r["scene"])),
     "background_sound": ("audio", "What is heard in the background?",
                          [vocab.AMBIENCE_PHRASES[a] for a in ("none", "hum", "babble", "rain", "wind")],
                          lambda r: vocab.AMBIENCE_PHRASES[r["scene"]["ambience"]]),
@@ -102,18 +105,20 @@ WORLD_QUESTIONS = {
 
 def world_questions(manifest: str | Path, audio_only: bool = False, seed: int = 0) -> list[ChoiceQuestion]:
     """Questions with exact answers about a synthetic world's clips (`avjudge world make`), one per clip and
-    category, options in a shuffled order; ``audio_only`` keeps the questions its sound alone answers."""
+    category (but for a count beyond the options), options in a shuffled order; ``audio_only`` keeps the questions
+    its sound alone answers."""
     questions = []
     for i, record in enumerate(load_manifest(manifest)):
         if "scene" not in record:
-            raise QuestionError(f"{manifest}: record {record['id']!r} has no scene; world questions need a world made "
-                             "by `avjudge world make`")
+            raise QuestionError(f"{manifest}: record {record['id']!r} has no scene; world questions need a world "
+                                "made by `avjudge world make`")
         for c, (category, (needs, question, options, right)) in enumerate(WORLD_QUESTIONS.items()):
-            if audio_only and needs != "audio":
+            answer = right(record)
+            if answer is None or (audio_only and needs != "audio"):
                 continue
             order = np.random.default_rng([seed, i, c]).permutation(len(options))
             shuffled = [options[k] for k in order]
-            letter = OPTION_LETTERS[shuffled.index(right(record))]
+            letter = OPTION_LETTERS[shuffled.index(answer)]
             questions.append(ChoiceQuestion(f"{record['id']}/{category}", record["video"], question,
                                             tuple(shuffled), letter, category))
     return questions
@@ -125,8 +130,7 @@ def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
     row = {"id": question.id, "category": question.category, "answer": question.answer}
     if not result.ok:
         return {**row, "predicted": None, "correct": None, "error": result.error}
-    probs = result.offered(len(question.options))
-    predicted = max(probs, key=probs.__getitem__)
+    probs, predicted = result.offered(len(question.options)), result.answer(len(question.options))
     return {**row, "predicted": predicted, "correct": predicted == question.answer, "probs": probs,
             "mass": result.mass}
 
@@ -136,13 +140,13 @@ def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, ch
     """Each question answered by ``judge`` (a `Judge` of a multiple-choice task), written to ``out`` (JSONL) as
     each chunk is done; questions already there are not asked again. Returns every question's result."""
     if not judge.task.choices:
-        raise QuestionError(f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice task "
-                         "(choice_av, choice_a)")
+        raise QuestionError(f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice "
+                            "task (choice_av, choice_a)")
     out = Path(out)
     done = {r["id"]: r for r in read_jsonl(out)}
     todo = [q for q in questions if q.id not in done]
-    with JsonlWriter(out) as writer, tqdm(total=len(questions), initial=len(questions) - len(todo),
-                                                     desc="questions", unit="q", disable=not progress) as bar:
+    with JsonlWriter(out) as writer, tqdm(total=len(questions), initial=len(questions) - len(todo), desc="questions",
+                                          unit="q", disable=not progress) as bar:
         for start in range(0, len(todo), chunk):
             batch = todo[start:start + chunk]
             for q, result in zip(batch, judge.score([q.media for q in batch], [q.text for q in batch])):

@@ -109,9 +109,6 @@ class ChoiceResult:
         offered = self.offered(n_options)
         return max(offered, key=offered.__getitem__)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
     def failed(cls, error: str) -> "ChoiceResult":
         return cls(probs=None, error=error)
