@@ -173,9 +173,9 @@ def _choice_args(p: argparse.ArgumentParser) -> None:
 
 
 def _choice(args: argparse.Namespace) -> int:
-    from ..judges.choice import answer_questions, load_questions, summarize, world_questions, write_questions
-    from ..judges import Judge
     from ..jsonl import write_json
+    from ..judges import Judge
+    from ..judges.choice import answer_questions, load_questions, summarize, world_questions, write_questions
     from ..world import MANIFEST
 
     if args.world is not None:
