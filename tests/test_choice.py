@@ -11,8 +11,8 @@ import torch
 from transformers import PreTrainedTokenizerFast
 
 from avjudge.judges import ChoiceHead, Judge, JudgeSample, render_choice_question
-from avjudge.judges.choice import (ChoiceQuestion, QuestionError, answer_questions, load_questions, summarize,
-                                  world_questions)
+from avjudge.judges.choice import (ChoiceQuestion, QuestionError, answer_questions, compare_answers, load_questions,
+                                  summarize, world_questions)
 from avjudge.prompts import CHOICE_QUERY, OPTION_LETTERS
 from avjudge.world import MANIFEST
 
@@ -180,3 +180,33 @@ def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(
     assert set(summary["per_category"]) == {"beat_count", "background_sound"}
     assert len((out / "answers.jsonl").read_text().splitlines()) == 2 * n_clips  # the rerun asked nothing again
     assert "beat_count" in run.stdout and "chance" in run.stdout
+
+    # the same questions asked of another model, beside the first run's answers
+    other = tmp_path / "other"
+    run = subprocess.run([*command[:command.index("--model") + 1], str(tiny_judges["qwen2_5_omni"]), "--out",
+                          str(other), "--baseline", str(out), "--no-progress"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    first = {r["id"]: r for r in map(json.loads, (out / "answers.jsonl").read_text().splitlines())}
+    second = [json.loads(line) for line in (other / "answers.jsonl").read_text().splitlines()]
+    compared = json.loads((other / "summary.json").read_text())["baseline"]
+    assert compared["questions"] == 2 * n_clips
+    assert compared["baseline_accuracy"] == pytest.approx(summary["accuracy"])
+    assert compared["accuracy"] == pytest.approx(np.mean([r["correct"] for r in second]))
+    assert compared["changed"] == sum(r["predicted"] != first[r["id"]]["predicted"] for r in second)
+    assert "answers changed" in run.stdout
+    missing = subprocess.run([*command, "--baseline", str(tmp_path / "nowhere")], capture_output=True, text=True)
+    assert missing.returncode != 0 and "--baseline takes the --out folder" in missing.stderr
+
+
+def test_two_runs_compare_on_the_questions_both_answered():
+    def row(qid, category, predicted, answer="A", error=None):
+        return {"id": qid, "category": category, "answer": answer, "error": error,
+                "predicted": None if error else predicted, "correct": None if error else predicted == answer}
+
+    mine = [row("q1", "x", "A"), row("q2", "x", "B"), row("q3", "y", "A"), row("q4", "y", None, error="unreadable")]
+    theirs = [row("q1", "x", "B"), row("q2", "x", "B"), row("q3", "y", "B", error="unreadable"), row("q4", "y", "A")]
+    compared = compare_answers(mine, theirs)
+    # q1 and q2 only: q3 failed in the baseline, q4 in this run
+    assert compared["questions"] == 2 and compared["changed"] == 1
+    assert compared["accuracy"] == 0.5 and compared["baseline_accuracy"] == 0.0
+    assert set(compared["per_category"]) == {"x"}

@@ -167,17 +167,29 @@ def _choice_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default="choice_av", choices=["choice_av", "choice_a"],
                    help="choice_av: the video with its audio; choice_a: the audio alone")
     p.add_argument("--out", required=True, type=Path, help="folder for answers.jsonl and summary.json; rerun to resume")
+    p.add_argument("--baseline", type=Path,
+                   help="the --out folder of another run on the same questions (e.g. the base model): prints both "
+                        "accuracies on the questions both answered and how many answers changed")
     p.add_argument("--batch-size", type=int, default=8)
     add_model_arguments(p)
     p.add_argument("--no-progress", action="store_true")
 
 
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def _choice(args: argparse.Namespace) -> int:
-    from ..jsonl import write_json
+    from ..jsonl import read_jsonl, write_json
     from ..judges import Judge
-    from ..judges.choice import answer_questions, load_questions, summarize, world_questions, write_questions
+    from ..judges.choice import (QuestionError, answer_questions, compare_answers, load_questions, summarize,
+                                 world_questions, write_questions)
     from ..world import MANIFEST
 
+    baseline_answers = None if args.baseline is None else args.baseline / "answers.jsonl"
+    if baseline_answers is not None and not baseline_answers.is_file():
+        raise QuestionError(f"{baseline_answers}: no answers; --baseline takes the --out folder of another "
+                            "`avjudge bench choice` run")
     if args.world is not None:
         questions = world_questions(args.world / MANIFEST, audio_only=args.task == "choice_a")
         write_questions(questions, args.out / "questions.jsonl")
@@ -187,12 +199,18 @@ def _choice(args: argparse.Namespace) -> int:
                        attention=args.attention)
     results = answer_questions(judge, questions, args.out / "answers.jsonl", progress=not args.no_progress)
     summary = summarize(results, questions)
+    if baseline_answers is not None:
+        summary["baseline"] = {"answers": str(baseline_answers),
+                               **compare_answers(results, list(read_jsonl(baseline_answers)))}
     write_json(args.out / "summary.json", summary)
     for name, block in {"all": summary, **summary["per_category"]}.items():
-        accuracy = "-" if block["accuracy"] is None else f"{block['accuracy']:.3f}"
-        chance = "-" if block["chance"] is None else f"{block['chance']:.3f}"
-        print(f"{name:<20} accuracy {accuracy} (chance {chance}) on {block['answered']} questions"
-              + (f"; {block['errors']} could not be read" if block["errors"] else ""))
+        print(f"{name:<20} accuracy {_figure(block['accuracy'])} (chance {_figure(block['chance'])}) on "
+              f"{block['answered']} questions" + (f"; {block['errors']} could not be read" if block["errors"] else ""))
+    if baseline_answers is not None:
+        print(f"against {args.baseline}, on the questions both answered:")
+        for name, block in {"all": summary["baseline"], **summary["baseline"]["per_category"]}.items():
+            print(f"{name:<20} accuracy {_figure(block['accuracy'])} against {_figure(block['baseline_accuracy'])} "
+                  f"on {block['questions']} questions; {block['changed']} answers changed")
     print(f"wrote {args.out / 'answers.jsonl'}, {args.out / 'summary.json'}")
     return 0
 
@@ -205,11 +223,12 @@ register("bench choice", "multiple-choice questions on clips (the omni benchmark
          "the judge trained from it to see what fine-tuning cost its general perception. Writes one\n"
          "JSON line per question to OUT/answers.jsonl as it goes (rerun to resume) and accuracy per\n"
          "category beside chance to OUT/summary.json; a clip that cannot be read is counted apart,\n"
-         "never as a wrong answer.\n\n"
+         "never as a wrong answer. --baseline sets it beside another run on the same questions.\n\n"
          "examples (the first on a tiny random model: python scripts/make_tiny_judges.py builds it):\n"
          "  avjudge world make --out world --n 24 --duration 4\n"
          "  avjudge bench choice --world world --model ~/.cache/avjudge/tiny/qwen2_5_omni_thinker --out choice_out\n"
-         "  avjudge bench choice --questions worldsense.jsonl --model models/Qwen2.5-Omni-7B --out ws_out")
+         "  avjudge bench choice --questions worldsense.jsonl --model models/Qwen2.5-Omni-7B --out ws_base\n"
+         "  avjudge bench choice --questions worldsense.jsonl --model runs/av/final --out ws_av --baseline ws_base")
 
 
 # ---- human alignment -------------------------------------------------------------------------

@@ -171,3 +171,20 @@ def summarize(results: list[dict], questions: list[ChoiceQuestion]) -> dict:
     categories = sorted({r["category"] for r in results})
     return {**block(results), "per_category": {c: block([r for r in results if r["category"] == c])
                                                for c in categories}}
+
+
+def compare_answers(rows: list[dict], baseline: list[dict]) -> dict:
+    """Two models' answers to the same questions (this run's ``rows``, a ``baseline`` run's, e.g. the base model a
+    judge was fine-tuned from): on the questions both answered, each one's accuracy and how many answers changed,
+    overall and per category."""
+    theirs = {r["id"]: r for r in baseline if r.get("error") is None}
+    shared = [r for r in rows if r.get("error") is None and r["id"] in theirs]
+
+    def block(mine: list[dict]) -> dict:
+        return {"questions": len(mine),
+                "accuracy": float(np.mean([r["correct"] for r in mine])) if mine else None,
+                "baseline_accuracy": float(np.mean([theirs[r["id"]]["correct"] for r in mine])) if mine else None,
+                "changed": sum(r["predicted"] != theirs[r["id"]]["predicted"] for r in mine)}
+
+    categories = sorted({r["category"] for r in shared})
+    return {**block(shared), "per_category": {c: block([r for r in shared if r["category"] == c]) for c in categories}}
