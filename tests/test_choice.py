@@ -198,6 +198,17 @@ def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(
     assert missing.returncode != 0 and "--baseline takes the --out folder" in missing.stderr
 
 
+def test_a_clips_questions_share_one_decode(tiny_judges, small_world, tmp_path, monkeypatch):
+    questions = world_questions(small_world / MANIFEST)[:8]  # two clips, four questions each
+    judge = Judge.load("choice_av", tiny_judges["qwen2_5_omni"], workers=1)
+    decoded = []
+    decode = judge.decode
+    monkeypatch.setattr(judge, "decode", lambda path: decoded.append(path) or decode(path))
+    rows = answer_questions(judge, questions, tmp_path / "answers.jsonl", progress=False)
+    assert sorted(decoded) == sorted({q.media for q in questions}) and len(decoded) == 2
+    assert all(r.get("error") is None for r in rows)
+
+
 def test_two_runs_compare_on_the_questions_both_answered():
     def row(qid, category, predicted, answer="A", error=None):
         return {"id": qid, "category": category, "answer": answer, "error": error,

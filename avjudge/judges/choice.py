@@ -19,6 +19,7 @@ from tqdm import tqdm
 from ..data import load_manifest
 from ..errors import AvjudgeError
 from ..jsonl import JsonlWriter, read_jsonl
+from ..media import MediaError
 from ..prompts import OPTION_LETTERS, render_choice_question
 from ..world import vocab
 from .scorer import ChoiceResult
@@ -135,10 +136,23 @@ def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
             "mass": result.mass}
 
 
+def _decoded_once(judge, media: list[str]) -> list:
+    """Each distinct clip of ``media`` decoded once for all its questions (a world clip has four); one that cannot
+    be is passed on as its path, so the judge records its error with the question."""
+    clips = {}
+    for path in dict.fromkeys(media):
+        try:
+            clips[path] = judge.decode(path)
+        except MediaError:
+            clips[path] = path
+    return [clips[path] for path in media]
+
+
 def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, chunk: int = 64,
                      progress: bool = True) -> list[dict]:
     """Each question answered by ``judge`` (a `Judge` of a multiple-choice task), written to ``out`` (JSONL) as
-    each chunk is done; questions already there are not asked again. Returns every question's result."""
+    each chunk is done; questions already there are not asked again, and a clip is decoded once per chunk however
+    many of its questions the chunk holds. Returns every question's result."""
     if not judge.task.choices:
         raise QuestionError(f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice "
                             "task (choice_av, choice_a)")
@@ -149,7 +163,8 @@ def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, ch
                                           unit="q", disable=not progress) as bar:
         for start in range(0, len(todo), chunk):
             batch = todo[start:start + chunk]
-            for q, result in zip(batch, judge.score([q.media for q in batch], [q.text for q in batch])):
+            clips = _decoded_once(judge, [q.media for q in batch])
+            for q, result in zip(batch, judge.score(clips, [q.text for q in batch])):
                 row = answer_row(q, result)
                 writer.write(row)
                 done[q.id] = row
