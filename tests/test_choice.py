@@ -135,8 +135,8 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
         assert p == pytest.approx(offered[letter] / total, rel=1e-4)
 
     asked = []
-    score = judge.score
-    monkeypatch.setattr(judge, "score", lambda media, texts: asked.append(len(media)) or score(media, texts))
+    score_samples = judge.score_samples
+    monkeypatch.setattr(judge, "score_samples", lambda samples: asked.append(len(samples)) or score_samples(samples))
     out = tmp_path / "answers.jsonl"
     first = answer_questions(judge, questions[:6], out, chunk=4, progress=False)
     every = answer_questions(judge, questions, out, chunk=4, progress=False)

@@ -136,16 +136,23 @@ def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
             "mass": result.mass}
 
 
-def _decoded_once(judge, media: list[str]) -> list:
-    """Each distinct clip of ``media`` decoded once for all its questions (a world clip has four); one that cannot
-    be is passed on as its path, so the judge records its error with the question."""
+def question_samples(judge, questions: list[ChoiceQuestion]) -> list:
+    """Each question as ``judge`` reads it (a `JudgeSample`), each distinct clip decoded once for all its questions
+    (a world clip has four); or, for a question that cannot be asked, the failed result that says why."""
     clips = {}
-    for path in dict.fromkeys(media):
+    for path in dict.fromkeys(q.media for q in questions):
         try:
             clips[path] = judge.decode(path)
-        except MediaError:
-            clips[path] = path
-    return [clips[path] for path in media]
+        except MediaError as err:
+            clips[path] = judge.head.failed(str(err))
+    samples = []
+    for q in questions:
+        clip = clips[q.media]
+        try:
+            samples.append(clip if isinstance(clip, ChoiceResult) else judge.sample(clip, q.text))
+        except (MediaError, ValueError) as err:
+            samples.append(judge.head.failed(str(err)))
+    return samples
 
 
 def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, chunk: int = 64,
@@ -163,8 +170,7 @@ def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, ch
                                           unit="q", disable=not progress) as bar:
         for start in range(0, len(todo), chunk):
             batch = todo[start:start + chunk]
-            clips = _decoded_once(judge, [q.media for q in batch])
-            for q, result in zip(batch, judge.score(clips, [q.text for q in batch])):
+            for q, result in zip(batch, judge.score_samples(question_samples(judge, batch))):
                 row = answer_row(q, result)
                 writer.write(row)
                 done[q.id] = row

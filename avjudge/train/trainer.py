@@ -24,7 +24,7 @@ from ..data import DecodedSources, PairDataset, built_recipe, load_manifest, loa
 from ..jsonl import write_json
 from ..judges import ChoiceResult, Judge, JudgeSettings
 from ..judges.adapters import adapter_for
-from ..judges.choice import ChoiceQuestion, answer_row, load_questions, summarize
+from ..judges.choice import ChoiceQuestion, answer_row, load_questions, question_samples, summarize
 from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
 from ..media import MediaError
 from ..perturb import SourcePool
@@ -65,17 +65,17 @@ def prepared_pairs(judge: Judge, pairs) -> list:
 
 class ChoiceEvaluation:
     """Multiple-choice questions on clips asked of the model being trained, through the judge's own adapter and
-    media settings (choice_a for a model without vision, else choice_av); each question's media is prepared once,
-    and one that cannot be is an error at every evaluation, never a wrong answer."""
+    media settings (choice_a for a model without vision, else choice_av); each clip is decoded once and each
+    question prepared once, and one that cannot be is an error at every evaluation, never a wrong answer."""
 
     def __init__(self, judge: Judge, questions: list[ChoiceQuestion]):
         task = "choice_a" if judge.adapter.vision is None else "choice_av"
         # the training judge's resolved settings: the adapter the two share keeps its frame size and audio layout
         self.judge, self.questions = Judge(judge.adapter, replace(judge.settings, task=task)), questions
         self.prepared = []
-        for q in questions:
+        for sample in question_samples(self.judge, questions):
             try:
-                self.prepared.append(self.judge.prepare(self.judge.sample(self.judge.decode(q.media), q.text)))
+                self.prepared.append(sample if isinstance(sample, ChoiceResult) else self.judge.prepare(sample))
             except (MediaError, ValueError) as err:
                 self.prepared.append(self.judge.head.failed(str(err)))
 
