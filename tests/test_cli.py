@@ -80,6 +80,9 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
         # what the VT judge's frames allow on each caption edit of the held-out pairs; the AV targets have none
         assert (row["ceiling"] is None) == (row["judge"] == "av" or row["after"] is None)
         assert row["ceiling"] is None or 0.5 <= row["ceiling"] <= 1.0
+        # each target's learning curve is the judge's; random mismatch also says what its ambience gives away
+        assert row["curve"] == report["judges"][row["judge"]]["curves"].get(row["negative_type"])
+        assert (row["why"] is not None) == (row["negative_type"] == "random_mismatch")
     out = capsys.readouterr().out
     assert "held-out balanced accuracy per negative type" in out and f"of {len(report['targets'])} met" in out
 

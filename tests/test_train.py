@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from avjudge.config import ConfigError, load_config
-from avjudge.data import build_dataset, load_recipe
+from avjudge.data import PairDataset, build_dataset, load_manifest, load_pairs, load_recipe
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
 from avjudge.judges.choice import ChoiceQuestion, answer_questions, world_questions, write_questions
@@ -15,7 +15,8 @@ from avjudge.jsonl import read_jsonl
 from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.stats import auroc
 from avjudge.train import TrainConfig, apply_freeze, build_training, judge_metrics, run_training
-from avjudge.train.trainer import flat_metrics
+from avjudge.perturb import SourcePool
+from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.train.freeze import group_of
 from avjudge.train.metrics import calibration_error
 from avjudge.world import MANIFEST
@@ -117,6 +118,15 @@ def test_run_training_writes_checkpoints_records_and_eval(tiny_judges, pairs, tm
     metrics = json.loads((out / "eval" / "step_000004.json").read_text())
     assert set(metrics["overall"]) >= {"accuracy", "auroc", "balanced_accuracy", "yes_bias", "calibration_error"}
     assert metrics["per_type"]
+    # every held-out pair's score, by id, as the saved judge scores it
+    held_out = load_pairs(pairs, "vt", "test", 6)
+    saved = Judge.load("vt", out / "final")
+    pool = SourcePool(load_manifest(json.loads((pairs / "stats.json").read_text())["manifest"]))
+    dataset = PairDataset(held_out, pool, saved.settings.sample_rate, saved.settings.fps, pairs)
+    rescored = [r.score for r in saved.score_prepared(prepared_pairs(saved, dataset))]
+    assert list(metrics["scores"]) == [r["id"] for r in held_out]
+    np.testing.assert_allclose(list(metrics["scores"].values()), rescored, atol=1e-6)
+    assert len(set(rescored)) > 1  # the pairs are told apart, so a misordered id would show
 
 
 @pytest.mark.parametrize("task", ["vt", "at"])

@@ -88,11 +88,13 @@ class ChoiceEvaluation:
 
 class HeldOutEvaluation:
     """Scores fixed held-out pairs with the judge being trained, and asks it ``choice`` questions if given; the
-    media is prepared once."""
+    media is prepared once. Each evaluation's record keeps every pair's score by pair id (``scores``), so which
+    pairs a judge gets wrong can be read later without scoring them again."""
 
     def __init__(self, judge: Judge, dataset: PairDataset, out_dir: Path, choice: ChoiceEvaluation | None = None):
         self.judge, self.out_dir, self.choice = judge, out_dir, choice
         self.prepared = prepared_pairs(judge, dataset)
+        self.ids = [record["id"] for record in dataset.records]
         self.labels = [int(record["label"]) for record in dataset.records]
         self.kinds = [record["negative_type"] for record in dataset.records]
 
@@ -103,7 +105,9 @@ class HeldOutEvaluation:
         results = self.judge.score_prepared(self.prepared)
         choice = self.choice() if self.choice is not None else None
         model.train(was_training)
-        metrics = judge_metrics([r.score for r in results], self.labels, self.kinds)
+        scores = [r.score for r in results]
+        metrics = judge_metrics(scores, self.labels, self.kinds)
+        metrics["scores"] = dict(zip(self.ids, scores))
         if choice is not None:
             metrics["choice"] = choice
         metrics["step"] = step

@@ -129,3 +129,10 @@ def caption_edit_told(record: dict, scene: Scene, caption: str, times: np.ndarra
     match = _CHANGED.match(record["params"].get("detail", ""))
     kind, actor = edit_kind(caption, record["text"], match["old"] if match else None, scene)
     return kind, EDIT_KINDS[kind](scene, actor, times)
+
+
+def ambience_gives_away(scene: dict, partner: dict) -> bool:
+    """Whether another clip's sound (``partner``: that clip's world scene) brings an ambience the place of ``scene``
+    cannot have (rain in a room): a random mismatch a judge turns away by checking the ambience against the place,
+    without the objects' links (which colour sounds which note, which shape which timbre)."""
+    return partner["ambience"] not in vocab.BACKGROUNDS[scene["background"]]["ambiences"]
