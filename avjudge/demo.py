@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from .config import load_config
 from .data import build_dataset, load_pairs, load_recipe
+from .data.audit import text_leak
 from .jsonl import read_jsonl, write_json
 from .judges.judge import JudgeSettings, sampled_frames
 from .judges.tiny import ALIGNED_ENCODERS, make_tiny_judges
@@ -139,15 +140,19 @@ def random_mismatch_reading(out: Path, scores: dict[str, float | None]) -> dict:
             "turned_away_given_away": turned_away(scored[True]), "turned_away_rest": turned_away(scored[False])}
 
 
-def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"
-
-
 def random_mismatch_why(reading: dict) -> str:
-    return (f"an ambience its place cannot have gives away {_percent(reading['given_away'])} of them, so reading that "
-            f"alone reaches {reading['ambience_alone']:.2f}; the judge turns away "
-            f"{_percent(reading['turned_away_given_away'])} of those and {_percent(reading['turned_away_rest'])} of "
-            "the rest, which only the objects' sounds tell")
+    """`random_mismatch_reading` in words (a group the held-out pairs lack is left out)."""
+    turned = [f"{share:.0%} of {which}" for share, which in ((reading["turned_away_given_away"], "those"),
+              (reading["turned_away_rest"], "the rest, which only the objects' sounds tell")) if share is not None]
+    return (f"{reading['given_away']:.0%} of them bring an ambience their picture's place cannot have, so reading "
+            f"that alone reaches {reading['ambience_alone']:.2f}; the judge turns away {' and '.join(turned)}")
+
+
+def caption_reading_why(text_alone: float | None, judge: float | None) -> str:
+    """A caption edit's target, missed: how well the caption's words alone (`text_leak`) and the trained judge rank
+    its held-out pairs; a judge below the words has learned neither to look nor the text's own tells."""
+    return (f"the caption's words alone rank these pairs at AUROC {format_statistic(text_alone, 2)}, "
+            f"the trained judge at {format_statistic(judge, 2)}")
 
 
 def check_targets(results: dict, ceilings: dict[tuple[str, str], float] | None = None,
@@ -319,6 +324,10 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
         if task == "vt":  # what the VT judge's frames allow on each caption edit
             fps = JudgeSettings("vt", fps=config.fps).resolved().fps
             ceilings |= {("vt", kind): value for kind, value in caption_edit_ceilings(out, fps).items()}
+            text_alone, trained = text_leak(out / "pairs", "vt")["per_type"], results[task]["eval_after"]["per_type"]
+            why |= {("vt", t.negative_type): caption_reading_why(text_alone.get(t.negative_type),
+                                                                 trained.get(t.negative_type, {}).get("auroc"))
+                    for t in TARGETS if t.judge == "vt"}
         if task == "av":  # what the AV judge reads of random mismatches: the ambience against the place, or more
             why[task, "random_mismatch"] = random_mismatch_why(
                 random_mismatch_reading(out, results[task]["eval_after"]["scores"]))

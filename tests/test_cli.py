@@ -6,6 +6,7 @@ import pytest
 from avjudge.cli import COMMANDS, build_parser, main
 from avjudge.demo import DemoSize
 from avjudge.media import encode_audio
+from avjudge.stats import format_statistic
 
 from .helpers import click_track
 
@@ -80,9 +81,12 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
         # what the VT judge's frames allow on each caption edit of the held-out pairs; the AV targets have none
         assert (row["ceiling"] is None) == (row["judge"] == "av" or row["after"] is None)
         assert row["ceiling"] is None or 0.5 <= row["ceiling"] <= 1.0
-        # each target's learning curve is the judge's; random mismatch also says what its ambience gives away
+        # each target's learning curve is the judge's; random mismatch also says what its ambience gives away, a
+        # caption edit how its words alone and the judge rank its pairs
         assert row["curve"] == report["judges"][row["judge"]]["curves"].get(row["negative_type"])
-        assert (row["why"] is not None) == (row["negative_type"] == "random_mismatch")
+        assert (row["why"] is None) == (row["negative_type"] == "time_shift_medium")
+        if row["judge"] == "vt":
+            assert row["why"].endswith(f"the trained judge at {format_statistic(after.get('auroc'), 2)}")
     out = capsys.readouterr().out
     assert "held-out balanced accuracy per negative type" in out and f"of {len(report['targets'])} met" in out
 
