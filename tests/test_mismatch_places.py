@@ -1,5 +1,5 @@
-"""benchmarks/mismatch_places.py: random mismatches grouped by whether their audio's clip shares the place, and the
-script run on a quick demo's output."""
+"""benchmarks/mismatch_places.py: random mismatches grouped by whether their audio's ambience fits the picture's place,
+and the script run on a quick demo's output."""
 import importlib.util
 from pathlib import Path
 
@@ -11,15 +11,18 @@ mismatch_places = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mismatch_places)
 
 
-def test_random_mismatches_are_grouped_by_the_place_of_the_clip_their_audio_comes_from():
-    places = {"a": "indoor", "b": "indoor", "c": "outdoor"}
+def test_random_mismatches_are_grouped_by_whether_their_ambience_fits_the_place():
+    scenes = {"a": {"background": "indoor", "ambience": "hum"}, "b": {"background": "indoor", "ambience": "babble"},
+              "c": {"background": "outdoor", "ambience": "rain"}, "d": {"background": "outdoor", "ambience": "none"}}
     records = [{"label": 1, "strategy": "positive", "source_id": "a", "params": {}},
                {"label": 0, "strategy": "random_mismatch", "source_id": "a", "params": {"source": "b"}},
                {"label": 0, "strategy": "random_mismatch", "source_id": "c", "params": {"source": "a"}},
                {"label": 0, "strategy": "time_shift_medium", "source_id": "c", "params": {"shift": 1.5}},
-               {"label": 0, "strategy": "random_mismatch", "source_id": "b", "params": {"source": "a"}}]
-    assert mismatch_places.mismatch_groups(records, places) == {
-        "positives": [0], "random mismatch, same place": [1, 4], "random mismatch, other place": [2]}
+               {"label": 0, "strategy": "random_mismatch", "source_id": "b", "params": {"source": "d"}}]
+    # a cafe's murmur in a room fits; a hum in the rain does not; a clip without ambience fits anywhere
+    assert mismatch_places.mismatch_groups(records, scenes) == {
+        "positives": [0], "random mismatch, ambience fits the place": [1, 4],
+        "random mismatch, ambience the place cannot have": [2]}
 
 
 def test_training_positives_are_one_per_clip():
@@ -38,5 +41,6 @@ def test_the_script_reads_a_demo_run(tmp_path, tiny_judges, monkeypatch, capsys)
     mismatch_places.main()
     lines = capsys.readouterr().out.splitlines()
     assert [line.split("  n ")[0].strip() for line in lines] == [
-        "held-out positives", "training positives", "random mismatch, same place", "random mismatch, other place"]
+        "held-out positives", "training positives", "random mismatch, ambience fits the place",
+        "random mismatch, ambience the place cannot have"]
     assert "n    4  accepted" in lines[1]
