@@ -27,7 +27,7 @@ from .judges.tiny import ALIGNED_ENCODERS, make_tiny_judges
 from .media import MediaError, decode
 from .prompts import task as judge_task
 from .stats import format_statistic
-from .train import TrainConfig, learning_curves, run_training
+from .train import TrainConfig, evaluation_table, learning_curves, run_training
 from .world import MANIFEST, Scene, WorldConfig, make_world
 from .world.decidability import ambience_gives_away, caption_edit_told, frame_times
 from .world.speech import espeak_available
@@ -252,18 +252,6 @@ def verify_world(world: Path, progress: bool, workers: int | None = None) -> dic
     return checks
 
 
-def _table(results: dict) -> list[str]:
-    lines = [f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}"]
-    for task, res in results.items():
-        before, after = res["eval_before"], res["eval_after"]
-        lines.append(f"{task:<6}{'(all pairs, AUROC)':<22}{before['overall']['auroc'] or 0:>8.3f}"
-                     f"{after['overall']['auroc'] or 0:>8.3f}")
-        for kind in sorted(after["per_type"]):
-            b = before["per_type"].get(kind, {}).get("balanced_accuracy", float("nan"))
-            lines.append(f"{'':<6}{kind:<22}{b:>8.3f}{after['per_type'][kind]['balanced_accuracy']:>8.3f}")
-    return lines
-
-
 def plot(results: dict, path: Path) -> None:
     """Per judge: balanced accuracy per negative type before and after (top), and along training (bottom)."""
     import matplotlib
@@ -338,7 +326,7 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
                               for t in tasks),
         "held-out balanced accuracy per negative type (each type against all held-out positives),",
         "tiny judges untrained (before) and trained on CPU (after):",
-        *_table(results),
+        *evaluation_table(results),
         *_target_lines(targets),
         "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()),
         f"report: {out / 'demo_report.json'}, chart: {out / 'demo_report.png'}",

@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from avjudge.judges.choice import ChoiceQuestion, answer_questions, world_questi
 from avjudge.jsonl import read_jsonl
 from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.stats import auroc
-from avjudge.train import TrainConfig, apply_freeze, build_training, judge_metrics, run_training
+from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
 from avjudge.perturb import SourcePool
 from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.train.freeze import group_of
@@ -363,6 +364,33 @@ def test_metrics_equal_hand_computed_values():
     # ECE by hand: bins [0.2)=0.2:label0; [0.4)=0.4,0.4: labels 1,0; [0.7)=0.7:0; [0.8)=0.8:1; [0.9)=0.9:1
     expected = (1 * 0.2 + 2 * abs(0.4 - 0.5) + 1 * 0.7 + 1 * 0.2 + 1 * 0.1) / 6
     assert calibration_error(scores, labels) == pytest.approx(expected)
+
+
+def test_the_evaluation_table_prints_undefined_figures_and_a_resumed_runs_untrained_ones_as_n_a():
+    def evaluation(overall_auroc, **balanced):
+        return {"overall": {"auroc": overall_auroc},
+                "per_type": {kind: {"balanced_accuracy": value} for kind, value in balanced.items()}}
+
+    lines = evaluation_table({"av": {"eval_before": evaluation(None, shift=0.5), "eval_after":
+                                     evaluation(0.91, shift=0.97, pitch=0.75)},
+                              "vt": {"eval_before": None, "eval_after": evaluation(0.6, counting=0.55)}})
+    rows = [line.split() for line in lines[1:]]
+    assert rows == [["av", "(all", "pairs,", "AUROC)", "n/a", "0.910"], ["pitch", "n/a", "0.750"],
+                    ["shift", "0.500", "0.970"], ["vt", "(all", "pairs,", "AUROC)", "n/a", "0.600"],
+                    ["counting", "n/a", "0.550"]]
+
+
+def test_the_train_command_prints_each_negative_types_figures_before_and_after(tiny_judges, pairs, tmp_path, capsys):
+    from avjudge.cli import main
+
+    assert main(["train", "--config", str(CONFIG), f"model={tiny_judges['qwen2_5_omni']}", f"dataset={pairs}",
+                 f"output_dir={tmp_path / 'run'}", "max_steps=2", "batch_size=2", "eval_steps=2", "save_steps=2",
+                 "max_eval_pairs=6", "redraw_negatives=false"]) == 0
+    out = capsys.readouterr().out
+    after = json.loads((tmp_path / "run" / "eval" / "step_000002.json").read_text())["per_type"]
+    for kind, figures in after.items():  # the table's after column is the last evaluation's
+        assert re.search(rf"^\s+{kind}\s+\S+\s+{figures['balanced_accuracy']:.3f}$", out, re.M), kind
+    assert "trained 2 steps" in out
 
 
 @pytest.mark.parametrize("name", ["av_qwen25omni_7b", "vt_qwen25omni_7b", "at_qwen2audio_7b", "tiny_world_av"])

@@ -419,14 +419,18 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     from ..config import dump_yaml, load_config
-    from ..train import TrainConfig, run_training
+    from ..stats import format_statistic
+    from ..train import TrainConfig, evaluation_table, run_training
 
     config = load_config(TrainConfig, args.config, args.overrides)
     print(dump_yaml(config))
     summary = run_training(config)
     after = summary["eval_after"]["overall"]
-    print(f"trained {summary['steps']} steps; held-out accuracy {after['accuracy']:.3f}, AUROC {after['auroc']}, "
-          f"Yes-bias {after['yes_bias']:.3f}; model in {Path(config.output_dir) / 'final'}")
+    print("held-out balanced accuracy per negative type (each type against all held-out positives):")
+    print("\n".join(evaluation_table({config.task: summary})))
+    print(f"trained {summary['steps']} steps; held-out accuracy {after['accuracy']:.3f}, AUROC "
+          f"{format_statistic(after['auroc'])}, Yes-bias {after['yes_bias']:.3f}; model in "
+          f"{Path(config.output_dir) / 'final'}")
     return 0
 
 

@@ -2,8 +2,8 @@
 from .collator import AnswerCollator, TrainingExamples
 from .config import TrainConfig
 from .freeze import POLICIES, apply_freeze
-from .metrics import judge_metrics
+from .metrics import evaluation_table, judge_metrics
 from .trainer import build_training, learning_curves, run_training
 
 __all__ = ["AnswerCollator", "POLICIES", "TrainConfig", "TrainingExamples", "apply_freeze", "build_training",
-           "judge_metrics", "learning_curves", "run_training"]
+           "evaluation_table", "judge_metrics", "learning_curves", "run_training"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import auroc, per_negative_type
+from ..stats import auroc, format_statistic, per_negative_type
 
 
 def calibration_error(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
@@ -34,3 +34,19 @@ def judge_metrics(scores, labels, negative_types) -> dict:
     """Overall metrics plus one entry per negative type (its negatives vs every positive)."""
     return {"overall": binary_metrics(scores, labels),
             "per_type": per_negative_type(scores, labels, negative_types, binary_metrics)}
+
+
+def evaluation_table(results: dict[str, dict]) -> list[str]:
+    """Held-out figures before and after training, a block per judge in ``results`` (name -> {"eval_before",
+    "eval_after"}, as `run_training` returns them; "eval_before" is None where a resumed run never saw the model
+    untrained): AUROC over all pairs, then each negative type's balanced accuracy; an undefined figure is n/a."""
+    def row(name: str, label: str, before: float | None, after: float | None) -> str:
+        return f"{name:<6}{label:<22}{format_statistic(before):>8}{format_statistic(after):>8}"
+
+    lines = [f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}"]
+    for name, result in results.items():
+        before, after = result["eval_before"] or {"overall": {}, "per_type": {}}, result["eval_after"]
+        lines.append(row(name, "(all pairs, AUROC)", before["overall"].get("auroc"), after["overall"]["auroc"]))
+        lines += [row("", kind, before["per_type"].get(kind, {}).get("balanced_accuracy"),
+                      after["per_type"][kind]["balanced_accuracy"]) for kind in sorted(after["per_type"])]
+    return lines
