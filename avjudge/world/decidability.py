@@ -5,7 +5,8 @@ start, and the events: which object flashes, pulses or hops, and how many times.
 first frame on. An event lasts 0.15-0.45 s and is seen only if a frame shown falls inside it, so a changed count of
 an object's events can be told only when every one of them was caught, a changed look ("hops upward" -> "flashes
 white") when one was, a swapped order when the first event of every acting object was. An edit whose kind cannot
-be read off counts as told, so that a ceiling made from these answers stays an upper bound.
+be read off counts as told, so that a ceiling made from these answers stays an upper bound. And which random
+mismatches (another clip's sound) give themselves away by an ambience the picture's place cannot have.
 """
 from __future__ import annotations
 
