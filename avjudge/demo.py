@@ -324,8 +324,6 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
         world_line(summary, checks, espeak_available()),
         "pairs: " + "; ".join(f"{t} {stats['judges'][t]['pairs']} ({stats['judges'][t]['rejected']} text rejections)"
                               for t in tasks),
-        "held-out balanced accuracy per negative type (each type against all held-out positives),",
-        "tiny judges untrained (before) and trained on CPU (after):",
         *evaluation_table(results),
         *_target_lines(targets),
         "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()),

@@ -1,7 +1,6 @@
 """The demo's targets (read from the evaluations before and after training, never assumed met) and its world check."""
-import shutil
-
 import json
+import shutil
 
 import pytest
 

@@ -15,8 +15,8 @@ from avjudge.judges.choice import ChoiceQuestion, answer_questions, world_questi
 from avjudge.jsonl import read_jsonl
 from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.stats import auroc
-from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
 from avjudge.perturb import SourcePool
+from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
 from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.train.freeze import group_of
 from avjudge.train.metrics import calibration_error
@@ -374,7 +374,7 @@ def test_the_evaluation_table_prints_undefined_figures_and_a_resumed_runs_untrai
     lines = evaluation_table({"av": {"eval_before": evaluation(None, shift=0.5), "eval_after":
                                      evaluation(0.91, shift=0.97, pitch=0.75)},
                               "vt": {"eval_before": None, "eval_after": evaluation(0.6, counting=0.55)}})
-    rows = [line.split() for line in lines[1:]]
+    rows = [line.split() for line in lines[2:]]
     assert rows == [["av", "(all", "pairs,", "AUROC)", "n/a", "0.910"], ["pitch", "n/a", "0.750"],
                     ["shift", "0.500", "0.970"], ["vt", "(all", "pairs,", "AUROC)", "n/a", "0.600"],
                     ["counting", "n/a", "0.550"]]

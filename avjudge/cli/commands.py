@@ -426,7 +426,6 @@ def _train(args: argparse.Namespace) -> int:
     print(dump_yaml(config))
     summary = run_training(config)
     after = summary["eval_after"]["overall"]
-    print("held-out balanced accuracy per negative type (each type against all held-out positives):")
     print("\n".join(evaluation_table({config.task: summary})))
     print(f"trained {summary['steps']} steps; held-out accuracy {after['accuracy']:.3f}, AUROC "
           f"{format_statistic(after['auroc'])}, Yes-bias {after['yes_bias']:.3f}; model in "

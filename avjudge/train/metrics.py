@@ -39,11 +39,13 @@ def judge_metrics(scores, labels, negative_types) -> dict:
 def evaluation_table(results: dict[str, dict]) -> list[str]:
     """Held-out figures before and after training, a block per judge in ``results`` (name -> {"eval_before",
     "eval_after"}, as `run_training` returns them; "eval_before" is None where a resumed run never saw the model
-    untrained): AUROC over all pairs, then each negative type's balanced accuracy; an undefined figure is n/a."""
+    untrained): AUROC over all pairs, then each negative type's balanced accuracy; an undefined figure is n/a. The
+    first line says what the columns hold."""
     def row(name: str, label: str, before: float | None, after: float | None) -> str:
         return f"{name:<6}{label:<22}{format_statistic(before):>8}{format_statistic(after):>8}"
 
-    lines = [f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}"]
+    lines = ["held-out balanced accuracy per negative type (each type against all held-out positives), before and "
+             "after training:", f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}"]
     for name, result in results.items():
         before, after = result["eval_before"] or {"overall": {}, "per_type": {}}, result["eval_after"]
         lines.append(row(name, "(all pairs, AUROC)", before["overall"].get("auroc"), after["overall"]["auroc"]))
