@@ -3,6 +3,7 @@
 Every job (world, data build, training, scoring) takes one of these, so a run is fully
 described by a YAML file plus the overrides printed at its start.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,7 +30,8 @@ _Yaml12Loader.yaml_implicit_resolvers = {
 }
 for _first in "tTfF":
     _Yaml12Loader.yaml_implicit_resolvers.setdefault(_first, []).insert(
-        0, ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")))
+        0, ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"))
+    )
 
 
 def load_yaml(text: str):
@@ -111,9 +113,7 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ConfigError(
-            f"{where or cls.__name__}: unknown key(s) {unknown}; valid keys are {sorted(names)}"
-        )
+        raise ConfigError(f"{where or cls.__name__}: unknown key(s) {unknown}; valid keys are {sorted(names)}")
     kwargs = {k: _coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
     return cls(**kwargs)
 
@@ -168,6 +168,7 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """Plain-data view of a config (tuples become lists), for YAML/JSON output."""
+
     def plain(v: Any) -> Any:
         if isinstance(v, tuple):
             return [plain(x) for x in v]
@@ -176,6 +177,7 @@ def to_dict(obj: Any) -> dict[str, Any]:
         if isinstance(v, dict):
             return {k: plain(x) for k, x in v.items()}
         return v
+
     return {k: plain(v) for k, v in dataclasses.asdict(obj).items()}
 
 

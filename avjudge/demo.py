@@ -6,6 +6,7 @@ train them -> score again -> a table of held-out balanced accuracy per negative 
 before and after, each of the demo's targets met or not, and learning curves along training,
 written as JSON and a PNG chart.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -62,8 +63,14 @@ class DemoSize:
 
     def world(self, seed: int = 0, clips: int | None = None) -> WorldConfig:
         """The world config of demo-sized clips (``clips`` of them, default the demo's)."""
-        return WorldConfig(n=self.clips if clips is None else clips, seed=seed, duration=self.duration,
-                           width=self.frame_size, height=self.frame_size, ambience_prob=self.ambience_prob)
+        return WorldConfig(
+            n=self.clips if clips is None else clips,
+            seed=seed,
+            duration=self.duration,
+            width=self.frame_size,
+            height=self.frame_size,
+            ambience_prob=self.ambience_prob,
+        )
 
 
 QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={})
@@ -73,6 +80,7 @@ QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0, ju
 class Target:
     """What the demo is meant to show: a trained judge's held-out balanced accuracy on one negative type reaches
     ``trained``, where the untrained judge sat within ``untrained`` (chance)."""
+
     judge: str
     negative_type: str
     what: str  # the negative in the target's words
@@ -136,27 +144,42 @@ def random_mismatch_reading(out: Path, scores: dict[str, float | None]) -> dict:
         values = [v for v in values if v is not None]  # a pair that failed to score is no answer
         return float(np.mean(np.array(values) < 0.5)) if values else None
 
-    return {"given_away": share, "ambience_alone": (1 + share) / 2,
-            "turned_away_given_away": turned_away(scored[True]), "turned_away_rest": turned_away(scored[False])}
+    return {
+        "given_away": share,
+        "ambience_alone": (1 + share) / 2,
+        "turned_away_given_away": turned_away(scored[True]),
+        "turned_away_rest": turned_away(scored[False]),
+    }
 
 
 def random_mismatch_why(reading: dict) -> str:
     """`random_mismatch_reading` in words (a group the held-out pairs lack is left out)."""
-    turned = [f"{share:.0%} of {which}" for share, which in ((reading["turned_away_given_away"], "those"),
-              (reading["turned_away_rest"], "the rest, which only the objects' sounds tell")) if share is not None]
-    return (f"{reading['given_away']:.0%} of them bring an ambience their picture's place cannot have, so reading "
-            f"that alone reaches {reading['ambience_alone']:.2f}; the judge turns away {' and '.join(turned)}")
+    turned = [
+        f"{share:.0%} of {which}"
+        for share, which in (
+            (reading["turned_away_given_away"], "those"),
+            (reading["turned_away_rest"], "the rest, which only the objects' sounds tell"),
+        )
+        if share is not None
+    ]
+    return (
+        f"{reading['given_away']:.0%} of them bring an ambience their picture's place cannot have, so reading "
+        f"that alone reaches {reading['ambience_alone']:.2f}; the judge turns away {' and '.join(turned)}"
+    )
 
 
 def caption_reading_why(text_alone: float | None, judge: float | None) -> str:
     """A caption edit's target, missed: how well the caption's words alone (`text_leak`) and the trained judge rank
     its held-out pairs; a judge below the words has learned neither to look nor the text's own tells."""
-    return (f"the caption's words alone rank these pairs at AUROC {format_statistic(text_alone, 2)}, "
-            f"the trained judge at {format_statistic(judge, 2)}")
+    return (
+        f"the caption's words alone rank these pairs at AUROC {format_statistic(text_alone, 2)}, "
+        f"the trained judge at {format_statistic(judge, 2)}"
+    )
 
 
-def check_targets(results: dict, ceilings: dict[tuple[str, str], float] | None = None,
-                  why: dict[tuple[str, str], str] | None = None) -> list[dict]:
+def check_targets(
+    results: dict, ceilings: dict[tuple[str, str], float] | None = None, why: dict[tuple[str, str], str] | None = None
+) -> list[dict]:
     """Each target of a judge in ``results`` (task -> {"eval_before", "eval_after", optionally "curves"}), with its
     figures and learning curve; a type the held-out pairs lack has figures None and is not met. ``ceilings``:
     (judge, negative type) -> the best balanced accuracy what the judge is shown allows, where known; ``why``:
@@ -165,15 +188,23 @@ def check_targets(results: dict, ceilings: dict[tuple[str, str], float] | None =
     for target in TARGETS:
         if target.judge not in results:
             continue
-        before, after = (results[target.judge][key]["per_type"].get(target.negative_type, {}).get("balanced_accuracy")
-                         for key in ("eval_before", "eval_after"))
+        before, after = (
+            results[target.judge][key]["per_type"].get(target.negative_type, {}).get("balanced_accuracy")
+            for key in ("eval_before", "eval_after")
+        )
         low, high = target.untrained
-        rows.append({**dataclasses.asdict(target), "before": before, "after": after,
-                     "untrained_at_chance": before is not None and low <= before <= high,
-                     "met": after is not None and after >= target.trained,
-                     "ceiling": (ceilings or {}).get((target.judge, target.negative_type)),
-                     "why": (why or {}).get((target.judge, target.negative_type)),
-                     "curve": results[target.judge].get("curves", {}).get(target.negative_type)})
+        rows.append(
+            {
+                **dataclasses.asdict(target),
+                "before": before,
+                "after": after,
+                "untrained_at_chance": before is not None and low <= before <= high,
+                "met": after is not None and after >= target.trained,
+                "ceiling": (ceilings or {}).get((target.judge, target.negative_type)),
+                "why": (why or {}).get((target.judge, target.negative_type)),
+                "curve": results[target.judge].get("curves", {}).get(target.negative_type),
+            }
+        )
     return rows
 
 
@@ -181,28 +212,38 @@ def _target_lines(rows: list[dict]) -> list[str]:
     if not rows:  # no judge with a target was run
         return []
     met = sum(row["met"] for row in rows)
-    lines = [f"targets (held-out balanced accuracy, untrained -> trained): {met} of {len(rows)} met"
-             + ("" if met == len(rows) else "; docs/tiny_judges.md shows why the others are not")]
+    lines = [
+        f"targets (held-out balanced accuracy, untrained -> trained): {met} of {len(rows)} met"
+        + ("" if met == len(rows) else "; docs/tiny_judges.md shows why the others are not")
+    ]
     for row in rows:
         if row["after"] is None:
             verdict = "not met: no held-out negatives of this type"
         else:
             verdict = f">= {row['trained']:.2f} met" if row["met"] else f"< {row['trained']:.2f} not met"
         chance = ", untrained not at chance" if row["before"] is not None and not row["untrained_at_chance"] else ""
-        ceiling = (f"; its frames allow at most {row['ceiling']:.2f}"
-                   if row["ceiling"] is not None and row["ceiling"] < row["trained"] else "")
-        lines.append(f"  {row['judge']:<4}{row['negative_type']:<20}{format_statistic(row['before']):>6} -> "
-                     f"{format_statistic(row['after']):<6} {verdict}{chance}  ({row['what']}{ceiling})")
+        ceiling = (
+            f"; its frames allow at most {row['ceiling']:.2f}"
+            if row["ceiling"] is not None and row["ceiling"] < row["trained"]
+            else ""
+        )
+        lines.append(
+            f"  {row['judge']:<4}{row['negative_type']:<20}{format_statistic(row['before']):>6} -> "
+            f"{format_statistic(row['after']):<6} {verdict}{chance}  ({row['what']}{ceiling})"
+        )
         if not row["met"] and row["why"]:
             lines.append(f"{'':<8}{row['why']}")
         if not row["met"] and row["curve"]:
-            lines.append(f"{'':<8}its learning curve (step: held-out balanced accuracy): "
-                         + " ".join(f"{step}:{format_statistic(value, 2)}" for step, value in row["curve"]))
+            lines.append(
+                f"{'':<8}its learning curve (step: held-out balanced accuracy): "
+                + " ".join(f"{step}:{format_statistic(value, 2)}" for step, value in row["curve"])
+            )
     return lines
 
 
-def build_demo_pairs(world: Path, out: Path, pairs: int, seed: int = 0, tasks=("av", "vt", "at"),
-                     progress: bool = False) -> dict:
+def build_demo_pairs(
+    world: Path, out: Path, pairs: int, seed: int = 0, tasks=("av", "vt", "at"), progress: bool = False
+) -> dict:
     """The demo recipe's pairs for ``tasks`` (``pairs`` per judge) from the world in ``world``; returns the stats."""
     recipe, source = load_recipe(RECIPE, [f"source={(world / MANIFEST).resolve()}", f"seed={seed}"])
     recipe = dataclasses.replace(recipe, judges={t: dataclasses.replace(recipe.judges[t], pairs=pairs) for t in tasks})
@@ -222,17 +263,29 @@ def world_line(summary: dict, checks: dict, speech_available: bool) -> str:
     """The report's line on the world: its size, how many clips speak, and its check against the ground truth. A
     world made without espeak-ng has no speech, and its judges' figures differ from the README's: the line says so
     and how to install it."""
-    speech = (f"{summary['with_speech']} with speech" if speech_available
-              else "no speech (espeak-ng is not installed: apt-get install -y espeak-ng)")
-    return (f"world: {summary['clips']} clips, {summary['events']} sound events, {speech}; decoded back, "
-            f"{checks['clips_ok']}/{checks['clips']} clips match their ground truth exactly")
+    speech = (
+        f"{summary['with_speech']} with speech"
+        if speech_available
+        else "no speech (espeak-ng is not installed: apt-get install -y espeak-ng)"
+    )
+    return (
+        f"world: {summary['clips']} clips, {summary['events']} sound events, {speech}; decoded back, "
+        f"{checks['clips_ok']}/{checks['clips']} clips match their ground truth exactly"
+    )
 
 
 def verify_world(world: Path, progress: bool, workers: int | None = None) -> dict:
     """Every clip of ``world`` decoded and checked against its ground truth, in ``workers`` processes (default:
     one per core; decoding is most of the demo's world time)."""
-    checks = {"clips": 0, "clips_ok": 0, "visual_events": 0, "visual_found": 0, "onsets": 0, "onsets_found": 0,
-              "errors": []}
+    checks = {
+        "clips": 0,
+        "clips_ok": 0,
+        "visual_events": 0,
+        "visual_found": 0,
+        "onsets": 0,
+        "onsets_found": 0,
+        "errors": [],
+    }
     records = list(read_jsonl(world / MANIFEST))
     workers = max(1, min(workers or os.cpu_count() or 1, len(records)))
     with ProcessPoolExecutor(workers) as pool:
@@ -286,9 +339,16 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progress: bool = True,
-             cache: Path | None = None, tasks: tuple[str, ...] = ("av", "vt", "at"),
-             overrides: list[str] | tuple[str, ...] = (), encoders: str | Path = ALIGNED_ENCODERS) -> dict:
+def run_demo(
+    out: str | Path,
+    size: DemoSize = DemoSize(),
+    seed: int = 0,
+    progress: bool = True,
+    cache: Path | None = None,
+    tasks: tuple[str, ...] = ("av", "vt", "at"),
+    overrides: list[str] | tuple[str, ...] = (),
+    encoders: str | Path = ALIGNED_ENCODERS,
+) -> dict:
     """The demo's whole run into ``out``; ``encoders``: the weights the tiny Qwen2.5-Omni thinker's encoders start
     from (`make_tiny_judges`). Returns the report, its text under "text"."""
     out = Path(out)
@@ -303,38 +363,65 @@ def run_demo(out: str | Path, size: DemoSize = DemoSize(), seed: int = 0, progre
     results, ceilings, why = {}, {}, {}
     for task in tasks:
         t0 = time.perf_counter()
-        config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
-            f"model={checkpoints[judge_task(task).family]}", f"dataset={out / 'pairs'}",
-            f"output_dir={out / 'train' / task}",
-            f"epochs={size.epochs_of(task)}", f"seed={seed}", *overrides])
+        config = load_config(
+            TrainConfig,
+            TRAIN_CONFIGS[task],
+            [
+                f"model={checkpoints[judge_task(task).family]}",
+                f"dataset={out / 'pairs'}",
+                f"output_dir={out / 'train' / task}",
+                f"epochs={size.epochs_of(task)}",
+                f"seed={seed}",
+                *overrides,
+            ],
+        )
         results[task] = {**run_training(config), "curves": learning_curves(Path(config.output_dir))}
         timings[f"train_{task}"] = time.perf_counter() - t0
         if task == "vt":  # what the VT judge's frames allow on each caption edit
             fps = JudgeSettings("vt", fps=config.fps).resolved().fps
             ceilings |= {("vt", kind): value for kind, value in caption_edit_ceilings(out, fps).items()}
             text_alone, trained = text_leak(out / "pairs", "vt")["per_type"], results[task]["eval_after"]["per_type"]
-            why |= {("vt", t.negative_type): caption_reading_why(text_alone.get(t.negative_type),
-                                                                 trained.get(t.negative_type, {}).get("auroc"))
-                    for t in TARGETS if t.judge == "vt"}
+            why |= {
+                ("vt", t.negative_type): caption_reading_why(
+                    text_alone.get(t.negative_type), trained.get(t.negative_type, {}).get("auroc")
+                )
+                for t in TARGETS
+                if t.judge == "vt"
+            }
         if task == "av":  # what the AV judge reads of random mismatches: the ambience against the place, or more
             why[task, "random_mismatch"] = random_mismatch_why(
-                random_mismatch_reading(out, results[task]["eval_after"]["scores"]))
+                random_mismatch_reading(out, results[task]["eval_after"]["scores"])
+            )
     targets = check_targets(results, ceilings, why)
     lines = [
         world_line(summary, checks, espeak_available()),
-        "pairs: " + "; ".join(f"{t} {stats['judges'][t]['pairs']} ({stats['judges'][t]['rejected']} text rejections)"
-                              for t in tasks),
+        "pairs: "
+        + "; ".join(
+            f"{t} {stats['judges'][t]['pairs']} ({stats['judges'][t]['rejected']} text rejections)" for t in tasks
+        ),
         *evaluation_table(results),
         *_target_lines(targets),
         "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()),
         f"report: {out / 'demo_report.json'}, chart: {out / 'demo_report.png'}",
     ]
     plot(results, out / "demo_report.png")
-    report = {"world": summary, "verification": checks, "pairs": stats, "seconds": timings, "targets": targets,
-              "judges": {t: {"eval_before": r["eval_before"], "eval_after": r["eval_after"],
-                             "loss_history": r["loss_history"], "curves": r["curves"],
-                             "checkpoint": str(out / "train" / t / "final")}
-                         for t, r in results.items()},
-              "text": "\n".join(lines)}
+    report = {
+        "world": summary,
+        "verification": checks,
+        "pairs": stats,
+        "seconds": timings,
+        "targets": targets,
+        "judges": {
+            t: {
+                "eval_before": r["eval_before"],
+                "eval_after": r["eval_after"],
+                "loss_history": r["loss_history"],
+                "curves": r["curves"],
+                "checkpoint": str(out / "train" / t / "final"),
+            }
+            for t, r in results.items()
+        },
+        "text": "\n".join(lines),
+    }
     write_json(out / "demo_report.json", report)
     return report

@@ -4,6 +4,7 @@ A job is a list of items with unique ``id``s and a function that turns a chunk o
 into one record per item. Killed and rerun with the same output, it skips the ids already
 written and never writes one twice.
 """
+
 from __future__ import annotations
 
 import time
@@ -20,9 +21,15 @@ def summary_path(out: str | Path) -> Path:
     return out.with_name(out.stem + ".summary.json")
 
 
-def run_job(items: Sequence[dict], out: str | Path, process: Callable[[list[dict]], list[dict]],
-            chunk_size: int = 32, progress: bool = True, desc: str = "samples",
-            summarize: Callable[[list[dict]], dict] | None = None) -> dict:
+def run_job(
+    items: Sequence[dict],
+    out: str | Path,
+    process: Callable[[list[dict]], list[dict]],
+    chunk_size: int = 32,
+    progress: bool = True,
+    desc: str = "samples",
+    summarize: Callable[[list[dict]], dict] | None = None,
+) -> dict:
     """Process ``items`` in chunks, appending ``process``'s records to ``out``; returns the summary."""
     ids = [item["id"] for item in items]
     if len(set(ids)) != len(ids):
@@ -31,10 +38,12 @@ def run_job(items: Sequence[dict], out: str | Path, process: Callable[[list[dict
     done = {r["id"] for r in read_jsonl(out)}
     todo = [item for item in items if item["id"] not in done]
     start = time.perf_counter()
-    with JsonlWriter(out) as writer, tqdm(total=len(items), initial=len(items) - len(todo), desc=desc,
-                                          disable=not progress, unit="sample") as bar:
+    with (
+        JsonlWriter(out) as writer,
+        tqdm(total=len(items), initial=len(items) - len(todo), desc=desc, disable=not progress, unit="sample") as bar,
+    ):
         for i in range(0, len(todo), chunk_size):
-            chunk = todo[i:i + chunk_size]
+            chunk = todo[i : i + chunk_size]
             records = process(chunk)
             if [r["id"] for r in records] != [item["id"] for item in chunk]:
                 raise RuntimeError("a job's process function must return one record per item, in order")

@@ -1,4 +1,5 @@
 """Append-only JSONL records: the resumable output format of every batch job."""
+
 from __future__ import annotations
 
 import json

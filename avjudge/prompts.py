@@ -4,6 +4,7 @@ Scoring, the SFT collator and the dataset exporters all render through this modu
 text a judge is trained on is exactly the text it is scored with. It imports nothing from
 avjudge, so every layer (data exporters as well as judges) may use it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -26,18 +27,36 @@ class JudgeTask:
 
 TASKS: dict[str, JudgeTask] = {
     "av": JudgeTask(
-        "av", "audio-video consistency",
+        "av",
+        "audio-video consistency",
         "Does the audio accurately match the video content? Answer only Yes or No.",
-        needs_video=True, needs_audio=True, needs_text=False, family="qwen2_5_omni", caption_field=None),
+        needs_video=True,
+        needs_audio=True,
+        needs_text=False,
+        family="qwen2_5_omni",
+        caption_field=None,
+    ),
     "vt": JudgeTask(
-        "vt", "video-text consistency",
+        "vt",
+        "video-text consistency",
         "Does the video accurately match the following description?\nDescription: {text}\nAnswer only Yes or No.",
-        needs_video=True, needs_audio=False, needs_text=True, family="qwen2_5_omni", caption_field="video"),
+        needs_video=True,
+        needs_audio=False,
+        needs_text=True,
+        family="qwen2_5_omni",
+        caption_field="video",
+    ),
     "at": JudgeTask(
-        "at", "audio-text consistency",
+        "at",
+        "audio-text consistency",
         "Does the audio accurately match the following description?\nDescription: {text}{utterance}\n"
         "Answer only Yes or No.",
-        needs_video=False, needs_audio=True, needs_text=True, family="qwen2_audio", caption_field="audio"),
+        needs_video=False,
+        needs_audio=True,
+        needs_text=True,
+        family="qwen2_audio",
+        caption_field="audio",
+    ),
 }
 
 
@@ -49,11 +68,28 @@ TASKS: dict[str, JudgeTask] = {
 OPTION_LETTERS = tuple("ABCDEFGH")
 CHOICE_QUERY = "{text}\nAnswer with the option's letter from the given choices directly."
 CHOICE_TASKS: dict[str, JudgeTask] = {
-    "choice_av": JudgeTask("choice_av", "multiple choice on video with its audio", CHOICE_QUERY, needs_video=True,
-                           needs_audio=True, needs_text=True, family="qwen2_5_omni", caption_field=None,
-                           choices=OPTION_LETTERS),
-    "choice_a": JudgeTask("choice_a", "multiple choice on audio", CHOICE_QUERY, needs_video=False, needs_audio=True,
-                          needs_text=True, family="qwen2_audio", caption_field=None, choices=OPTION_LETTERS),
+    "choice_av": JudgeTask(
+        "choice_av",
+        "multiple choice on video with its audio",
+        CHOICE_QUERY,
+        needs_video=True,
+        needs_audio=True,
+        needs_text=True,
+        family="qwen2_5_omni",
+        caption_field=None,
+        choices=OPTION_LETTERS,
+    ),
+    "choice_a": JudgeTask(
+        "choice_a",
+        "multiple choice on audio",
+        CHOICE_QUERY,
+        needs_video=False,
+        needs_audio=True,
+        needs_text=True,
+        family="qwen2_audio",
+        caption_field=None,
+        choices=OPTION_LETTERS,
+    ),
 }
 
 
@@ -68,6 +104,7 @@ def render_choice_question(question: str, options: list[str]) -> str:
 @dataclass(frozen=True)
 class ChatFormat:
     """How one model family lays out a single-turn ChatML prompt with media placeholders."""
+
     system: str | None
     video: str  # placeholder run for one video; the adapter expands its ``video_pad`` token
     audio: str  # the same for one audio item and ``audio_pad``
@@ -89,23 +126,38 @@ class ChatFormat:
         return "".join(parts)
 
 
-_QWEN2_TOKENS = dict(video_pad="<|VIDEO|>", audio_pad="<|AUDIO|>", audio_start="<|audio_bos|>", audio_end="<|audio_eos|>")
+_QWEN2_TOKENS = dict(
+    video_pad="<|VIDEO|>", audio_pad="<|AUDIO|>", audio_start="<|audio_bos|>", audio_end="<|audio_eos|>"
+)
 CHAT_FORMATS: dict[str, ChatFormat] = {
     # Qwen2.5-Omni's own system prompt; media items come before the text in the user turn.
     "qwen2_5_omni": ChatFormat(
         system="You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
-               "auditory and visual inputs, as well as generating text and speech.",
-        video="<|vision_bos|><|VIDEO|><|vision_eos|>", audio="<|audio_bos|><|AUDIO|><|audio_eos|>",
-        media_separator="", **_QWEN2_TOKENS),
+        "auditory and visual inputs, as well as generating text and speech.",
+        video="<|vision_bos|><|VIDEO|><|vision_eos|>",
+        audio="<|audio_bos|><|AUDIO|><|audio_eos|>",
+        media_separator="",
+        **_QWEN2_TOKENS,
+    ),
     # Qwen2-Audio-Instruct's template: "Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>\n" then the text.
     "qwen2_audio": ChatFormat(
-        system="You are a helpful assistant.", video="", audio="Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>",
-        media_separator="\n", **_QWEN2_TOKENS),
+        system="You are a helpful assistant.",
+        video="",
+        audio="Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>",
+        media_separator="\n",
+        **_QWEN2_TOKENS,
+    ),
     # Qwen3-Omni's template adds no system turn of its own and renames every media token.
     "qwen3_omni": ChatFormat(
-        system=None, video="<|vision_start|><|video_pad|><|vision_end|>",
-        audio="<|audio_start|><|audio_pad|><|audio_end|>", media_separator="", video_pad="<|video_pad|>",
-        audio_pad="<|audio_pad|>", audio_start="<|audio_start|>", audio_end="<|audio_end|>"),
+        system=None,
+        video="<|vision_start|><|video_pad|><|vision_end|>",
+        audio="<|audio_start|><|audio_pad|><|audio_end|>",
+        media_separator="",
+        video_pad="<|video_pad|>",
+        audio_pad="<|audio_pad|>",
+        audio_start="<|audio_start|>",
+        audio_end="<|audio_end|>",
+    ),
 }
 
 
@@ -113,8 +165,10 @@ def task(name: str) -> JudgeTask:
     """A judge task: a Yes / No judge (TASKS) or a multiple-choice one (CHOICE_TASKS)."""
     found = TASKS.get(name) or CHOICE_TASKS.get(name)
     if found is None:
-        raise ValueError(f"unknown judge {name!r}; choose one of {sorted(TASKS)} (or {sorted(CHOICE_TASKS)} for "
-                         "multiple-choice questions)")
+        raise ValueError(
+            f"unknown judge {name!r}; choose one of {sorted(TASKS)} (or {sorted(CHOICE_TASKS)} for "
+            "multiple-choice questions)"
+        )
     return found
 
 
@@ -132,8 +186,15 @@ def media_kinds(task_name: str) -> list[str]:
     return [kind for kind, needed in (("video", t.needs_video), ("audio", t.needs_audio)) if needed]
 
 
-def render_prompt(task_name: str, family: str, text: str | None = None, utterance: str | None = None,
-                  answer: str | None = None, system: str | None = None, media: list[str] | None = None) -> str:
+def render_prompt(
+    task_name: str,
+    family: str,
+    text: str | None = None,
+    utterance: str | None = None,
+    answer: str | None = None,
+    system: str | None = None,
+    media: list[str] | None = None,
+) -> str:
     """The full chat text (placeholders unexpanded); ``answer`` appends the supervised reply;
     ``media`` overrides the task's media items (a video carrying its own audio is one item)."""
     if family not in CHAT_FORMATS:
@@ -141,5 +202,6 @@ def render_prompt(task_name: str, family: str, text: str | None = None, utteranc
     fmt = CHAT_FORMATS[family]
     if system is not None:
         fmt = replace(fmt, system=system or None)
-    return fmt.render(media if media is not None else media_kinds(task_name), render_query(task_name, text, utterance),
-                      answer)
+    return fmt.render(
+        media if media is not None else media_kinds(task_name), render_query(task_name, text, utterance), answer
+    )

@@ -1,4 +1,5 @@
 """Name -> class registries (strategies, metrics): registration by decorator, lookups that list what exists."""
+
 from __future__ import annotations
 
 from typing import TypeVar

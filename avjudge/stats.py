@@ -1,4 +1,5 @@
 """Statistics every layer uses (imports nothing from avjudge)."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -19,7 +20,7 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
         j = i
         while j + 1 < len(values) and values[j + 1] == values[i]:
             j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
         i = j + 1
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
@@ -32,5 +33,7 @@ def format_statistic(value: float | None, digits: int = 3) -> str:
 def per_negative_type(scores, labels, negative_types, metric: Callable[[np.ndarray, np.ndarray], object]) -> dict:
     """``metric(scores, labels)`` for each negative type present: its negatives against every positive."""
     s, y, kinds = np.asarray(scores, float), np.asarray(labels, int), np.asarray(negative_types)
-    return {str(kind): metric(s[(y == 1) | (kinds == kind)], y[(y == 1) | (kinds == kind)])
-            for kind in sorted(set(kinds[y == 0].tolist()))}
+    return {
+        str(kind): metric(s[(y == 1) | (kinds == kind)], y[(y == 1) | (kinds == kind)])
+        for kind in sorted(set(kinds[y == 0].tolist()))
+    }

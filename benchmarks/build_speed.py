@@ -6,6 +6,7 @@ no media read), so this measures the builder itself: splits, sampling, text nega
 
 Usage: python benchmarks/build_speed.py [--sources 30000] [--pairs 100000] [--judges av,vt]
 """
+
 import argparse
 import json
 import tempfile
@@ -30,19 +31,36 @@ def main() -> None:
         with open(manifest, "w") as f:
             for i in range(args.sources):
                 caps, background = templates[i % len(templates)]
-                f.write(json.dumps({"id": f"src{i:06d}", "video": f"clips/src{i:06d}.mp4", "content_hash": f"h{i}",
-                                    "captions": caps, "meta": {"background": background}}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "id": f"src{i:06d}",
+                            "video": f"clips/src{i:06d}.mp4",
+                            "content_hash": f"h{i}",
+                            "captions": caps,
+                            "meta": {"background": background},
+                        }
+                    )
+                    + "\n"
+                )
         for judge in args.judges.split(","):
-            dims = {"vt": {"appearance": 1, "counting": 1, "motion": 1, "spatial": 1, "temporal": 1},
-                    "at": {"numerical_value": 1, "frequency": 1, "sound_source": 1, "background_presence": 1}}
-            recipe = Recipe(source=str(manifest), name="bench",
-                            judges={judge: JudgeRecipe(pairs=args.pairs, dimensions=dims.get(judge, {}))})
+            dims = {
+                "vt": {"appearance": 1, "counting": 1, "motion": 1, "spatial": 1, "temporal": 1},
+                "at": {"numerical_value": 1, "frequency": 1, "sound_source": 1, "background_presence": 1},
+            }
+            recipe = Recipe(
+                source=str(manifest),
+                name="bench",
+                judges={judge: JudgeRecipe(pairs=args.pairs, dimensions=dims.get(judge, {}))},
+            )
             start = time.perf_counter()
             stats = build_dataset(recipe, manifest, Path(tmp) / f"out_{judge}", progress=False)
             elapsed = time.perf_counter() - start
             entry = stats["judges"][judge]
-            print(f"{judge}: {entry['pairs']} lazy pairs from {args.sources} sources in {elapsed:.1f} s "
-                  f"({entry['pairs'] / elapsed:,.0f} pairs/s; {entry['rejected']} text rejections)")
+            print(
+                f"{judge}: {entry['pairs']} lazy pairs from {args.sources} sources in {elapsed:.1f} s "
+                f"({entry['pairs'] / elapsed:,.0f} pairs/s; {entry['rejected']} text rejections)"
+            )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ what is missing: binding a word to what is seen has to be learned from the pairs
 Usage: python benchmarks/caption_reader.py [--clips 300] [--pairs 2400] [--steps 3000] [--encoders aligned|random|FILE]
 (about a minute on 2 CPU cores at the defaults)
 """
+
 import argparse
 import random
 import sys
@@ -43,8 +44,16 @@ from avjudge.world import MANIFEST, vocab  # noqa: E402
 HELD_OUT = 0.25  # the demo recipe's test share
 
 
-def fit(inputs: torch.Tensor, labels: torch.Tensor, train: list[int], steps: int, hidden: int | None,
-        learning_rate: float = 1e-3, seed: int = 0, batch_size: int = 64) -> torch.nn.Module:
+def fit(
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    train: list[int],
+    steps: int,
+    hidden: int | None,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+    batch_size: int = 64,
+) -> torch.nn.Module:
     """A logistic regression (``hidden`` None) or a two-layer MLP on ``inputs[train]`` -> ``labels[train]``."""
     rng = random.Random(seed)
     torch.manual_seed(seed)
@@ -65,8 +74,9 @@ def held_out_scores(model: torch.nn.Module, inputs: torch.Tensor, test: list[int
         return model(inputs[test]).squeeze(1).numpy()
 
 
-def colours_on_screen(video: torch.Tensor, scenes: list[dict], train: list[int], test: list[int],
-                      steps: int = 1000) -> dict[str, float]:
+def colours_on_screen(
+    video: torch.Tensor, scenes: list[dict], train: list[int], test: list[int], steps: int = 1000
+) -> dict[str, float]:
     """Held-out AUROC of a linear probe per world colour: is an object of that colour on screen?"""
     shown = {}
     for colour in vocab.COLOURS:
@@ -78,8 +88,9 @@ def colours_on_screen(video: torch.Tensor, scenes: list[dict], train: list[int],
     return shown
 
 
-def caption_pair_aurocs(video: torch.Tensor, records: list[dict], clip_index: dict[str, int], steps: int,
-                        with_picture: bool) -> dict[str, float]:
+def caption_pair_aurocs(
+    video: torch.Tensor, records: list[dict], clip_index: dict[str, int], steps: int, with_picture: bool
+) -> dict[str, float]:
     """AUROC on the held-out pairs of an MLP trained on the training pairs, overall and per edited dimension;
     ``with_picture`` False reads the caption alone."""
     texts = [r["text"] for r in records]
@@ -105,23 +116,38 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         world = make_demo_world(Path(tmp) / "world", args.clips, 0)
         build_demo_pairs(world, Path(tmp) / "pairs", args.pairs, tasks=("vt",))
-        records = [r for split in ("train", "test") for r in read_jsonl(Path(tmp) / "pairs" / "pairs" / "vt" / f"{split}.jsonl")]
+        records = [
+            r
+            for split in ("train", "test")
+            for r in read_jsonl(Path(tmp) / "pairs" / "pairs" / "vt" / f"{split}.jsonl")
+        ]
         manifest = list(read_jsonl(world / MANIFEST))
         # the AV judge prepares a clip's frames as the VT judge does (same frame rate and size) and needs no text
-        judge = Judge.load("av", make_tiny_judges(Path(tmp) / "cache", encoders=args.encoders)["qwen2_5_omni"],
-                           fps=vt.fps, max_pixels=vt.max_pixels, use_audio_in_video=False)
+        judge = Judge.load(
+            "av",
+            make_tiny_judges(Path(tmp) / "cache", encoders=args.encoders)["qwen2_5_omni"],
+            fps=vt.fps,
+            max_pixels=vt.max_pixels,
+            use_audio_in_video=False,
+        )
         tokens, _ = clip_token_sets(judge, world_media(judge, world))
     video = PooledReader(["mean", "max"], tokens.shape[-1]).inputs(tokens)
     clips = list(range(len(manifest)))
     split = int(len(clips) * (1 - HELD_OUT))
     shown = colours_on_screen(video, [r["scene"] for r in manifest], clips[:split], clips[split:])
-    print("colour on screen, linear probe on held-out clips: "
-          + ", ".join(f"{colour} {format_statistic(value)}" for colour, value in shown.items()), flush=True)
+    print(
+        "colour on screen, linear probe on held-out clips: "
+        + ", ".join(f"{colour} {format_statistic(value)}" for colour, value in shown.items()),
+        flush=True,
+    )
     clip_index = {r["id"]: i for i, r in enumerate(manifest)}
     for with_picture, name in ((False, "caption alone"), (True, "picture and caption")):
         result = caption_pair_aurocs(video, records, clip_index, args.steps, with_picture)
-        print(f"{name:<20} held-out AUROC " + "  ".join(f"{kind} {format_statistic(value)}"
-                                                        for kind, value in result.items()), flush=True)
+        print(
+            f"{name:<20} held-out AUROC "
+            + "  ".join(f"{kind} {format_statistic(value)}" for kind, value in result.items()),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ tests/test_align.py checks). One line per weights file: random, the committed on
 Usage: python benchmarks/encoder_presence.py [--clips 48] [--train 32] [--encoders random aligned FILE ...]
 (about 15 s on 2 CPU cores)
 """
+
 import argparse
 import sys
 import tempfile
@@ -44,8 +45,13 @@ def main() -> None:
         scenes = [record["scene"] for record in read_jsonl(world / MANIFEST)]
         tokenizer = build_tokenizer(tmp / "tokenizer")
         for i, (name, weights) in enumerate(encoders.items()):
-            judge = Judge.load("av", build_tiny_omni_thinker(tmp / f"thinker_{i}", tokenizer, encoders=weights),
-                               fps=av.fps, max_pixels=av.max_pixels, use_audio_in_video=av.use_audio_in_video)
+            judge = Judge.load(
+                "av",
+                build_tiny_omni_thinker(tmp / f"thinker_{i}", tokenizer, encoders=weights),
+                fps=av.fps,
+                max_pixels=av.max_pixels,
+                use_audio_in_video=av.use_audio_in_video,
+            )
             value = linear_presence_auroc(judge, world_media(judge, world), scenes, args.train)
             print(f"{name:<24} held-out AUROC of what is seen and heard {format_statistic(value)}", flush=True)
 

@@ -12,6 +12,7 @@ Two comparisons: the AV judge alone, and the three judges (AV, VT, AT) on the sa
 Usage: python benchmarks/judge_scoring.py [--clips 64] [--batch-size 16]
 The tiny judges are built (scripts/make_tiny_judges.py).
 """
+
 import argparse
 import tempfile
 import time
@@ -37,8 +38,9 @@ def reference_scores(judge: Judge, videos: list[str], texts: list[str] | None) -
         sample = judge.sample(clip, texts[i] if texts else None)
         batch = judge.adapter.to_device(judge.adapter.collate([judge.prepare(sample)]))
         with torch.no_grad():
-            out = judge.adapter.model.generate(**batch, max_new_tokens=1, output_scores=True,
-                                               return_dict_in_generate=True, do_sample=False)
+            out = judge.adapter.model.generate(
+                **batch, max_new_tokens=1, output_scores=True, return_dict_in_generate=True, do_sample=False
+            )
         pair = torch.softmax(out.scores[0][0, [yes_id, no_id]].float(), -1)
         scores.append(pair[0].item())
     return scores
@@ -49,8 +51,9 @@ def ours(judges: dict[str, Judge], videos: list[str], texts: list[str]) -> dict[
     # one decode per clip serves every judge (all sample frames at 1 fps and audio at 16 kHz)
     with ThreadPoolExecutor(first.settings.workers) as pool:
         clips = list(pool.map(lambda v: decode(v, fps=first.settings.fps, sample_rate=16000, channels=1), videos))
-    return {task: [r.score for r in judge.score(clips, None if task == "av" else texts)]
-            for task, judge in judges.items()}
+    return {
+        task: [r.score for r in judge.score(clips, None if task == "av" else texts)] for task, judge in judges.items()
+    }
 
 
 def compare(judges: dict[str, Judge], videos: list[str], texts: list[str]) -> tuple[float, float, float]:
@@ -77,16 +80,28 @@ def main() -> None:
         videos = [str(Path(tmp) / "world" / r["video"]) for r in records]
         texts = [r["captions"]["video"] for r in records]
         # The reference reads single Yes/No tokens: compare like with like.
-        load = lambda task, family: Judge.load(task, tiny[family], batch_size=args.batch_size,  # noqa: E731
-                                               yes_variants=("Yes",), no_variants=("No",))
-        runs = {"AV judge": {"av": load("av", "qwen2_5_omni")},
-                "AV + VT + AT judges": {"av": load("av", "qwen2_5_omni"), "vt": load("vt", "qwen2_5_omni"),
-                                        "at": load("at", "qwen2_audio")}}
+        load = lambda task, family: Judge.load(
+            task,
+            tiny[family],
+            batch_size=args.batch_size,  # noqa: E731
+            yes_variants=("Yes",),
+            no_variants=("No",),
+        )
+        runs = {
+            "AV judge": {"av": load("av", "qwen2_5_omni")},
+            "AV + VT + AT judges": {
+                "av": load("av", "qwen2_5_omni"),
+                "vt": load("vt", "qwen2_5_omni"),
+                "at": load("at", "qwen2_audio"),
+            },
+        }
         print(f"tiny judges on {len(videos)} world clips of 8 s, {torch.get_num_threads()} threads:")
         for name, judges in runs.items():
             t_ref, t_ours, diff = compare(judges, videos, texts)
-            print(f"  {name}: reference {t_ref:.2f} s, avjudge (batch {args.batch_size}) {t_ours:.2f} s; "
-                  f"speed-up {t_ref / t_ours:.2f}x; largest score difference {diff:.2e}")
+            print(
+                f"  {name}: reference {t_ref:.2f} s, avjudge (batch {args.batch_size}) {t_ours:.2f} s; "
+                f"speed-up {t_ref / t_ours:.2f}x; largest score difference {diff:.2e}"
+            )
 
 
 if __name__ == "__main__":

@@ -77,6 +77,7 @@ Usage: python benchmarks/learnability.py [--clips 300] [--steps 1000] [--probes 
        [--set KEY=VALUE ...] [--world KEY=VALUE ...] [--lm KEY=VALUE ...] [--fresh-mismatches]
 (`--set` takes training options, e.g. max_pixels=12544 to see the 84-px frames smart_resize gives 192-px clips.)
 """
+
 import argparse
 import dataclasses
 import math
@@ -91,15 +92,15 @@ import torch
 from avjudge.config import from_dict, load_config, parse_overrides, to_dict
 from avjudge.data.audit import text_leak
 from avjudge.data.pairs import PairDataset, load_pairs
-from avjudge.jsonl import read_jsonl, write_json
 from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs, caption_edits_told
-from avjudge.prompts import task as judge_task
+from avjudge.jsonl import read_jsonl, write_json
 from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tiny_judges
+from avjudge.prompts import task as judge_task
+from avjudge.stats import auroc, format_statistic, per_negative_type
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.align import POOLINGS, align_encoders, world_media
 from avjudge.train.metrics import binary_metrics
 from avjudge.train.trainer import prepared_pairs
-from avjudge.stats import auroc, format_statistic, per_negative_type
 from avjudge.world import MANIFEST, WorldConfig, make_world, vocab
 from avjudge.world.captions import sound_name
 
@@ -108,14 +109,24 @@ LOW_COLOURS = ("red", "green", "blue")  # 110, 147 and 196 Hz in the world's col
 
 def _audio_low_note(record, scene):
     if record["label"] == 1:
-        return {**record, "label": int(any(o["sound"] and o["sound"]["timbre"] != "noise_burst"
-                                           and o["sound"]["f0"] < 200 for o in scene["objects"]))}
+        return {
+            **record,
+            "label": int(
+                any(
+                    o["sound"] and o["sound"]["timbre"] != "noise_burst" and o["sound"]["f0"] < 200
+                    for o in scene["objects"]
+                )
+            ),
+        }
     return None
 
 
 def _video_low_colour(record, scene):
-    return {**record, "label": int(any(o["colour"] in LOW_COLOURS for o in scene["objects"]))} \
-        if record["label"] == 1 else None
+    return (
+        {**record, "label": int(any(o["colour"] in LOW_COLOURS for o in scene["objects"]))}
+        if record["label"] == 1
+        else None
+    )
 
 
 def _random_mismatch(record, scene):
@@ -152,8 +163,10 @@ def _object_list(record, scene):
     rng = random.Random(record["id"])
     changed = rng.randrange(len(scene["objects"])) if rng.random() < 0.5 else None
     spare = _absent_colours(scene)
-    names = [f"a {o['size']} {rng.choice(spare) if i == changed else o['colour']} {o['shape']}"
-             for i, o in enumerate(scene["objects"])]
+    names = [
+        f"a {o['size']} {rng.choice(spare) if i == changed else o['colour']} {o['shape']}"
+        for i, o in enumerate(scene["objects"])
+    ]
     text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return {**record, "label": int(changed is None), "text": f"The video shows {text}."}
 
@@ -190,11 +203,18 @@ def _sound_phrase(record, scene):
 
 # probe -> (the judge it trains, the pair record as the probe asks it: its label, and text where the probe changes
 # it; None to leave the record out)
-PROBES = {"audio_low_note": ("av", _audio_low_note), "video_low_colour": ("av", _video_low_colour),
-          "random_mismatch": ("av", _random_mismatch), "caption_edits": ("vt", _as_labelled),
-          "object_phrase": ("vt", _object_phrase), "object_list": ("vt", _object_list),
-          "caption_colour": ("vt", _caption_colour), "at_audio_low_note": ("at", _audio_low_note),
-          "at_sound_phrase": ("at", _sound_phrase), "at_caption_edits": ("at", _as_labelled)}
+PROBES = {
+    "audio_low_note": ("av", _audio_low_note),
+    "video_low_colour": ("av", _video_low_colour),
+    "random_mismatch": ("av", _random_mismatch),
+    "caption_edits": ("vt", _as_labelled),
+    "object_phrase": ("vt", _object_phrase),
+    "object_list": ("vt", _object_list),
+    "caption_colour": ("vt", _caption_colour),
+    "at_audio_low_note": ("at", _audio_low_note),
+    "at_sound_phrase": ("at", _sound_phrase),
+    "at_caption_edits": ("at", _as_labelled),
+}
 
 
 def stage_argument(value: str) -> tuple[str, int]:
@@ -215,8 +235,11 @@ def encoders_argument(value: str) -> Path | None:
 
 def make_demo_world(world: Path, clips: int, seed: int, overrides: dict | None = None) -> Path:
     """``clips`` demo-sized clips; ``overrides``: WorldConfig fields that differ."""
-    make_world(from_dict(WorldConfig, {**to_dict(DemoSize().world(seed, clips)), **(overrides or {})}, "--world"),
-               world, progress=False)
+    make_world(
+        from_dict(WorldConfig, {**to_dict(DemoSize().world(seed, clips)), **(overrides or {})}, "--world"),
+        world,
+        progress=False,
+    )
     return world
 
 
@@ -277,8 +300,11 @@ def caption_examples(judge, clips, world: dict, reply, task: str) -> list:
 
 def positive_clips(items) -> list:
     """(world id, clip) of each distinct clip among the positives of (label, pair record, clip) triples."""
-    clips = {record["source_id"]: clip for label, record, clip in items
-             if record["label"] == 1 and record["negative_type"] == "positive"}
+    clips = {
+        record["source_id"]: clip
+        for label, record, clip in items
+        if record["label"] == 1 and record["negative_type"] == "positive"
+    }
     return list(clips.items())
 
 
@@ -286,8 +312,9 @@ def mean_loss(judge, examples: list, batch_size: int, padding_side: str) -> floa
     """The model's mean loss over ``examples`` (prepared, labelled), without training."""
     model, collate = judge.adapter.model.eval(), AnswerCollator(judge, padding_side)
     with torch.no_grad():
-        losses = [model(**collate(examples[i:i + batch_size])).loss.item()
-                  for i in range(0, len(examples), batch_size)]
+        losses = [
+            model(**collate(examples[i : i + batch_size])).loss.item() for i in range(0, len(examples), batch_size)
+        ]
     model.train()
     return float(np.mean(losses))
 
@@ -307,8 +334,9 @@ def with_audio_of(example, other):
     number of audio tokens, so the prompt's token layout stays valid."""
     if example.feature_attention_mask.sum() != other.feature_attention_mask.sum():
         raise ValueError("fresh mismatches need clips of one length: these two give different audio lengths")
-    return dataclasses.replace(example, input_features=other.input_features,
-                               feature_attention_mask=other.feature_attention_mask)
+    return dataclasses.replace(
+        example, input_features=other.input_features, feature_attention_mask=other.feature_attention_mask
+    )
 
 
 def fresh_mismatch_batches(own: list, answered_no: list, batch_size: int, rng: random.Random):
@@ -348,6 +376,7 @@ def held_out_reporter(name: str, judge, items: list, curve: list, kinds: np.ndar
         measured = binary_metrics(scores, labels)
         curve.append((step, loss, measured["auroc"], per_type))
         print(report_line(name, step, loss, measured, per_type), flush=True)
+
     return report
 
 
@@ -356,20 +385,24 @@ def report_line(name: str, step: int, loss: float, measured: dict, per_type: dic
     demo's targets read: the answer, not only the ranking) of ``measured`` (`binary_metrics`), then the AUROC of
     each entry of ``per_type``."""
     detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
-    return (f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(measured['auroc'])}  "
-            f"balanced accuracy {format_statistic(measured['balanced_accuracy'])}  answers Yes "
-            f"{measured['yes_bias']:.0%}{detail}")
+    return (
+        f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(measured['auroc'])}  "
+        f"balanced accuracy {format_statistic(measured['balanced_accuracy'])}  answers Yes "
+        f"{measured['yes_bias']:.0%}{detail}"
+    )
 
 
 def train(judge, batches, steps: int, config: TrainConfig, every: int, report) -> None:
     """AdamW with the config's rate, warm-up and a cosine decay over ``steps`` batches drawn from ``batches`` (an
     iterator of example lists); ``report(step, mean loss)`` every N steps."""
     model, collate = judge.adapter.model.train(), AnswerCollator(judge, config.padding_side)
-    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
-                                  weight_decay=config.weight_decay)
+    optimiser = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=config.learning_rate, weight_decay=config.weight_decay
+    )
     warmup = config.warmup_steps
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / steps)))
+        optimiser, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / steps))
+    )
     losses = []
     for step in range(1, steps + 1):
         loss = model(**collate(next(batches))).loss
@@ -384,29 +417,53 @@ def train(judge, batches, steps: int, config: TrainConfig, every: int, report) -
             losses = []
 
 
-def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overrides: list[str],
-              out: Path, caption_steps: int = 0, align_steps: int = 0,
-              align_world: Path | None = None, encoders: Path | None = None,
-              align_pooling: str = "max", language_model: dict | None = None,
-              fresh_mismatches: bool = False, caption_reply: str = "description",
-              caption_world: Path | None = None, first: tuple[tuple[str, int], ...] = (),
-              mix: str | None = None) -> list[tuple[int, float, float, dict]]:
+def run_probe(
+    name: str,
+    pairs: Path,
+    world: dict,
+    steps: int,
+    every: int,
+    overrides: list[str],
+    out: Path,
+    caption_steps: int = 0,
+    align_steps: int = 0,
+    align_world: Path | None = None,
+    encoders: Path | None = None,
+    align_pooling: str = "max",
+    language_model: dict | None = None,
+    fresh_mismatches: bool = False,
+    caption_reply: str = "description",
+    caption_world: Path | None = None,
+    first: tuple[tuple[str, int], ...] = (),
+    mix: str | None = None,
+) -> list[tuple[int, float, float, dict]]:
     """[(step, mean training loss since the last report, held-out AUROC, AUROC per held-out negative type)]; with
     ``first`` ((probe, steps) stages trained in turn), step 0 is after them; ``mix``: a probe whose training examples
     join the probe's own."""
     task, probe = PROBES[name]
     family_dirs = make_tiny_judges(out / "cache", encoders=encoders, language_model=language_model)
-    config = load_config(TrainConfig, TRAIN_CONFIGS[task], [
-        f"model={family_dirs[judge_task(task).family]}", f"dataset={pairs}", f"output_dir={out / name}", "seed=0",
-        "max_eval_pairs=2", "redraw_negatives=false", *overrides])  # examples are prepared once: nothing to redraw
+    config = load_config(
+        TrainConfig,
+        TRAIN_CONFIGS[task],
+        [
+            f"model={family_dirs[judge_task(task).family]}",
+            f"dataset={pairs}",
+            f"output_dir={out / name}",
+            "seed=0",
+            "max_eval_pairs=2",
+            "redraw_negatives=false",
+            *overrides,
+        ],
+    )  # examples are prepared once: nothing to redraw
     torch.manual_seed(config.seed)
     trainer, judge, _, _ = build_training(config)
     collator, train_set = trainer.train_dataset.collator, trainer.train_dataset.pairs
     scenes = {key: record["scene"] for key, record in world.items()}
     train_clips, test_clips = {}, {}
     train_items = labelled(train_set, probe, scenes, train_clips)
-    test_set = PairDataset(load_pairs(pairs, task, "test"), train_set.pool,
-                           train_set.sample_rate, train_set.fps, train_set.root)
+    test_set = PairDataset(
+        load_pairs(pairs, task, "test"), train_set.pool, train_set.sample_rate, train_set.fps, train_set.root
+    )
     test_items = labelled(test_set, probe, scenes, test_clips)
     curve = []
     kinds = caption_edit_kinds(test_items, world, config.fps) if name == "caption_edits" else None
@@ -415,33 +472,67 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     del test_items  # prepared: its decoded clips are needed again only by curriculum stages
     if probe is _as_labelled:  # the judge's own caption edits: what their words alone give away, first
         leak = text_leak(pairs, task)
-        print(f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
-              + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()), flush=True)
+        print(
+            f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
+            + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()),
+            flush=True,
+        )
     if caption_steps:
         reply = CAPTION_REPLIES[caption_reply]
         if caption_world:
             corpus = {record["id"]: record for record in read_jsonl(caption_world / MANIFEST)}
-            captioned = caption_examples(judge, [(key, judge.decode(caption_world / record["video"]))
-                                                 for key, record in corpus.items()], corpus, reply, task)
+            captioned = caption_examples(
+                judge,
+                [(key, judge.decode(caption_world / record["video"])) for key, record in corpus.items()],
+                corpus,
+                reply,
+                task,
+            )
         else:
             captioned = caption_examples(judge, positive_clips(train_items), world, reply, task)
-        train(judge, shuffled_batches(captioned, config.batch_size, random.Random(config.seed)), caption_steps,
-              config, every, lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}",
-                                                      flush=True))
+        train(
+            judge,
+            shuffled_batches(captioned, config.batch_size, random.Random(config.seed)),
+            caption_steps,
+            config,
+            every,
+            lambda step, loss: print(f"{'captioning':<18} step {step:>5}  loss {loss:.3f}", flush=True),
+        )
         unseen = caption_examples(judge, unseen_clips, world, reply, task)
-        print(f"{'captioning':<18} held-out clips' caption loss "
-              f"{mean_loss(judge, unseen, config.batch_size, config.padding_side):.3f}", flush=True)
+        print(
+            f"{'captioning':<18} held-out clips' caption loss "
+            f"{mean_loss(judge, unseen, config.batch_size, config.padding_side):.3f}",
+            flush=True,
+        )
     if align_steps:
         media = world_media(judge, align_world)
-        align_encoders(judge, media[:-64], media[-64:], align_steps, every, config.seed, pooling=align_pooling,
-                       report=lambda step, loss, value: print(
-                           f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
-                           f"another clip's {format_statistic(value)}", flush=True))
+        align_encoders(
+            judge,
+            media[:-64],
+            media[-64:],
+            align_steps,
+            every,
+            config.seed,
+            pooling=align_pooling,
+            report=lambda step, loss, value: print(
+                f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
+                f"another clip's {format_statistic(value)}",
+                flush=True,
+            ),
+        )
     for stage, stage_steps in first:
         stage_probe = PROBES[stage][1]
-        examples = [collator.example(record, clip) for _, record, clip in labelled(train_set, stage_probe, scenes, train_clips)]
-        train(judge, shuffled_batches(examples, config.batch_size, random.Random(config.seed)), stage_steps, config,
-              every, held_out_reporter(stage, judge, labelled(test_set, stage_probe, scenes, test_clips), []))
+        examples = [
+            collator.example(record, clip) for _, record, clip in labelled(train_set, stage_probe, scenes, train_clips)
+        ]
+        train(
+            judge,
+            shuffled_batches(examples, config.batch_size, random.Random(config.seed)),
+            stage_steps,
+            config,
+            every,
+            held_out_reporter(stage, judge, labelled(test_set, stage_probe, scenes, test_clips), []),
+        )
     test_clips.clear()
     if first:
         report(0, float("nan"))  # the probe's question, asked of the judge its first stages trained
@@ -454,7 +545,10 @@ def run_probe(name: str, pairs: Path, world: dict, steps: int, every: int, overr
     else:
         examples = [collator.example(record, clip) for _, record, clip in train_items]
         if mix:
-            examples += [collator.example(record, clip) for _, record, clip in labelled(train_set, PROBES[mix][1], scenes, train_clips)]
+            examples += [
+                collator.example(record, clip)
+                for _, record, clip in labelled(train_set, PROBES[mix][1], scenes, train_clips)
+            ]
         batches = shuffled_batches(examples, config.batch_size, rng)
     train(judge, batches, steps, config, every, report)
     return curve
@@ -468,30 +562,69 @@ def main() -> None:
     p.add_argument("--every", type=int, default=250, help="evaluate every N steps")
     p.add_argument("--probes", default=",".join(PROBES))
     p.add_argument("--caption-steps", type=int, default=0, help="captioning steps before each probe")
-    p.add_argument("--caption-reply", choices=sorted(CAPTION_REPLIES), default="description",
-                   help="what captioning teaches to say: the world's description of the clip, or exactly the "
-                        "colours seen and notes heard")
-    p.add_argument("--caption-clips", type=int, default=0,
-                   help="caption this many clips of a world of their own (seed 2) instead of the probe's "
-                        "training clips")
-    p.add_argument("--first", action="append", type=stage_argument, default=[], metavar="PROBE:N",
-                   help="train N steps on this probe's question first (same judge); repeat for more stages")
-    p.add_argument("--mix", choices=sorted(PROBES), help="train on this probe's examples too, shuffled in with the "
-                                                         "probe's own (same judge); held out: the probe's alone")
+    p.add_argument(
+        "--caption-reply",
+        choices=sorted(CAPTION_REPLIES),
+        default="description",
+        help="what captioning teaches to say: the world's description of the clip, or exactly the "
+        "colours seen and notes heard",
+    )
+    p.add_argument(
+        "--caption-clips",
+        type=int,
+        default=0,
+        help="caption this many clips of a world of their own (seed 2) instead of the probe's training clips",
+    )
+    p.add_argument(
+        "--first",
+        action="append",
+        type=stage_argument,
+        default=[],
+        metavar="PROBE:N",
+        help="train N steps on this probe's question first (same judge); repeat for more stages",
+    )
+    p.add_argument(
+        "--mix",
+        choices=sorted(PROBES),
+        help="train on this probe's examples too, shuffled in with the "
+        "probe's own (same judge); held out: the probe's alone",
+    )
     p.add_argument("--align-steps", type=int, default=0, help="contrastive audio-video encoder steps before each probe")
     p.add_argument("--align-clips", type=int, default=1000, help="clips of the alignment world (seed 1)")
-    p.add_argument("--align-pooling", choices=sorted(POOLINGS), default="max",
-                   help="how a clip's tokens become the embedding aligned: max or mean over them")
-    p.add_argument("--encoders", type=encoders_argument, default="random", metavar="random|aligned|FILE",
-                   help="the thinker's encoders at the start: random, the committed aligned ones, or a weights "
-                        "file scripts/align_tiny_encoders.py wrote")
+    p.add_argument(
+        "--align-pooling",
+        choices=sorted(POOLINGS),
+        default="max",
+        help="how a clip's tokens become the embedding aligned: max or mean over them",
+    )
+    p.add_argument(
+        "--encoders",
+        type=encoders_argument,
+        default="random",
+        metavar="random|aligned|FILE",
+        help="the thinker's encoders at the start: random, the committed aligned ones, or a weights "
+        "file scripts/align_tiny_encoders.py wrote",
+    )
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option")
-    p.add_argument("--world", action="append", default=[], metavar="KEY=VALUE",
-                   help="a WorldConfig field of the probe's world, e.g. ambience_prob=1.0")
-    p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
-                   help="a setting of the tiny language model (Qwen2 text config), e.g. num_hidden_layers=4")
-    p.add_argument("--fresh-mismatches", action="store_true",
-                   help="random_mismatch: a fresh other clip's audio every batch instead of the dataset's negatives")
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a WorldConfig field of the probe's world, e.g. ambience_prob=1.0",
+    )
+    p.add_argument(
+        "--lm",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of the tiny language model (Qwen2 text config), e.g. num_hidden_layers=4",
+    )
+    p.add_argument(
+        "--fresh-mismatches",
+        action="store_true",
+        help="random_mismatch: a fresh other clip's audio every batch instead of the dataset's negatives",
+    )
     p.add_argument("--out", help="keep the world, pairs and curves here (default: a temporary folder)")
     args = p.parse_args()
     language_model = parse_overrides(args.lm)
@@ -509,22 +642,45 @@ def main() -> None:
             p.error("--mix joins a probe's examples to the dataset's; --fresh-mismatches draws its own")
         if args.align_steps and any(PROBES[name][0] != "av" for name in names):
             p.error("--align-steps aligns the AV judge's audio and video encoders: use it with AV probes only")
-        pairs = make_pairs(out, args.clips, args.pairs, {PROBES[name][0] for name in names}, parse_overrides(args.world))
+        pairs = make_pairs(
+            out, args.clips, args.pairs, {PROBES[name][0] for name in names}, parse_overrides(args.world)
+        )
         world = {r["id"]: r for r in read_jsonl(out / "world" / MANIFEST)}
         align_world = make_demo_world(out / "align_world", args.align_clips, seed=1) if args.align_steps else None
-        caption_world = (make_demo_world(out / "caption_world", args.caption_clips, seed=2)
-                         if args.caption_steps and args.caption_clips else None)
+        caption_world = (
+            make_demo_world(out / "caption_world", args.caption_clips, seed=2)
+            if args.caption_steps and args.caption_clips
+            else None
+        )
         print(f"world and pairs: {time.perf_counter() - t0:.0f} s", flush=True)
         curves = {}
         for name in names:
             t0 = time.perf_counter()
-            curves[name] = run_probe(name, pairs, world, args.steps, args.every, args.set, out,
-                                     args.caption_steps, args.align_steps, align_world,
-                                     args.encoders, args.align_pooling, language_model, args.fresh_mismatches,
-                                     args.caption_reply, caption_world, tuple(args.first), args.mix)
+            curves[name] = run_probe(
+                name,
+                pairs,
+                world,
+                args.steps,
+                args.every,
+                args.set,
+                out,
+                args.caption_steps,
+                args.align_steps,
+                align_world,
+                args.encoders,
+                args.align_pooling,
+                language_model,
+                args.fresh_mismatches,
+                args.caption_reply,
+                caption_world,
+                tuple(args.first),
+                args.mix,
+            )
             print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
-        write_json(out / "learnability.json", {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-                                               "curves": curves})
+        write_json(
+            out / "learnability.json",
+            {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, "curves": curves},
+        )
         print(f"\n{'probe':<32}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
         for name, curve in curves.items():
             print(f"{name:<32}" + "".join(f"{format_statistic(a):>8}" for _, _, a, _ in curve))

@@ -6,6 +6,7 @@ once reading the stored float32 WAVs. Frames at 1 fps, audio at 16 kHz (the AV j
 
 Usage: python benchmarks/loader_overhead.py [--clips 24] [--pairs 192] [--workers 2] [--rounds 5] [--size 256x256]
 """
+
 import argparse
 import tempfile
 import time
@@ -40,8 +41,11 @@ def main() -> None:
         world = Path(tmp) / "world"
         width, height = (int(v) for v in args.size.split("x"))
         make_world(WorldConfig(n=args.clips, seed=5, width=width, height=height), world, progress=False)
-        recipe = Recipe(source=str(world / MANIFEST), splits={"train": 1.0},
-                        judges={"av": JudgeRecipe(pairs=args.pairs, strategies=AV_STRATEGY_WEIGHTS)})
+        recipe = Recipe(
+            source=str(world / MANIFEST),
+            splits={"train": 1.0},
+            judges={"av": JudgeRecipe(pairs=args.pairs, strategies=AV_STRATEGY_WEIGHTS)},
+        )
         out = Path(tmp) / "pairs"
         build_dataset(recipe, world / MANIFEST, out, materialize=True, progress=False)
         negatives = [r for r in read_jsonl(out / "pairs" / "av" / "train.jsonl") if r["label"] == 0]
@@ -50,8 +54,10 @@ def main() -> None:
         stored = PairDataset(negatives, pool, fps=1.0, root=out)
         t_lazy = min(timed(lazy, args.workers) for _ in range(args.rounds))
         t_stored = min(timed(stored, args.workers) for _ in range(args.rounds))
-    print(f"{len(negatives)} AV negatives of 8 s at {args.size} through a DataLoader ({args.workers} workers), "
-          f"best of {args.rounds}:")
+    print(
+        f"{len(negatives)} AV negatives of 8 s at {args.size} through a DataLoader ({args.workers} workers), "
+        f"best of {args.rounds}:"
+    )
     print(f"  materialised float32 WAV: {t_stored:.2f} s ({len(negatives) / t_stored:.1f} samples/s)")
     print(f"  recipe applied on the fly: {t_lazy:.2f} s ({len(negatives) / t_lazy:.1f} samples/s)")
     print(f"  overhead of on-the-fly: {100 * (t_lazy / t_stored - 1):+.1f}%")

@@ -8,6 +8,7 @@ a materialised build of those pairs.
 
 Usage: python benchmarks/materialize_speed.py [--clips 24] [--pairs 96] [--size 192] [--seconds 4]
 """
+
 import argparse
 import tempfile
 import time
@@ -30,29 +31,44 @@ def main() -> None:
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        world = replace(DemoSize().world(clips=args.clips), width=args.size, height=args.size,
-                        duration=args.seconds, max_duration=None)
+        world = replace(
+            DemoSize().world(clips=args.clips),
+            width=args.size,
+            height=args.size,
+            duration=args.seconds,
+            max_duration=None,
+        )
         make_world(world, tmp / "world", progress=False)
         manifest = tmp / "world" / MANIFEST
         recipe, source = load_recipe(RECIPE, [f"source={manifest}"])
         recipe = replace(recipe, judges={"av": replace(recipe.judges["av"], pairs=args.pairs)})
         lazy = build_dataset(recipe, source, tmp / "lazy", progress=False)
-        negatives = [r for split in ("train", "test") for r in read_jsonl(tmp / "lazy" / "pairs" / "av" / f"{split}.jsonl")
-                     if r["label"] == 0]
+        negatives = [
+            r
+            for split in ("train", "test")
+            for r in read_jsonl(tmp / "lazy" / "pairs" / "av" / f"{split}.jsonl")
+            if r["label"] == 0
+        ]
         pool = SourcePool(load_manifest(manifest))
-        print(f"{len(negatives)} AV negatives of {args.clips} clips, {args.size}x{args.size}, {args.seconds:g} s "
-              f"({lazy['judges']['av']['pairs']} pairs)")
+        print(
+            f"{len(negatives)} AV negatives of {args.clips} clips, {args.size}x{args.size}, {args.seconds:g} s "
+            f"({lazy['judges']['av']['pairs']} pairs)"
+        )
         for frames in (True, False):
             start = time.perf_counter()
             for record in negatives:
                 pair_clip(record, pool, recipe.sample_rate, frames=frames)
             per = (time.perf_counter() - start) / len(negatives)
-            print(f"  negative's audio, {'frames decoded too' if frames else 'no frames (the builder)':<26} "
-                  f"{per * 1000:7.1f} ms per negative")
+            print(
+                f"  negative's audio, {'frames decoded too' if frames else 'no frames (the builder)':<26} "
+                f"{per * 1000:7.1f} ms per negative"
+            )
         start = time.perf_counter()
         build_dataset(recipe, source, tmp / "materialized", materialize=True, progress=False)
-        print(f"  avjudge data build --materialize: {time.perf_counter() - start:.1f} s for the "
-              f"{len(negatives)} negatives and their positives")
+        print(
+            f"  avjudge data build --materialize: {time.perf_counter() - start:.1f} s for the "
+            f"{len(negatives)} negatives and their positives"
+        )
 
 
 if __name__ == "__main__":

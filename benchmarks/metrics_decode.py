@@ -8,6 +8,7 @@ suite without the real weights, build real-size random ones first (timing is wha
   python scripts/make_random_metric_checkpoints.py --out /tmp/rck --nisqa ../shared/checkpoints/nisqa
   AVJUDGE_CHECKPOINTS=/tmp/rck python benchmarks/metrics_decode.py
 """
+
 import argparse
 import os
 import tempfile
@@ -28,14 +29,16 @@ def timed(fn, metric, totals: dict):
             return fn(*a, **k)
         finally:
             totals[metric] += time.perf_counter() - t
+
     return wrapper
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clips", type=int, default=32)
-    p.add_argument("--metrics", default="dnsmos,nisqa,nisqa_tts,speech_content,dfarena,audiobox,syncnet,"
-                                        "laion_aesthetic")
+    p.add_argument(
+        "--metrics", default="dnsmos,nisqa,nisqa_tts,speech_content,dfarena,audiobox,syncnet,laion_aesthetic"
+    )
     args = p.parse_args()
     if "AVJUDGE_CHECKPOINTS" not in os.environ and Path("../shared/checkpoints").is_dir():
         os.environ["AVJUDGE_CHECKPOINTS"] = str(Path("../shared/checkpoints").resolve())
@@ -54,8 +57,12 @@ def main() -> None:
             for video, captions in items:
                 t = time.perf_counter()
                 # what it needs, at its own frame rate
-                clip = decode(video, video=bool(metric.video_fps), audio=bool(metric.audio),
-                              fps=decode_fps([metric.video_fps]) if metric.video_fps else None)
+                clip = decode(
+                    video,
+                    video=bool(metric.video_fps),
+                    audio=bool(metric.audio),
+                    fps=decode_fps([metric.video_fps]) if metric.video_fps else None,
+                )
                 per_metric += time.perf_counter() - t
                 try:
                     metric.compute(clip, captions=captions)

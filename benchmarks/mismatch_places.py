@@ -13,6 +13,7 @@ balanced accuracy pays for it.
 Usage: python benchmarks/mismatch_places.py OUT [--checkpoint DIR] [--train-positives 300]
 (OUT: an `avjudge demo` output folder; about 1 min on 2 CPU cores)
 """
+
 import argparse
 import json
 from pathlib import Path
@@ -20,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from avjudge.data import PairDataset, load_manifest, load_pairs
-from avjudge.judges import Judge
 from avjudge.jsonl import read_jsonl
+from avjudge.judges import Judge
 from avjudge.perturb import SourcePool
 from avjudge.stats import auroc, format_statistic
 from avjudge.train.trainer import prepared_pairs
@@ -32,15 +33,19 @@ from avjudge.world.decidability import ambience_gives_away
 def mismatch_groups(records: list[dict], scenes: dict[str, dict]) -> dict[str, list[int]]:
     """Positions in ``records`` (AV pairs) of the positives and of the random mismatches whose audio brings an
     ambience the picture's place can have and one it cannot; ``scenes``: clip id -> its world scene."""
-    groups = {"positives": [], "random mismatch, ambience fits the place": [],
-              "random mismatch, ambience the place cannot have": []}
+    groups = {
+        "positives": [],
+        "random mismatch, ambience fits the place": [],
+        "random mismatch, ambience the place cannot have": [],
+    }
     for i, record in enumerate(records):
         if record["label"] == 1:
             groups["positives"].append(i)
         elif record["strategy"] == "random_mismatch":
             given_away = ambience_gives_away(scenes[record["source_id"]], scenes[record["params"]["source"]])
-            groups[f"random mismatch, {'ambience the place cannot have' if given_away else 'ambience fits the place'}"
-                   ].append(i)
+            groups[
+                f"random mismatch, {'ambience the place cannot have' if given_away else 'ambience fits the place'}"
+            ].append(i)
     return groups
 
 
@@ -74,14 +79,18 @@ def main() -> None:
     positives = held_out_scores[groups.pop("positives")]
     print(f"{'held-out positives':<48} n {len(positives):>4}  accepted {np.mean(positives >= 0.5):.3f}")
     training = one_positive_per_clip(load_pairs(pairs, "av", "train"), args.train_positives)
-    print(f"{'training positives':<48} n {len(training):>4}  accepted "
-          f"{np.mean(scores(judge, training, pool, pairs) >= 0.5):.3f}")
+    print(
+        f"{'training positives':<48} n {len(training):>4}  accepted "
+        f"{np.mean(scores(judge, training, pool, pairs) >= 0.5):.3f}"
+    )
     for name, where in groups.items():
         negatives = held_out_scores[where]
         turned_away = float(np.mean(negatives < 0.5)) if len(negatives) else None  # a quick world may have none
         value = auroc(np.r_[positives, negatives], np.r_[np.ones(len(positives)), np.zeros(len(negatives))])
-        print(f"{name:<48} n {len(negatives):>4}  turned away {format_statistic(turned_away)}  "
-              f"AUROC against the positives {format_statistic(value)}")
+        print(
+            f"{name:<48} n {len(negatives):>4}  turned away {format_statistic(turned_away)}  "
+            f"AUROC against the positives {format_statistic(value)}"
+        )
 
 
 if __name__ == "__main__":

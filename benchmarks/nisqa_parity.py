@@ -8,6 +8,7 @@ clean and with white noise at 20, 10 and 0 dB SNR, one stereo file.
 Usage: python benchmarks/nisqa_parity.py [--checkpoints DIR] [--json]
 Prints, per checkpoint, the largest absolute difference of every output over all files.
 """
+
 import argparse
 import contextlib
 import io
@@ -24,8 +25,10 @@ from avjudge.media import decode, encode_audio
 from avjudge.metrics import get_metric, resolve
 
 OFFICIAL_COLUMNS = {"nisqa": ["mos_pred", "noi_pred", "dis_pred", "col_pred", "loud_pred"], "nisqa_tts": ["mos_pred"]}
-SENTENCES = ["The quick brown fox jumps over the lazy dog near the river bank.",
-             "Please bring me two red apples and a glass of cold water."]
+SENTENCES = [
+    "The quick brown fox jumps over the lazy dog near the river bank.",
+    "Please bring me two red apples and a glass of cold water.",
+]
 
 
 def speech(text: str, rate: int, folder: Path) -> np.ndarray:
@@ -46,8 +49,13 @@ def make_files(folder: Path) -> list[Path]:
         for rate in (16000, 22050, 48000):
             clean = speech(text, rate, folder)
             for snr in (None, 20, 10, 0):
-                audio = clean if snr is None else clean + rng.standard_normal(len(clean)).astype(np.float32) * (
-                    np.sqrt(np.mean(clean ** 2) / 10 ** (snr / 10)))
+                audio = (
+                    clean
+                    if snr is None
+                    else clean
+                    + rng.standard_normal(len(clean)).astype(np.float32)
+                    * (np.sqrt(np.mean(clean**2) / 10 ** (snr / 10)))
+                )
                 path = folder / f"s{i}_{rate}_{'clean' if snr is None else f'snr{snr}'}.wav"
                 encode_audio(path, np.clip(audio, -1, 1), rate)
                 files.append(path)
@@ -59,8 +67,15 @@ def make_files(folder: Path) -> list[Path]:
 def official(checkpoint: Path, wav: Path) -> list[float]:
     from nisqa.NISQA_model import nisqaModel
 
-    args = {"mode": "predict_file", "pretrained_model": str(checkpoint), "deg": str(wav), "output_dir": None,
-            "ms_channel": None, "tr_bs_val": 1, "tr_num_workers": 0}
+    args = {
+        "mode": "predict_file",
+        "pretrained_model": str(checkpoint),
+        "deg": str(wav),
+        "output_dir": None,
+        "ms_channel": None,
+        "tr_bs_val": 1,
+        "tr_num_workers": 0,
+    }
     with contextlib.redirect_stdout(io.StringIO()):
         model = nisqaModel(args)
         df = model.predict()
@@ -82,17 +97,23 @@ def compare(root: Path | None) -> dict:
                 diffs.append(np.abs(np.array(ours) - np.array(ref)))
                 rows.append({"file": wav.name, "official": ref, "avjudge": ours})
             outputs = ours_metric.outputs
-            report[name] = {"files": len(files), "max_abs_diff": dict(zip(outputs, np.max(diffs, axis=0).tolist())),
-                            "official_range": [min(min(r["official"]) for r in rows),
-                                               max(max(r["official"]) for r in rows)],
-                            "rows": rows}
+            report[name] = {
+                "files": len(files),
+                "max_abs_diff": dict(zip(outputs, np.max(diffs, axis=0).tolist())),
+                "official_range": [min(min(r["official"]) for r in rows), max(max(r["official"]) for r in rows)],
+                "rows": rows,
+            }
     return report
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checkpoints", type=Path, default=None,
-                   help="checkpoint root (default: $AVJUDGE_CHECKPOINTS, else ../shared/checkpoints if present)")
+    p.add_argument(
+        "--checkpoints",
+        type=Path,
+        default=None,
+        help="checkpoint root (default: $AVJUDGE_CHECKPOINTS, else ../shared/checkpoints if present)",
+    )
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
     args = p.parse_args()
     root = args.checkpoints
@@ -104,8 +125,10 @@ def main() -> None:
         return
     for name, r in report.items():
         worst = ", ".join(f"{k} {v:.5f}" for k, v in r["max_abs_diff"].items())
-        print(f"{name}: {r['files']} files, official predictions {r['official_range'][0]:.2f}..{r['official_range'][1]:.2f}; "
-              f"largest |avjudge - official|: {worst}")
+        print(
+            f"{name}: {r['files']} files, official predictions {r['official_range'][0]:.2f}..{r['official_range'][1]:.2f}; "
+            f"largest |avjudge - official|: {worst}"
+        )
 
 
 if __name__ == "__main__":

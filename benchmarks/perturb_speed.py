@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/perturb_speed.py [--repeats 5]
 """
+
 import argparse
 import os
 import tempfile
@@ -33,7 +34,9 @@ def main() -> None:
         for i in range(6):
             path = Path(tmp) / f"s{i}.wav"
             encode_audio(path, (0.1 * rng.standard_normal((1, int(sr * seconds)))).astype(np.float32), sr)
-            records.append({"id": f"s{i}", "video": str(path), "captions": {"audio": f"sound {i}", "utterance": "hello"}})
+            records.append(
+                {"id": f"s{i}", "video": str(path), "captions": {"audio": f"sound {i}", "utterance": "hello"}}
+            )
         pool = SourcePool(records)
         ctx = Context(record={"id": "s0", "meta": {"background": "indoor"}}, pool=pool)
         print(f"{'strategy':<18} {'ms per 10 s':>12} {'x real time':>12}")

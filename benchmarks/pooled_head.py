@@ -18,6 +18,7 @@ Usage: python benchmarks/pooled_head.py [--clips 300] [--encoders aligned|random
        [--batch-size 64] [--reader mean+max|mean|max|attention] [--heads 4] [--negatives 0] [--world KEY=VALUE ...]
 (about a minute on 2 CPU cores at the defaults; the attention reader two to three)
 """
+
 import argparse
 import random
 import sys
@@ -78,7 +79,7 @@ def clip_token_sets(judge, media: list, batch_size: int = 32) -> tuple[torch.Ten
     core, video, audio = judge.adapter.model.model, [], []
     with torch.no_grad():
         for start in range(0, len(media), batch_size):
-            batch = judge.adapter.collate(media[start:start + batch_size])
+            batch = judge.adapter.collate(media[start : start + batch_size])
             for store, tokens in zip((video, audio), clip_tokens(core, batch)):
                 store.extend(tokens)
     for name, tokens in (("video", video), ("audio", audio)):
@@ -127,7 +128,7 @@ class AttentionPool(torch.nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.norm(tokens)
         shape = (*x.shape[:2], self.heads, self.head_dim)
-        weights = torch.einsum("bthd,hd->bht", self.key(x).view(shape), self.query / self.head_dim ** 0.5).softmax(-1)
+        weights = torch.einsum("bthd,hd->bht", self.key(x).view(shape), self.query / self.head_dim**0.5).softmax(-1)
         return torch.einsum("bht,bthd->bhd", weights, self.value(x).view(shape)).flatten(1)
 
 
@@ -184,9 +185,18 @@ class FixedPairs:
         return [self.rng.choice(self.positives if self.rng.random() < 0.5 else self.negatives) for _ in range(count)]
 
 
-def train_pair_head(reader: torch.nn.Module, video: torch.Tensor, audio: torch.Tensor, train: list[int],
-                    test: list[int], steps: int, every: int = 500, seed: int = 0, batch_size: int = 64,
-                    negatives: int = 0) -> list[tuple[int, float, float]]:
+def train_pair_head(
+    reader: torch.nn.Module,
+    video: torch.Tensor,
+    audio: torch.Tensor,
+    train: list[int],
+    test: list[int],
+    steps: int,
+    every: int = 500,
+    seed: int = 0,
+    batch_size: int = 64,
+    negatives: int = 0,
+) -> list[tuple[int, float, float]]:
     """Train ``reader`` on [video of clip i, audio of clip j] -> (i == j), ``video`` and ``audio`` being its inputs
     per clip; pairs of ``train`` clips drawn fresh each batch, or from ``negatives`` distinct negatives if not 0.
     Every ``every`` steps, its AUROC on 2,000 pairs of ``test`` clips. Returns [(step, loss, AUROC)]."""
@@ -219,15 +229,28 @@ def main() -> None:
     p.add_argument("--clips", type=int, default=300)
     p.add_argument("--steps", type=int, default=3000, help="batches of pairs")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--reader", default="mean+max", metavar="mean|max|mean+max|attention",
-                   help="how each modality's tokens become the MLP's input: fixed poolings, or learned attention")
+    p.add_argument(
+        "--reader",
+        default="mean+max",
+        metavar="mean|max|mean+max|attention",
+        help="how each modality's tokens become the MLP's input: fixed poolings, or learned attention",
+    )
     p.add_argument("--heads", type=int, default=4, help="learned queries per modality of --reader attention")
-    p.add_argument("--negatives", type=int, default=0,
-                   help="train on this many distinct negatives (a pair dataset's budget); 0: fresh pairs every batch")
+    p.add_argument(
+        "--negatives",
+        type=int,
+        default=0,
+        help="train on this many distinct negatives (a pair dataset's budget); 0: fresh pairs every batch",
+    )
     p.add_argument("--every", type=int, default=500)
     p.add_argument("--encoders", type=encoders_argument, default="aligned", metavar="aligned|random|FILE")
-    p.add_argument("--world", action="append", default=[], metavar="KEY=VALUE",
-                   help="a WorldConfig field of the world, e.g. ambience_prob=1.0")
+    p.add_argument(
+        "--world",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a WorldConfig field of the world, e.g. ambience_prob=1.0",
+    )
     args = p.parse_args()
     try:
         make_reader(args.reader, 1, args.heads)  # before minutes of world making
@@ -237,19 +260,37 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         world = make_demo_world(Path(tmp) / "world", args.clips, 0, parse_overrides(args.world))
         scenes = [record["scene"] for record in read_jsonl(world / MANIFEST)]
-        print("random partners that break a link of the world: "
-              + ", ".join(f"{link} {share:.2f}" for link, share in world_ceiling(scenes).items()), flush=True)
-        judge = Judge.load("av", make_tiny_judges(Path(tmp) / "cache", encoders=args.encoders)["qwen2_5_omni"],
-                           fps=av.fps, max_pixels=av.max_pixels, use_audio_in_video=av.use_audio_in_video)
+        print(
+            "random partners that break a link of the world: "
+            + ", ".join(f"{link} {share:.2f}" for link, share in world_ceiling(scenes).items()),
+            flush=True,
+        )
+        judge = Judge.load(
+            "av",
+            make_tiny_judges(Path(tmp) / "cache", encoders=args.encoders)["qwen2_5_omni"],
+            fps=av.fps,
+            max_pixels=av.max_pixels,
+            use_audio_in_video=av.use_audio_in_video,
+        )
         video, audio = clip_token_sets(judge, world_media(judge, world))
     reader = make_reader(args.reader, video.shape[-1], args.heads)
     clips = list(range(len(scenes)))
     split = int(len(clips) * (1 - HELD_OUT))
-    for step, loss, value in train_pair_head(reader, reader.inputs(video), reader.inputs(audio), clips[:split],
-                                             clips[split:], args.steps, args.every, batch_size=args.batch_size,
-                                             negatives=args.negatives):
-        print(f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs another clip's {format_statistic(value)}",
-              flush=True)
+    for step, loss, value in train_pair_head(
+        reader,
+        reader.inputs(video),
+        reader.inputs(audio),
+        clips[:split],
+        clips[split:],
+        args.steps,
+        args.every,
+        batch_size=args.batch_size,
+        negatives=args.negatives,
+    ):
+        print(
+            f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs another clip's {format_statistic(value)}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ on the content. Decoding is not included (`benchmarks/metrics_decode.py` measure
     python benchmarks/real_size_judges.py --out real_size.json          # on a CUDA GPU
     python benchmarks/real_size_judges.py --size tiny --seconds 2       # the same code, tiny judges, CPU
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,41 +50,98 @@ from avjudge.train.freeze import apply_freeze, apply_lora
 # ``train``: measure LoRA training steps (the paper's judges).
 REAL_SIZES = {
     "qwen2_5_omni": {
-        "tasks": ("av", "vt"), "window_s": 300, "train": True,
-        "text_config": dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
-                            num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
-                            rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
-                                                                "mrope_section": [16, 24, 24]}),
-        "audio_config": dict(d_model=1280, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
-                             output_dim=3584),
-        "vision_config": dict(depth=32, hidden_size=1280, num_heads=16, intermediate_size=3420, out_hidden_size=3584,
-                              fullatt_block_indexes=[7, 15, 23, 31]),
+        "tasks": ("av", "vt"),
+        "window_s": 300,
+        "train": True,
+        "text_config": dict(
+            vocab_size=152064,
+            hidden_size=3584,
+            intermediate_size=18944,
+            num_hidden_layers=28,
+            num_attention_heads=28,
+            num_key_value_heads=4,
+            max_position_embeddings=32768,
+            rms_norm_eps=1e-6,
+            rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [16, 24, 24]},
+        ),
+        "audio_config": dict(
+            d_model=1280, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120, output_dim=3584
+        ),
+        "vision_config": dict(
+            depth=32,
+            hidden_size=1280,
+            num_heads=16,
+            intermediate_size=3420,
+            out_hidden_size=3584,
+            fullatt_block_indexes=[7, 15, 23, 31],
+        ),
     },
     "qwen2_audio": {
-        "tasks": ("at",), "window_s": 30, "train": True,
-        "text_config": dict(vocab_size=156032, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                            num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=8192,
-                            rms_norm_eps=1e-5, rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
-        "audio_config": dict(d_model=1280, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
-                             max_source_positions=1500),
+        "tasks": ("at",),
+        "window_s": 30,
+        "train": True,
+        "text_config": dict(
+            vocab_size=156032,
+            hidden_size=4096,
+            intermediate_size=11008,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            max_position_embeddings=8192,
+            rms_norm_eps=1e-5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        ),
+        "audio_config": dict(
+            d_model=1280, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120, max_source_positions=1500
+        ),
     },
     "qwen3_omni": {
-        "tasks": ("av",), "window_s": 300, "train": False,  # scored only: its fp32 weights alone fill a GPU
-        "text_config": dict(vocab_size=152064, hidden_size=2048, intermediate_size=6144, moe_intermediate_size=768,
-                            num_experts=128, num_experts_per_tok=8, num_hidden_layers=48, num_attention_heads=32,
-                            num_key_value_heads=4, head_dim=128,
-                            rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
-                                             "mrope_section": [24, 20, 20], "interleaved": True}),
-        "audio_config": dict(d_model=1280, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
-                             output_dim=2048, downsample_hidden_size=480),
-        "vision_config": dict(depth=27, hidden_size=1152, num_heads=16, intermediate_size=4304, out_hidden_size=2048,
-                              num_position_embeddings=2304, deepstack_visual_indexes=[8, 16, 24]),
+        "tasks": ("av",),
+        "window_s": 300,
+        "train": False,  # scored only: its fp32 weights alone fill a GPU
+        "text_config": dict(
+            vocab_size=152064,
+            hidden_size=2048,
+            intermediate_size=6144,
+            moe_intermediate_size=768,
+            num_experts=128,
+            num_experts_per_tok=8,
+            num_hidden_layers=48,
+            num_attention_heads=32,
+            num_key_value_heads=4,
+            head_dim=128,
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 1000000.0,
+                "mrope_section": [24, 20, 20],
+                "interleaved": True,
+            },
+        ),
+        "audio_config": dict(
+            d_model=1280,
+            encoder_layers=32,
+            encoder_attention_heads=20,
+            encoder_ffn_dim=5120,
+            output_dim=2048,
+            downsample_hidden_size=480,
+        ),
+        "vision_config": dict(
+            depth=27,
+            hidden_size=1152,
+            num_heads=16,
+            intermediate_size=4304,
+            out_hidden_size=2048,
+            num_position_embeddings=2304,
+            deepstack_visual_indexes=[8, 16, 24],
+        ),
     },
 }
 # Fields a config derives from its sizes; dropped so the new sizes derive them again.
 DERIVED = ("layer_types", "max_window_layers", "head_dim")
-CAPTION = ("A small red circle slides from left to right across a blue background while a low hum plays "
-           "and a bright bell rings twice near the end.")
+CAPTION = (
+    "A small red circle slides from left to right across a blue background while a low hum plays "
+    "and a bright bell rings twice near the end."
+)
 
 
 def real_size_checkpoint(family: str, tiny_dir: Path, out: Path) -> Path:
@@ -97,8 +155,9 @@ def real_size_checkpoint(family: str, tiny_dir: Path, out: Path) -> Path:
     (out / "config.json").write_text(json.dumps(config, indent=2))
     pre = json.loads((tiny_dir / "preprocessor_config.json").read_text())
     rate, hop = pre["sampling_rate"], pre["hop_length"]
-    pre.update(chunk_length=spec["window_s"], n_samples=spec["window_s"] * rate,
-               nb_max_frames=spec["window_s"] * rate // hop)
+    pre.update(
+        chunk_length=spec["window_s"], n_samples=spec["window_s"] * rate, nb_max_frames=spec["window_s"] * rate // hop
+    )
     (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2))
     return out
 
@@ -116,17 +175,22 @@ def build_adapter(checkpoint: Path, device: torch.device, dtype: torch.dtype, at
     return adapter_cls.around(model, checkpoint)
 
 
-def synthetic_samples(task: str, count: int, seconds: float, height: int, width: int, fps: float,
-                      seed: int = 0) -> list[JudgeSample]:
+def synthetic_samples(
+    task: str, count: int, seconds: float, height: int, width: int, fps: float, seed: int = 0
+) -> list[JudgeSample]:
     """Random frames at the judge's fps and noise audio at 16 kHz, as the task needs them."""
     rng = np.random.default_rng(seed)
     needs_video, needs_audio = task in ("av", "vt"), task in ("av", "at")
     frames = max(1, int(round(seconds * fps)))
-    return [JudgeSample(
-        frames=rng.integers(0, 256, (frames, height, width, 3), dtype=np.uint8) if needs_video else None,
-        fps=fps if needs_video else None,
-        audio=(0.1 * rng.standard_normal(int(seconds * 16000))).astype(np.float32) if needs_audio else None,
-        text=CAPTION if task in ("vt", "at") else None) for _ in range(count)]
+    return [
+        JudgeSample(
+            frames=rng.integers(0, 256, (frames, height, width, 3), dtype=np.uint8) if needs_video else None,
+            fps=fps if needs_video else None,
+            audio=(0.1 * rng.standard_normal(int(seconds * 16000))).astype(np.float32) if needs_audio else None,
+            text=CAPTION if task in ("vt", "at") else None,
+        )
+        for _ in range(count)
+    ]
 
 
 class Clock:
@@ -146,7 +210,7 @@ class Clock:
         if self.cuda:
             torch.cuda.synchronize()
         self.seconds = time.perf_counter() - self.start
-        self.peak_gib = torch.cuda.max_memory_allocated() / 2 ** 30 if self.cuda else None
+        self.peak_gib = torch.cuda.max_memory_allocated() / 2**30 if self.cuda else None
 
 
 def _out_of_memory(err: Exception) -> bool:
@@ -159,8 +223,9 @@ def _checked(results) -> None:
         raise RuntimeError(f"{len(bad)} of {len(results)} scores failed or left [0, 1]: {bad[0]}")
 
 
-def scoring_rows(judge: Judge, samples: list[JudgeSample], batch_sizes: list[int], device: torch.device,
-                 workers: int) -> tuple[list[dict], list[float]]:
+def scoring_rows(
+    judge: Judge, samples: list[JudgeSample], batch_sizes: list[int], device: torch.device, workers: int
+) -> tuple[list[dict], list[float]]:
     """Per batch size: clips/s from prepared inputs and from samples (CPU preparation included), peak memory;
     and the scores of ``samples`` alone."""
     prepared = [judge.prepare(s) for s in samples]
@@ -184,11 +249,21 @@ def scoring_rows(judge: Judge, samples: list[JudgeSample], batch_sizes: list[int
             rows.append({"batch_size": size, "error": "out of memory"})
             torch.cuda.empty_cache()
             break
-        rows.append({"batch_size": size, "clips": count, "clips_per_s": count / gpu.seconds,
-                     "clips_per_s_with_preparation": count / whole.seconds, "peak_gib": gpu.peak_gib})
-        print(f"  score  batch {size:>3}: {rows[-1]['clips_per_s']:7.2f} clips/s prepared, "
-              f"{rows[-1]['clips_per_s_with_preparation']:7.2f} with preparation ({workers} workers), "
-              f"peak {_gib(gpu.peak_gib)}", flush=True)
+        rows.append(
+            {
+                "batch_size": size,
+                "clips": count,
+                "clips_per_s": count / gpu.seconds,
+                "clips_per_s_with_preparation": count / whole.seconds,
+                "peak_gib": gpu.peak_gib,
+            }
+        )
+        print(
+            f"  score  batch {size:>3}: {rows[-1]['clips_per_s']:7.2f} clips/s prepared, "
+            f"{rows[-1]['clips_per_s_with_preparation']:7.2f} with preparation ({workers} workers), "
+            f"peak {_gib(gpu.peak_gib)}",
+            flush=True,
+        )
     return rows, scores
 
 
@@ -215,8 +290,9 @@ def differentiable_row(judge: Judge, sample: JudgeSample, device: torch.device) 
     return {"seconds": clock.seconds, "peak_gib": clock.peak_gib}
 
 
-def training_rows(judge: Judge, samples: list[JudgeSample], batch_sizes: list[int], device: torch.device,
-                  autocast: bool, steps: int) -> list[dict]:
+def training_rows(
+    judge: Judge, samples: list[JudgeSample], batch_sizes: list[int], device: torch.device, autocast: bool, steps: int
+) -> list[dict]:
     """LoRA (r=16 on every linear layer of the language model), gradient checkpointing, AdamW: seconds per step."""
     adapter = judge.adapter
     apply_freeze(adapter.model, type(adapter), "llm")
@@ -251,10 +327,19 @@ def training_rows(judge: Judge, samples: list[JudgeSample], batch_sizes: list[in
             break
         if not np.isfinite(losses).all():
             raise RuntimeError(f"training loss is not finite: {losses}")
-        rows.append({"batch_size": size, "seconds_per_step": clock.seconds / steps,
-                     "samples_per_s": size * steps / clock.seconds, "peak_gib": clock.peak_gib})
-        print(f"  train  batch {size:>3}: {rows[-1]['seconds_per_step']:.3f} s/step, "
-              f"{rows[-1]['samples_per_s']:.2f} samples/s, peak {_gib(clock.peak_gib)}", flush=True)
+        rows.append(
+            {
+                "batch_size": size,
+                "seconds_per_step": clock.seconds / steps,
+                "samples_per_s": size * steps / clock.seconds,
+                "peak_gib": clock.peak_gib,
+            }
+        )
+        print(
+            f"  train  batch {size:>3}: {rows[-1]['seconds_per_step']:.3f} s/step, "
+            f"{rows[-1]['samples_per_s']:.2f} samples/s, peak {_gib(clock.peak_gib)}",
+            flush=True,
+        )
     return rows
 
 
@@ -280,7 +365,8 @@ def measure_family(family: str, checkpoint: Path, args, device: torch.device) ->
                 first = scores
             else:  # the same clips through another attention: how far the scores move
                 measured.setdefault("max_score_difference", {})[attention] = float(
-                    np.max(np.abs(np.subtract(scores, first))))
+                    np.max(np.abs(np.subtract(scores, first)))
+                )
         type(adapter).set_attention(adapter.model, args.attention[0])
     judge = Judge(adapter, JudgeSettings(task=tasks[0]))
     samples = synthetic_samples(tasks[0], args.clips, args.seconds, args.height, args.width, judge.settings.fps)
@@ -293,8 +379,9 @@ def measure_family(family: str, checkpoint: Path, args, device: torch.device) ->
             adapter = build_adapter(checkpoint, device, torch.float32, args.attention[0])
             judge = Judge(adapter, JudgeSettings(task=tasks[0]))
             print(" fp32 weights, bf16 autocast:", flush=True)
-            report["train_fp32_weights_bf16_autocast"] = training_rows(judge, samples, args.train_batch_sizes,
-                                                                       device, True, args.steps)
+            report["train_fp32_weights_bf16_autocast"] = training_rows(
+                judge, samples, args.train_batch_sizes, device, True, args.steps
+            )
     return report
 
 
@@ -310,7 +397,7 @@ def environment(device: torch.device) -> dict:
     env = {"torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version()}
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
-        env.update(gpu=props.name, gpu_memory_gib=round(props.total_memory / 2 ** 30, 1))
+        env.update(gpu=props.name, gpu_memory_gib=round(props.total_memory / 2**30, 1))
     else:
         env["cpu"] = platform.processor() or platform.machine()
     return env
@@ -322,8 +409,12 @@ def _sizes(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--size", choices=("real", "tiny"), default="real",
-                   help="real: the released sizes with random weights (a GPU's work); tiny: the tiny judges")
+    p.add_argument(
+        "--size",
+        choices=("real", "tiny"),
+        default="real",
+        help="real: the released sizes with random weights (a GPU's work); tiny: the tiny judges",
+    )
     p.add_argument("--families", default=",".join(REAL_SIZES), help=f"comma-separated, of {', '.join(REAL_SIZES)}")
     p.add_argument("--seconds", type=float, default=8.0, help="clip length")
     p.add_argument("--height", type=int, default=720)
@@ -331,9 +422,13 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--clips", type=int, default=8, help="distinct synthetic clips, cycled to fill larger batches")
     p.add_argument("--batch-sizes", type=_sizes, default=[1, 4, 8, 16, 32], help="scoring batch sizes, e.g. 1,4,8")
     p.add_argument("--workers", type=int, default=8, help="threads preparing clips while the model scores")
-    p.add_argument("--attention", type=lambda text: text.split(","), default=["auto"],
-                   help="attention implementations to score with, e.g. auto,sdpa (the first also trains); "
-                        "auto: packed window attention in the Omni encoders (avjudge.judges.attention)")
+    p.add_argument(
+        "--attention",
+        type=lambda text: text.split(","),
+        default=["auto"],
+        help="attention implementations to score with, e.g. auto,sdpa (the first also trains); "
+        "auto: packed window attention in the Omni encoders (avjudge.judges.attention)",
+    )
     p.add_argument("--no-train", dest="train", action="store_false", help="skip the LoRA training steps")
     p.add_argument("--train-batch-sizes", type=_sizes, default=[1, 4, 8])
     p.add_argument("--steps", type=int, default=3, help="timed training steps per batch size (after one warm-up)")
@@ -345,13 +440,18 @@ def main(argv: list[str] | None = None) -> dict:
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if args.size == "real" and device.type != "cuda":
         print("warning: no CUDA GPU; the released sizes on CPU take minutes per clip", file=sys.stderr)
-    report = {"environment": environment(device), "size": args.size,
-              "clip": {"seconds": args.seconds, "height": args.height, "width": args.width}, "families": {}}
+    report = {
+        "environment": environment(device),
+        "size": args.size,
+        "clip": {"seconds": args.seconds, "height": args.height, "width": args.width},
+        "families": {},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         tiny = make_tiny_judges(Path(tmp) / "tiny")
         for family in args.families.split(","):
-            checkpoint = (real_size_checkpoint(family, tiny[family], Path(tmp) / family) if args.size == "real"
-                          else tiny[family])
+            checkpoint = (
+                real_size_checkpoint(family, tiny[family], Path(tmp) / family) if args.size == "real" else tiny[family]
+            )
             try:
                 report["families"][family] = measure_family(family, checkpoint, args, device)
             except Exception as err:  # one family failing still leaves the others measured

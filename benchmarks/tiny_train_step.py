@@ -10,6 +10,7 @@ its encoder always runs over its whole window, padded.
 
 Usage: python benchmarks/tiny_train_step.py [--clips 24] [--pairs 96]
 """
+
 import argparse
 import tempfile
 import time
@@ -32,8 +33,10 @@ def seconds_per_step(config: TrainConfig) -> tuple[float, float]:
     trainer, *_ = build_training(config)
     examples, model = trainer.train_dataset, trainer.model.train()
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate)
-    batches = [list(range(i, i + config.batch_size)) for i in range(0, len(examples) - config.batch_size + 1,
-                                                                    config.batch_size)]
+    batches = [
+        list(range(i, i + config.batch_size))
+        for i in range(0, len(examples) - config.batch_size + 1, config.batch_size)
+    ]
     per_epoch = []
     for _epoch in range(2):
         start = time.perf_counter()
@@ -59,8 +62,11 @@ def main() -> None:
         at_30s = build_tiny_qwen2_audio(tmp / "at_30s" / AUDIO_DIR, tokenizer, window_s=30)
 
         def config(task: str, model: Path) -> TrainConfig:
-            return load_config(TrainConfig, TRAIN_CONFIGS[task], [
-                f"model={model}", f"dataset={tmp / 'pairs'}", f"output_dir={tmp / 'out' / task}", "max_eval_pairs=2"])
+            return load_config(
+                TrainConfig,
+                TRAIN_CONFIGS[task],
+                [f"model={model}", f"dataset={tmp / 'pairs'}", f"output_dir={tmp / 'out' / task}", "max_eval_pairs=2"],
+            )
 
         print(f"{'judge':<16}{'sources decoded':>16}{'s/step, building':>18}{'s/step, cached':>16}{'ratio':>8}")
         cached = {}
@@ -70,11 +76,15 @@ def main() -> None:
                 if not decoded_once:
                     settings = replace(settings, source_cache_mb=0.0)
                 built, cached[task] = seconds_per_step(settings)
-                print(f"{task:<16}{'once' if decoded_once else 'every pair':>16}{built:>18.3f}{cached[task]:>16.3f}"
-                      f"{built / cached[task]:>8.2f}")
+                print(
+                    f"{task:<16}{'once' if decoded_once else 'every pair':>16}{built:>18.3f}{cached[task]:>16.3f}"
+                    f"{built / cached[task]:>8.2f}"
+                )
         _, at_real_window = seconds_per_step(config("at", at_30s))
-        print(f"{'at, 30 s window':<16}{'once':>16}{'':>18}{at_real_window:>16.3f}"
-              f"{at_real_window / cached['at']:>8.2f}  (against the tiny 10 s window)")
+        print(
+            f"{'at, 30 s window':<16}{'once':>16}{'':>18}{at_real_window:>16.3f}"
+            f"{at_real_window / cached['at']:>8.2f}  (against the tiny 10 s window)"
+        )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Usage: python benchmarks/vt_decidability.py OUT [--split test] [--fps 2 4 8]
 (OUT: an `avjudge demo` output folder; default --fps: the demo VT judge's, from train_configs/tiny_world_vt.yaml;
 a second or so)
 """
+
 import argparse
 from collections import defaultdict
 from pathlib import Path
@@ -59,14 +60,19 @@ def main() -> None:
         records, scores = text_only_held_out(args.out / "pairs", "vt", "train", args.split)
     rows = {fps: caption_edits_told(records, world, fps) for fps in rates}
     header = "".join(f"{f'{fps:g} fps: told / ceiling':>26}" for fps in rates) + f"{'text alone':>12}"
-    for title, key in (("dimension", lambda dimension, kind: dimension),
-                       ("dimension / kind of edit", lambda dimension, kind: f"{dimension} / {kind}")):
+    for title, key in (
+        ("dimension", lambda dimension, kind: dimension),
+        ("dimension / kind of edit", lambda dimension, kind: f"{dimension} / {kind}"),
+    ):
         table = {fps: told_shares(rows[fps], key) for fps in rates}
         leak = {} if scores is None else text_alone(records, scores, rows[rates[0]], key)
         print(f"\n{title:<48}{'n':>5}{header}")
         for name, (n, _) in table[rates[0]].items():
-            print(f"{name:<48}{n:>5}" + "".join(f"{table[fps][name][1]:>18.2f} / {(1 + table[fps][name][1]) / 2:.2f}"
-                                                for fps in rates) + f"{format_statistic(leak.get(name), 2):>12}")
+            print(
+                f"{name:<48}{n:>5}"
+                + "".join(f"{table[fps][name][1]:>18.2f} / {(1 + table[fps][name][1]) / 2:.2f}" for fps in rates)
+                + f"{format_statistic(leak.get(name), 2):>12}"
+            )
 
 
 if __name__ == "__main__":

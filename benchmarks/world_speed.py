@@ -3,6 +3,7 @@
 Usage: python benchmarks/world_speed.py [--n 20] [--workers 2]
 Prints clips per second and the real-time factor (seconds of audio-video made per second).
 """
+
 import argparse
 import tempfile
 import time
@@ -19,9 +20,11 @@ def main() -> None:
         start = time.perf_counter()
         summary = make_world(WorldConfig(n=args.n, seed=0), out, workers=args.workers, progress=False)
         elapsed = time.perf_counter() - start
-    print(f"world make: {summary['clips']} clips ({summary['total_duration_s']:.0f} s of 256x256 25 fps video + "
-          f"16 kHz audio, {summary['with_speech']} with speech) in {elapsed:.2f} s = "
-          f"{summary['clips'] / elapsed:.1f} clips/s, {summary['total_duration_s'] / elapsed:.0f}x real time")
+    print(
+        f"world make: {summary['clips']} clips ({summary['total_duration_s']:.0f} s of 256x256 25 fps video + "
+        f"16 kHz audio, {summary['with_speech']} with speech) in {elapsed:.2f} s = "
+        f"{summary['clips'] / elapsed:.1f} clips/s, {summary['total_duration_s'] / elapsed:.0f}x real time"
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ NISQA's real weights are linked in from --nisqa when given.
 Usage: python scripts/make_random_metric_checkpoints.py --out /tmp/random_ckpt [--nisqa ../shared/checkpoints/nisqa]
        AVJUDGE_CHECKPOINTS=/tmp/random_ckpt python benchmarks/metrics_decode.py --metrics ...
 """
+
 import argparse
 import json
 from pathlib import Path
@@ -32,12 +33,21 @@ def laion(out: Path) -> None:
 
     config = transformers.CLIPConfig(
         text_config={"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12},
-        vision_config={"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
-                       "num_attention_heads": 16, "image_size": 224, "patch_size": 14}, projection_dim=768)
+        vision_config={
+            "hidden_size": 1024,
+            "intermediate_size": 4096,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 16,
+            "image_size": 224,
+            "patch_size": 14,
+        },
+        projection_dim=768,
+    )
     folder = out / "clip-vit-large-patch14"
     transformers.CLIPModel(config).save_pretrained(folder)
-    transformers.CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224}).save_pretrained(
-        folder)
+    transformers.CLIPImageProcessor(
+        size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224}
+    ).save_pretrained(folder)
     (out / "laion-aesthetic").mkdir(exist_ok=True)
     torch.save(build_head(768).state_dict(), out / "laion-aesthetic" / "sac+logos+ava1-l14-linearMSE.pth")
 
@@ -46,21 +56,39 @@ def audiobox(out: Path) -> None:
     from audiobox_aesthetics.model.aes import AesMultiOutput
     from safetensors.torch import save_file
 
-    config = {"proj_num_layer": 1, "proj_ln": False, "proj_act_fn": "gelu", "proj_dropout": 0.0, "nth_layer": 13,
-              "use_weighted_layer_sum": True, "precision": "32", "normalize_embed": True, "output_dim": 1,
-              "target_transform": {a: {"mean": 5.0, "std": 1.5} for a in ("CE", "CU", "PC", "PQ")}}
+    config = {
+        "proj_num_layer": 1,
+        "proj_ln": False,
+        "proj_act_fn": "gelu",
+        "proj_dropout": 0.0,
+        "nth_layer": 13,
+        "use_weighted_layer_sum": True,
+        "precision": "32",
+        "normalize_embed": True,
+        "output_dim": 1,
+        "target_transform": {a: {"mean": 5.0, "std": 1.5} for a in ("CE", "CU", "PC", "PQ")},
+    }
     folder = out / "audiobox-aesthetics"
     folder.mkdir(exist_ok=True)
     (folder / "config.json").write_text(json.dumps(config))
-    save_file({k: v.contiguous() for k, v in AesMultiOutput(**config).state_dict().items()}, folder / "model.safetensors")
+    save_file(
+        {k: v.contiguous() for k, v in AesMultiOutput(**config).state_dict().items()}, folder / "model.safetensors"
+    )
 
 
 def dfarena(out: Path) -> None:
     import transformers
 
-    config = transformers.Wav2Vec2Config(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                                         intermediate_size=4096, do_stable_layer_norm=True, feat_extract_norm="layer",
-                                         id2label={0: "spoof", 1: "bonafide"}, label2id={"spoof": 0, "bonafide": 1})
+    config = transformers.Wav2Vec2Config(
+        hidden_size=1024,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        intermediate_size=4096,
+        do_stable_layer_norm=True,
+        feat_extract_norm="layer",
+        id2label={0: "spoof", 1: "bonafide"},
+        label2id={"spoof": 0, "bonafide": 1},
+    )
     transformers.Wav2Vec2ForSequenceClassification(config).save_pretrained(out / "dfarena")
 
 
@@ -71,9 +99,13 @@ def dover(out: Path) -> None:
     torch.save(build_dover().state_dict(), out / "dover" / "DOVER_plus_plus.pth")
 
 
-BUILDERS = {"syncnet": (syncnet, ["syncnet"]), "laion": (laion, ["clip_vit_l14", "laion_aesthetic"]),
-            "audiobox": (audiobox, ["audiobox_aesthetics"]), "dfarena": (dfarena, ["dfarena"]),
-            "dover": (dover, ["dover"])}
+BUILDERS = {
+    "syncnet": (syncnet, ["syncnet"]),
+    "laion": (laion, ["clip_vit_l14", "laion_aesthetic"]),
+    "audiobox": (audiobox, ["audiobox_aesthetics"]),
+    "dfarena": (dfarena, ["dfarena"]),
+    "dover": (dover, ["dover"]),
+}
 
 
 def main() -> None:

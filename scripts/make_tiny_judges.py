@@ -3,6 +3,7 @@
 Usage: python scripts/make_tiny_judges.py [--out DIR] [--seed 0] [--force]
 Default DIR: $AVJUDGE_CACHE or ~/.cache/avjudge; checkpoints land in DIR/tiny/.
 """
+
 import argparse
 
 from avjudge.judges.tiny import default_cache, make_tiny_judges

@@ -1,4 +1,5 @@
 """Fixture builders and skip markers shared by the tests."""
+
 import shutil
 import subprocess
 from fractions import Fraction
@@ -8,8 +9,12 @@ import av
 import numpy as np
 import pytest
 
-requires_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs the ffmpeg binary (apt-get install ffmpeg)")
-requires_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng (apt-get install espeak-ng)")
+requires_ffmpeg = pytest.mark.skipif(
+    shutil.which("ffmpeg") is None, reason="needs the ffmpeg binary (apt-get install ffmpeg)"
+)
+requires_espeak = pytest.mark.skipif(
+    shutil.which("espeak-ng") is None, reason="needs espeak-ng (apt-get install espeak-ng)"
+)
 
 
 def colour_of_frame(k: int) -> tuple[int, int, int]:
@@ -30,7 +35,7 @@ def click_track(onsets, duration: float, sample_rate: int, channels: int = 1) ->
     burst = 0.6 * np.sin(2 * np.pi * 1000 * np.arange(int(0.01 * sample_rate)) / sample_rate)
     for t in onsets:
         i = int(round(t * sample_rate))
-        audio[:, i:i + len(burst)] = burst
+        audio[:, i : i + len(burst)] = burst
     return audio
 
 
@@ -43,7 +48,9 @@ def write_vfr_video(path: Path, intervals_ms, size=(64, 48)) -> None:
         s.codec_context.time_base = Fraction(1, 1000)
         pts = 0
         for k, dt in enumerate(intervals_ms):
-            frame = av.VideoFrame.from_ndarray(np.full((size[1], size[0], 3), colour_of_frame(k), np.uint8), format="rgb24")
+            frame = av.VideoFrame.from_ndarray(
+                np.full((size[1], size[0], 3), colour_of_frame(k), np.uint8), format="rgb24"
+            )
             frame.pts = pts
             frame.time_base = Fraction(1, 1000)
             pts += dt
@@ -59,7 +66,9 @@ def write_odd_size_video(path: Path, width: int, height: int, n: int = 10) -> No
         s = c.add_stream("libx264", rate=25)
         s.width, s.height, s.pix_fmt = width, height, "yuv444p"
         for k in range(n):
-            frame = av.VideoFrame.from_ndarray(np.full((height, width, 3), colour_of_frame(k), np.uint8), format="rgb24")
+            frame = av.VideoFrame.from_ndarray(
+                np.full((height, width, 3), colour_of_frame(k), np.uint8), format="rgb24"
+            )
             for p in s.encode(frame):
                 c.mux(p)
         for p in s.encode(None):
@@ -73,14 +82,31 @@ def ffmpeg(*args: str) -> None:
 def ffmpeg_rgb_frames(path: Path) -> np.ndarray:
     """Frames as the ffmpeg CLI displays them (autorotation applied): an independent reference."""
     info = subprocess.run(
-        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height:stream_side_data=rotation",
-         "-of", "default=nw=1", str(path)], check=True, capture_output=True, text=True).stdout
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=width,height:stream_side_data=rotation",
+            "-of",
+            "default=nw=1",
+            str(path),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     fields = dict(line.split("=", 1) for line in info.split() if "=" in line)
     w, h = int(fields["width"]), int(fields["height"])
     if int(float(fields.get("rotation", 0))) % 180:
         w, h = h, w
-    raw = subprocess.run(["ffmpeg", "-loglevel", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-                         check=True, capture_output=True).stdout
+    raw = subprocess.run(
+        ["ffmpeg", "-loglevel", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        check=True,
+        capture_output=True,
+    ).stdout
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
 
 

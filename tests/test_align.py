@@ -1,5 +1,6 @@
 """Pretraining of the tiny thinker's encoders (avjudge.train.align: contrastive alignment, presence) and the
 committed aligned encoders the demo's judges start from."""
+
 import dataclasses
 
 import numpy as np
@@ -11,14 +12,25 @@ from avjudge.demo import TRAIN_CONFIGS, DemoSize
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.tiny import (
-    ALIGNED_ENCODERS, build_tiny_omni_thinker, build_tokenizer, load_encoders, make_tiny_judges,
-)
-from avjudge.train import TrainConfig, apply_freeze
-from avjudge.train.align import (
-    HEARD, SEEN, align_encoders, clip_embeddings, encoder_parameters, linear_presence_auroc, presence_labels,
-    pretrain_presence, world_media,
+    ALIGNED_ENCODERS,
+    build_tiny_omni_thinker,
+    build_tokenizer,
+    load_encoders,
+    make_tiny_judges,
 )
 from avjudge.stats import auroc
+from avjudge.train import TrainConfig, apply_freeze
+from avjudge.train.align import (
+    HEARD,
+    SEEN,
+    align_encoders,
+    clip_embeddings,
+    encoder_parameters,
+    linear_presence_auroc,
+    presence_labels,
+    pretrain_presence,
+    world_media,
+)
 from avjudge.world import MANIFEST, make_world, vocab
 
 _AV = load_config(TrainConfig, TRAIN_CONFIGS["av"], [])
@@ -49,16 +61,35 @@ def test_alignment_pairs_each_clip_with_its_own_audio_and_leaves_the_llm_alone(t
 
 def test_presence_labels_name_what_is_on_screen_and_what_is_heard():
     def obj(colour, shape, sounding=True):
-        return {"colour": colour, "shape": shape,
-                "sound": {"timbre": vocab.SHAPES[shape], "f0": vocab.PITCHES[colour]} if sounding else None}
+        return {
+            "colour": colour,
+            "shape": shape,
+            "sound": {"timbre": vocab.SHAPES[shape], "f0": vocab.PITCHES[colour]} if sounding else None,
+        }
 
-    scene = {"objects": [obj("red", "circle"), obj("blue", "ring"), obj("green", "square", sounding=False),
-                         obj("pink", "triangle")],
-             "events": [{"object": 0}, {"object": 1}, {"object": 2}],  # the pink triangle makes no sound here
-             "background": "outdoor", "ambience": "rain"}
+    scene = {
+        "objects": [
+            obj("red", "circle"),
+            obj("blue", "ring"),
+            obj("green", "square", sounding=False),
+            obj("pink", "triangle"),
+        ],
+        "events": [{"object": 0}, {"object": 1}, {"object": 2}],  # the pink triangle makes no sound here
+        "background": "outdoor",
+        "ambience": "rain",
+    }
     seen, heard = presence_labels(scene)
-    assert {SEEN[k] for k in np.flatnonzero(seen)} == {"red", "blue", "green", "pink", "circle", "ring", "square",
-                                                       "triangle", "outdoor"}
+    assert {SEEN[k] for k in np.flatnonzero(seen)} == {
+        "red",
+        "blue",
+        "green",
+        "pink",
+        "circle",
+        "ring",
+        "square",
+        "triangle",
+        "outdoor",
+    }
     # a noise burst (the ring) has no note; a silent object and one without an event are not heard
     assert {HEARD[k] for k in np.flatnonzero(heard)} == {vocab.PITCHES["red"], "sine", "noise_burst", "rain"}
 
@@ -73,8 +104,9 @@ def test_presence_pretraining_reads_one_clips_picture_and_another_clips_sound(ti
     scenes = [record["scene"] for record in read_jsonl(small_world / MANIFEST)]
     # measured on the clips it trains on, each picture with the next clip's sound: the heard labels must follow
     # the sound's clip, or the pairs it is measured on would contradict what it learned
-    history = pretrain_presence(judge, media, scenes, media, scenes, steps=60, every=30, seed=0, batch_size=6,
-                                learning_rate=3e-3)
+    history = pretrain_presence(
+        judge, media, scenes, media, scenes, steps=60, every=30, seed=0, batch_size=6, learning_rate=3e-3
+    )
     assert [step for step, _, _ in history] == [30, 60]
     assert history[-1][1] < history[0][1]
     assert history[-1][2] > 0.9
@@ -112,15 +144,18 @@ def test_the_tiny_thinker_takes_its_encoders_from_the_committed_file_and_nothing
 
     weights = load_file(str(ALIGNED_ENCODERS))
     thinker = Judge.load("av", tiny_judges["qwen2_5_omni"]).adapter.model
-    random_thinker = Judge.load("av", build_tiny_omni_thinker(tmp_path / "random", build_tokenizer(tmp_path / "tok"))
-                                ).adapter.model
+    random_thinker = Judge.load(
+        "av", build_tiny_omni_thinker(tmp_path / "random", build_tokenizer(tmp_path / "tok"))
+    ).adapter.model
     for name, value in thinker.state_dict().items():
         expected = weights[name] if name in weights else random_thinker.state_dict()[name]
         assert torch.equal(value, expected), name
     # the learnability benchmark's from-scratch runs: random encoders, in a folder of their own
     scratch = Judge.load("av", make_tiny_judges(tmp_path, encoders=None)["qwen2_5_omni"]).adapter.model
     assert all(torch.equal(value, random_thinker.state_dict()[name]) for name, value in scratch.state_dict().items())
-    save_file({k: v for k, v in weights.items() if not k.startswith("model.visual.")}, str(tmp_path / "part.safetensors"))
+    save_file(
+        {k: v for k, v in weights.items() if not k.startswith("model.visual.")}, str(tmp_path / "part.safetensors")
+    )
     with pytest.raises(RuntimeError, match="missing.*align_tiny_encoders"):
         load_encoders(random_thinker, tmp_path / "part.safetensors")
     # other encoder weights (a re-alignment the learnability benchmark compares): a folder of their own
@@ -140,8 +175,9 @@ def test_untrained_judge_with_aligned_encoders_still_answers_at_chance(tiny_judg
     judge = Judge.load("av", tiny_judges["qwen2_5_omni"], **AV_SETTINGS)
     clips = [judge.decode(demo_sized_world / r["video"]) for r in read_jsonl(demo_sized_world / MANIFEST)]
     own = [judge.prepare(judge.sample(clip)) for clip in clips]
-    swapped = [judge.prepare(judge.sample(dataclasses.replace(clip, audio=clips[i - 1].audio)))
-               for i, clip in enumerate(clips)]
+    swapped = [
+        judge.prepare(judge.sample(dataclasses.replace(clip, audio=clips[i - 1].audio))) for i, clip in enumerate(clips)
+    ]
     scores = np.array([result.score for result in judge.score_prepared(own + swapped)])
     assert abs(auroc(scores, np.repeat([1, 0], len(clips))) - 0.5) < 0.2
 
@@ -168,8 +204,9 @@ def test_language_model_overrides_build_judges_of_their_own_and_typos_are_errors
 
     from safetensors.torch import load_file
 
-    dirs = make_tiny_judges(tmp_path, language_model={"num_hidden_layers": 3, "num_key_value_heads": 4,
-                                                      "num_attention_heads": 8})
+    dirs = make_tiny_judges(
+        tmp_path, language_model={"num_hidden_layers": 3, "num_key_value_heads": 4, "num_attention_heads": 8}
+    )
     assert dirs["qwen2_5_omni"].parent.name.startswith("tiny_lm_")
     for family, path in dirs.items():
         text = json.loads((path / "config.json").read_text())["text_config"]

@@ -20,12 +20,23 @@ def windowed_reference(q, k, v, bounds, scale):
 
 def _attend(device, dtype, requires_grad=False):
     torch.manual_seed(0)
-    q, k, v = (torch.randn(1, 2, BOUNDS[-1], 16, device=device, dtype=dtype, requires_grad=requires_grad)
-               for _ in range(3))
+    q, k, v = (
+        torch.randn(1, 2, BOUNDS[-1], 16, device=device, dtype=dtype, requires_grad=requires_grad) for _ in range(3)
+    )
     cu = torch.tensor(BOUNDS, device=device, dtype=torch.int32)
     lengths = np.diff(BOUNDS)
-    out, _ = packed_attention(None, q, k, v, None, scaling=0.25, cu_seq_lens_q=cu, cu_seq_lens_k=cu,
-                              max_length_q=int(lengths.max()), max_length_k=int(lengths.max()))
+    out, _ = packed_attention(
+        None,
+        q,
+        k,
+        v,
+        None,
+        scaling=0.25,
+        cu_seq_lens_q=cu,
+        cu_seq_lens_k=cu,
+        max_length_q=int(lengths.max()),
+        max_length_k=int(lengths.max()),
+    )
     return (q, k, v), out
 
 
@@ -48,8 +59,14 @@ def test_packed_attention_on_the_gpu_kernel_matches_the_reference_with_gradients
 
 def _samples(n=3):
     rng = np.random.default_rng(0)
-    return [JudgeSample(frames=rng.integers(0, 256, (4, 120, 160, 3), dtype=np.uint8), fps=1.0,
-                        audio=(0.1 * rng.standard_normal(48000)).astype(np.float32)) for _ in range(n)]
+    return [
+        JudgeSample(
+            frames=rng.integers(0, 256, (4, 120, 160, 3), dtype=np.uint8),
+            fps=1.0,
+            audio=(0.1 * rng.standard_normal(48000)).astype(np.float32),
+        )
+        for _ in range(n)
+    ]
 
 
 @pytest.mark.parametrize("family", ["qwen2_5_omni", "qwen3_omni"])
@@ -82,9 +99,15 @@ def test_omni_encoders_attend_through_packed_windows_with_the_same_scores(tiny_j
 @pytest.mark.gpu
 def test_packed_windows_on_the_gpu_score_as_transformers_does(tiny_judges):
     samples = _samples(4)
-    scores = {attention: [r.score for r in Judge.load("av", tiny_judges["qwen2_5_omni"], device="cuda",
-                                                      dtype="bfloat16", attention=attention).score_samples(samples)]
-              for attention in ("auto", "sdpa")}
+    scores = {
+        attention: [
+            r.score
+            for r in Judge.load(
+                "av", tiny_judges["qwen2_5_omni"], device="cuda", dtype="bfloat16", attention=attention
+            ).score_samples(samples)
+        ]
+        for attention in ("auto", "sdpa")
+    }
     np.testing.assert_allclose(scores["auto"], scores["sdpa"], atol=2e-2)
 
 
@@ -92,7 +115,23 @@ def test_an_attention_transformers_does_not_know_is_a_clean_cli_error(tiny_judge
     from avjudge.cli import main
 
     out = tmp_path / "at.jsonl"
-    assert main(["score", "--judge", "at", "--checkpoint", str(tiny_judges["qwen2_audio"]), "--manifest",
-                 str(small_world / MANIFEST), "--out", str(out), "--attention", "no_such_attention"]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--judge",
+                "at",
+                "--checkpoint",
+                str(tiny_judges["qwen2_audio"]),
+                "--manifest",
+                str(small_world / MANIFEST),
+                "--out",
+                str(out),
+                "--attention",
+                "no_such_attention",
+            ]
+        )
+        == 2
+    )
     assert "attention 'no_such_attention' cannot be used" in capsys.readouterr().err
     assert not out.exists()

@@ -1,5 +1,6 @@
 """Audiobox aesthetics with random weights in Meta's model classes: window weighting, un-normalisation
 and AVBench's aggregate, checked against a computation written out here."""
+
 import json
 
 import numpy as np
@@ -25,9 +26,18 @@ def audiobox_root(tmp_path_factory):
     from safetensors.torch import save_file
 
     torch.manual_seed(0)
-    config = {"proj_num_layer": 1, "proj_ln": False, "proj_act_fn": "gelu", "proj_dropout": 0.0, "nth_layer": 13,
-              "use_weighted_layer_sum": True, "precision": "32", "normalize_embed": True, "output_dim": 1,
-              "target_transform": {a: {"mean": m, "std": s} for a, (m, s) in STATS.items()}}
+    config = {
+        "proj_num_layer": 1,
+        "proj_ln": False,
+        "proj_act_fn": "gelu",
+        "proj_dropout": 0.0,
+        "nth_layer": 13,
+        "use_weighted_layer_sum": True,
+        "precision": "32",
+        "normalize_embed": True,
+        "output_dim": 1,
+        "target_transform": {a: {"mean": m, "std": s} for a, (m, s) in STATS.items()},
+    }
     model = aes.AesMultiOutput(**config)
     root = tmp_path_factory.mktemp("ckpt")
     folder = root / "audiobox-aesthetics"
@@ -51,10 +61,10 @@ def test_audiobox_weights_windows_by_their_audio(audiobox_root):
         out = metric.model({"wav": wav, "mask": mask})
     for axis, (mean, std) in STATS.items():
         per_window = out[axis].numpy() * std + mean
-        assert scores[f"audiobox_{axis.lower()}"] == pytest.approx((per_window[0] + 0.3 * per_window[1]) / 1.3,
-                                                                  abs=1e-4)
-    assert scores["audiobox_aggregate"] == pytest.approx(aggregate(
-        {a: scores[f"audiobox_{a.lower()}"] for a in STATS}))
+        assert scores[f"audiobox_{axis.lower()}"] == pytest.approx(
+            (per_window[0] + 0.3 * per_window[1]) / 1.3, abs=1e-4
+        )
+    assert scores["audiobox_aggregate"] == pytest.approx(aggregate({a: scores[f"audiobox_{a.lower()}"] for a in STATS}))
     with pytest.raises(MetricError, match="too short for audiobox"):
         metric.compute(MediaClip(audio=audio[None, :800], sample_rate=16000, duration=0.05))
 
@@ -65,7 +75,8 @@ def test_audiobox_refuses_a_checkpoint_of_another_shape(audiobox_root, tmp_path)
     config = json.loads((audiobox_root / "audiobox-aesthetics" / "config.json").read_text())
     (root / "audiobox-aesthetics" / "config.json").write_text(json.dumps({**config, "proj_num_layer": 2}))
     (root / "audiobox-aesthetics" / "model.safetensors").symlink_to(
-        audiobox_root / "audiobox-aesthetics" / "model.safetensors")
+        audiobox_root / "audiobox-aesthetics" / "model.safetensors"
+    )
     pin("audiobox_aesthetics", root)
     with pytest.raises(MetricError, match="not an Audiobox aesthetics checkpoint"):
         get_metric("audiobox", root=root)

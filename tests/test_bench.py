@@ -1,4 +1,5 @@
 """AVBench runner, reports, human alignment, curation and filtering."""
+
 import json
 import shutil
 import subprocess
@@ -12,8 +13,8 @@ from avjudge.bench.curate import curate, text_hash
 from avjudge.bench.filter import parse_rules, parse_shard, run_filter
 from avjudge.bench.report import normalized, write_report
 from avjudge.bench.runner import SAMPLES, run_bench
-from avjudge.bench.synthetic import make_model_folders, world_suite
 from avjudge.bench.suite import write_suite
+from avjudge.bench.synthetic import make_model_folders, world_suite
 from avjudge.jsonl import read_jsonl
 
 from .helpers import requires_espeak
@@ -32,8 +33,14 @@ p2,m2,m3,av,A,ann1
 p2,m1,m3,av,B,ann2
 p3,m1,m2,av,A,ann1
 """
-SCORES = {("m1", "p1"): {"av": 0.9}, ("m2", "p1"): {"av": 0.5}, ("m3", "p1"): {"av": 0.2},
-          ("m1", "p2"): {"av": 0.4}, ("m2", "p2"): {"av": 0.6}, ("m3", "p2"): {"av": 0.6}}
+SCORES = {
+    ("m1", "p1"): {"av": 0.9},
+    ("m2", "p1"): {"av": 0.5},
+    ("m3", "p1"): {"av": 0.2},
+    ("m1", "p2"): {"av": 0.4},
+    ("m2", "p2"): {"av": 0.6},
+    ("m3", "p2"): {"av": 0.6},
+}
 
 
 def test_alignment_statistics_equal_hand_computed_values(tmp_path):
@@ -86,6 +93,7 @@ def test_judgments_csv_errors_name_the_line(tmp_path):
 
 # ---- suites, discovery, curation --------------------------------------------------------------
 
+
 def _entry(i, **attrs):
     return PromptEntry(id=str(i), prompt_vision=f"video {i}", prompt_audio=f"audio {i}", attributes=attrs)
 
@@ -93,8 +101,20 @@ def _entry(i, **attrs):
 def test_suite_format_splits_and_errors(tmp_path):
     folder = tmp_path / "suite"
     folder.mkdir()
-    (folder / "normal.json").write_text(json.dumps([{"id": 1, "prompt_vision": "v", "prompt_audio": "a",
-                                                     "utterance": "hi", "full_prompt": "f", "language": "en"}]))
+    (folder / "normal.json").write_text(
+        json.dumps(
+            [
+                {
+                    "id": 1,
+                    "prompt_vision": "v",
+                    "prompt_audio": "a",
+                    "utterance": "hi",
+                    "full_prompt": "f",
+                    "language": "en",
+                }
+            ]
+        )
+    )
     (folder / "hard.json").write_text(json.dumps([{"id": "2", "prompt_vision": "v", "prompt_audio": "a"}]))
     entries = load_suite(folder)
     assert {(e.id, e.split) for e in entries} == {("1", "normal"), ("2", "hard")}
@@ -144,6 +164,7 @@ def test_curation_respects_the_cap_and_drops_training_prompts(tmp_path):
 
 # ---- runner, report, filter -------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def bench_input(small_world, tmp_path_factory):
     root = tmp_path_factory.mktemp("bench_input")
@@ -155,8 +176,11 @@ def bench_input(small_world, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scorer(tiny_judges):
-    return ClipScorer(parse_dimensions("av,at,dnsmos,syncnet,dover"),
-                      {"av": tiny_judges["qwen2_5_omni"], "at": tiny_judges["qwen2_audio"]}, {"batch_size": 4})
+    return ClipScorer(
+        parse_dimensions("av,at,dnsmos,syncnet,dover"),
+        {"av": tiny_judges["qwen2_5_omni"], "at": tiny_judges["qwen2_audio"]},
+        {"batch_size": 4},
+    )
 
 
 def test_scorer_skips_what_cannot_run_with_the_reason(scorer, tmp_path, monkeypatch):
@@ -192,8 +216,9 @@ def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, t
     # the summary's statistics are those of the per-sample records
     split = entries[2].split
     for model in ("reference", "noisy"):
-        values = [r["scores"]["dnsmos"] for r in records if r["model"] == model and r["split"] == split
-                  and "scores" in r]
+        values = [
+            r["scores"]["dnsmos"] for r in records if r["model"] == model and r["split"] == split and "scores" in r
+        ]
         cell = summary["results"][model][split]["dnsmos"]
         assert cell["n"] == len(values) and cell["mean"] == pytest.approx(np.mean(values))
     errors = sum(summary["results"]["noisy"][s]["dnsmos"]["errors"] for s in summary["results"]["noisy"])
@@ -201,8 +226,9 @@ def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, t
     # noise at 0-5 dB SNR lowers DNSMOS on the clips with speech (real DNSMOS weights)
     speech = {e.id for e in entries if e.utterance} - {entries[0].id, entries[1].id}
     by = {(r["model"], r["prompt_id"]): r for r in records}
-    assert speech and all(by[("noisy", p)]["scores"]["dnsmos"] < by[("reference", p)]["scores"]["dnsmos"]
-                          for p in speech)
+    assert speech and all(
+        by[("noisy", p)]["scores"]["dnsmos"] < by[("reference", p)]["scores"]["dnsmos"] for p in speech
+    )
 
     # killed mid-write: a torn last line and half the records; the rerun completes without duplicates
     lines = (out / SAMPLES).read_text().splitlines(keepends=True)
@@ -225,24 +251,58 @@ def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, t
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
 def test_html_report_renders_in_headless_chromium(tmp_path):
-    records = [{"id": f"{m}/{p}", "model": m, "prompt_id": p, "split": s, "video": str(tmp_path / m / f"{p}.mp4"),
-                "scores": {"av": 0.1 * k}, "errors": {}}
-               for k, (m, p, s) in enumerate([("a", "1", "normal"), ("a", "2", "hard"), ("b", "1", "normal")])]
-    records.append({"id": "b/2", "model": "b", "prompt_id": "2", "split": "hard", "video": "x.mp4",
-                    "error": "x.mp4: cannot open"})
-    summary = {"dimensions": ["av"], "labels": {"av": "AV-Consistency"}, "higher_is_better": {"av": True},
-               "skipped_dimensions": {}, "models": ["a", "b"], "prompts": {"normal": 1, "hard": 1}, "clips": 4,
-               "samples": SAMPLES,
-               "results": {m: {s: {"av": {"mean": 0.5, "std": 0.0, "n": 1, "errors": 0}} for s in ("normal", "hard")}
-                           for m in ("a", "b")}}
+    records = [
+        {
+            "id": f"{m}/{p}",
+            "model": m,
+            "prompt_id": p,
+            "split": s,
+            "video": str(tmp_path / m / f"{p}.mp4"),
+            "scores": {"av": 0.1 * k},
+            "errors": {},
+        }
+        for k, (m, p, s) in enumerate([("a", "1", "normal"), ("a", "2", "hard"), ("b", "1", "normal")])
+    ]
+    records.append(
+        {"id": "b/2", "model": "b", "prompt_id": "2", "split": "hard", "video": "x.mp4", "error": "x.mp4: cannot open"}
+    )
+    summary = {
+        "dimensions": ["av"],
+        "labels": {"av": "AV-Consistency"},
+        "higher_is_better": {"av": True},
+        "skipped_dimensions": {},
+        "models": ["a", "b"],
+        "prompts": {"normal": 1, "hard": 1},
+        "clips": 4,
+        "samples": SAMPLES,
+        "results": {
+            m: {s: {"av": {"mean": 0.5, "std": 0.0, "n": 1, "errors": 0}} for s in ("normal", "hard")}
+            for m in ("a", "b")
+        },
+    }
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     (tmp_path / SAMPLES).write_text("".join(json.dumps(r) + "\n" for r in records))
     write_report(tmp_path)
     dom = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'chromium'}", "--dump-dom", (tmp_path / "report.html").as_uri()],
-        capture_output=True, text=True, timeout=120, check=True).stdout
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'chromium'}",
+            "--dump-dom",
+            (tmp_path / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     from html.parser import HTMLParser
 
     class Tables(HTMLParser):
@@ -269,9 +329,15 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
 
 
 def test_report_normalises_each_dimension_over_models():
-    summary = {"models": ["a", "b", "c"], "dimensions": ["x", "y"], "higher_is_better": {"x": True, "y": False},
-               "results": {m: {"normal": {"x": {"mean": vx}, "y": {"mean": vy}}}
-                           for m, vx, vy in (("a", 1.0, 5.0), ("b", 3.0, 5.0), ("c", 2.0, None))}}
+    summary = {
+        "models": ["a", "b", "c"],
+        "dimensions": ["x", "y"],
+        "higher_is_better": {"x": True, "y": False},
+        "results": {
+            m: {"normal": {"x": {"mean": vx}, "y": {"mean": vy}}}
+            for m, vx, vy in (("a", 1.0, 5.0), ("b", 3.0, 5.0), ("c", 2.0, None))
+        },
+    }
     models, values = normalized(summary, "normal")
     assert models == ["a", "b", "c"]
     assert values[:, 0] == pytest.approx([0.0, 1.0, 0.5])
@@ -326,11 +392,32 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path / "no_checkpoints"))
     assert main(["bench", "synth", "--world", str(small_world), "--out", str(tmp_path / "in")]) == 0
     assert sorted(p.name for p in (tmp_path / "in" / "videos").iterdir()) == [
-        "mismatched", "noisy", "reference", "shifted"]
+        "mismatched",
+        "noisy",
+        "reference",
+        "shifted",
+    ]
     out = tmp_path / "bench"
-    assert main(["bench", "run", "--suite", str(tmp_path / "in" / "suite.json"), "--videos",
-                 str(tmp_path / "in" / "videos"), "--models", "reference,noisy", "--dims", "av,dnsmos",
-                 "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "run",
+                "--suite",
+                str(tmp_path / "in" / "suite.json"),
+                "--videos",
+                str(tmp_path / "in" / "videos"),
+                "--models",
+                "reference,noisy",
+                "--dims",
+                "av,dnsmos",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "skipping av: no av judge checkpoint: pass --judge av=DIR" in printed
     assert main(["bench", "report", "--bench", str(out)]) == 0
@@ -338,12 +425,29 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
     # people preferred the reference on every prompt: DNSMOS agrees on the clips with speech
     prompts = [e["id"] for e in json.loads((tmp_path / "in" / "suite.json").read_text()) if e["utterance"]]
     csv_path = tmp_path / "human.csv"
-    csv_path.write_text("prompt_id,model_a,model_b,dimension,winner,annotator\n"
-                        + "".join(f"{p},reference,noisy,dnsmos,A,x\n" for p in prompts))
+    csv_path.write_text(
+        "prompt_id,model_a,model_b,dimension,winner,annotator\n"
+        + "".join(f"{p},reference,noisy,dnsmos,A,x\n" for p in prompts)
+    )
     assert main(["bench", "align", "--bench", str(out), "--judgments", str(csv_path), "--bootstrap", "50"]) == 0
     result = json.loads((out / "align.json").read_text())["dnsmos"]
     assert result["accuracy_2afc"] == 1.0 and result["models"]["reference"]["human_win_ratio"] == 1.0
     assert (out / "align_dnsmos.png").exists()
-    assert main(["bench", "run", "--suite", str(tmp_path / "in" / "suite.json"), "--videos",
-                 str(tmp_path / "in" / "videos"), "--dims", "av", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "bench",
+                "run",
+                "--suite",
+                str(tmp_path / "in" / "suite.json"),
+                "--videos",
+                str(tmp_path / "in" / "videos"),
+                "--dims",
+                "av",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert "none of the dimensions" in capsys.readouterr().err

@@ -1,4 +1,5 @@
 """benchmarks/caption_reader.py: the colour probe, and the pair reader that needs the picture."""
+
 import importlib.util
 import random
 from pathlib import Path
@@ -23,9 +24,15 @@ def world_of_colours(clips=240, seed=0):
     for clip, colour in enumerate(shown):
         for label in (1, 0):
             said = colour if label else (colour + rng.randrange(1, 4)) % 4
-            records.append({"source_id": f"c{clip}", "text": f"a {colours[said]} circle moves left", "label": label,
-                            "split": "train" if clip < clips // 2 else "test",
-                            "negative_type": "positive" if label else "appearance"})
+            records.append(
+                {
+                    "source_id": f"c{clip}",
+                    "text": f"a {colours[said]} circle moves left",
+                    "label": label,
+                    "split": "train" if clip < clips // 2 else "test",
+                    "negative_type": "positive" if label else "appearance",
+                }
+            )
     scenes = [{"objects": [{"colour": colours[c]}]} for c in shown]
     return video, records, scenes
 

@@ -1,5 +1,6 @@
 """Multiple-choice questions on clips: the letter head, the question files, world questions with exact answers,
 and answering them with tiny Omni and Qwen2-Audio models (resumed, unreadable clips counted apart)."""
+
 import json
 import re
 import subprocess
@@ -11,8 +12,15 @@ import torch
 from transformers import PreTrainedTokenizerFast
 
 from avjudge.judges import ChoiceHead, Judge, JudgeSample, render_choice_question
-from avjudge.judges.choice import (ChoiceQuestion, QuestionError, answer_questions, compare_answers, load_questions,
-                                  summarize, world_questions)
+from avjudge.judges.choice import (
+    ChoiceQuestion,
+    QuestionError,
+    answer_questions,
+    compare_answers,
+    load_questions,
+    summarize,
+    world_questions,
+)
 from avjudge.prompts import CHOICE_QUERY, OPTION_LETTERS
 from avjudge.world import MANIFEST
 
@@ -55,9 +63,11 @@ def test_question_files_resolve_media_beside_them_and_name_the_line_of_a_bad_que
     path.write_text(json.dumps(good) + "\n")
     [q] = load_questions(path)
     assert q.media == str(tmp_path / "clips" / "a.mp4") and q.category == "all" and q.options == ("one", "two")
-    for bad, message in (({**good, "answer": "C"}, "not one of the offered letters AB"),
-                         ({k: v for k, v in good.items() if k != "options"}, "has no options"),
-                         ({**good, "options": ["one"]}, "2 to 8")):
+    for bad, message in (
+        ({**good, "answer": "C"}, "not one of the offered letters AB"),
+        ({k: v for k, v in good.items() if k != "options"}, "has no options"),
+        ({**good, "options": ["one"]}, "2 to 8"),
+    ):
         path.write_text(json.dumps(good) + "\n" + json.dumps({**bad, "id": "q2"}) + "\n")
         with pytest.raises(QuestionError, match=rf"q\.jsonl:2: .*{message}"):
             load_questions(path)
@@ -107,15 +117,23 @@ def test_a_world_clip_with_more_beats_than_the_options_hold_is_not_asked_to_coun
 
 
 def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreadable_clips_apart(
-        tiny_judges, small_world, tmp_path, monkeypatch):
+    tiny_judges, small_world, tmp_path, monkeypatch
+):
     questions = world_questions(small_world / MANIFEST)[:10]
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(b"not a video")
     questions.insert(3, ChoiceQuestion("broken/place", str(broken), "Where?", ("indoors", "outdoors"), "A", "place"))
     judge = Judge.load("choice_av", tiny_judges["qwen2_5_omni"], batch_size=4, workers=1)
-    prompt = judge.adapter.tokenizer.decode(judge.prepare(JudgeSample(
-        frames=np.zeros((2, 56, 56, 3), np.uint8), fps=1.0, audio=np.zeros(16000, np.float32),
-        text=questions[0].text)).input_ids)
+    prompt = judge.adapter.tokenizer.decode(
+        judge.prepare(
+            JudgeSample(
+                frames=np.zeros((2, 56, 56, 3), np.uint8),
+                fps=1.0,
+                audio=np.zeros(16000, np.float32),
+                text=questions[0].text,
+            )
+        ).input_ids
+    )
     assert questions[0].text in prompt and CHOICE_QUERY.format(text="").strip() in prompt
 
     # the letter probabilities are those of the model's own next-token scores (generate), renormalised over the
@@ -125,11 +143,14 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
     sample = judge.sample(judge.decode(q.media), q.text)
     batch = judge.adapter.to_device(judge.adapter.collate([judge.prepare(sample)]))
     with torch.no_grad():
-        out = judge.adapter.model.generate(**batch, max_new_tokens=1, output_scores=True,
-                                           return_dict_in_generate=True, do_sample=False)
+        out = judge.adapter.model.generate(
+            **batch, max_new_tokens=1, output_scores=True, return_dict_in_generate=True, do_sample=False
+        )
     probs = torch.softmax(out.scores[0][0].double(), -1)
-    offered = {letter: sum(probs[i].item() for i in judge.head.ids[k])
-               for k, letter in enumerate(OPTION_LETTERS[:len(q.options)])}
+    offered = {
+        letter: sum(probs[i].item() for i in judge.head.ids[k])
+        for k, letter in enumerate(OPTION_LETTERS[: len(q.options)])
+    }
     total = sum(offered.values())
     for letter, p in via_judge.offered(len(q.options)).items():
         assert p == pytest.approx(offered[letter] / total, rel=1e-4)
@@ -149,7 +170,7 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
     for q, row in zip(questions, every):
         if row is failed:
             continue
-        assert list(row["probs"]) == list(OPTION_LETTERS[:len(q.options)])
+        assert list(row["probs"]) == list(OPTION_LETTERS[: len(q.options)])
         assert sum(row["probs"].values()) == pytest.approx(1.0)
         assert row["predicted"] == max(row["probs"], key=row["probs"].get)
         assert row["correct"] == (row["predicted"] == q.answer)
@@ -157,7 +178,9 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
     answered = [r for r in every if r is not failed]
     assert summary["errors"] == 1 and summary["answered"] == len(answered)
     assert summary["accuracy"] == pytest.approx(np.mean([r["correct"] for r in answered]))
-    assert summary["chance"] == pytest.approx(np.mean([1 / len(q.options) for q in questions if q.id != "broken/place"]))
+    assert summary["chance"] == pytest.approx(
+        np.mean([1 / len(q.options) for q in questions if q.id != "broken/place"])
+    )
     assert summary["per_category"]["place"]["errors"] == 1
 
     yes_no = Judge.load("av", tiny_judges["qwen2_5_omni"])
@@ -169,8 +192,22 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
 
 def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(tiny_judges, small_world, tmp_path):
     out = tmp_path / "choice"
-    command = [sys.executable, "-m", "avjudge.cli", "bench", "choice", "--world", str(small_world), "--task",
-               "choice_a", "--model", str(tiny_judges["qwen2_audio"]), "--out", str(out), "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "avjudge.cli",
+        "bench",
+        "choice",
+        "--world",
+        str(small_world),
+        "--task",
+        "choice_a",
+        "--model",
+        str(tiny_judges["qwen2_audio"]),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     for _ in range(2):
         run = subprocess.run(command, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
@@ -183,8 +220,19 @@ def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(
 
     # the same questions asked of another model, beside the first run's answers
     other = tmp_path / "other"
-    run = subprocess.run([*command[:command.index("--model") + 1], str(tiny_judges["qwen2_5_omni"]), "--out",
-                          str(other), "--baseline", str(out), "--no-progress"], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            *command[: command.index("--model") + 1],
+            str(tiny_judges["qwen2_5_omni"]),
+            "--out",
+            str(other),
+            "--baseline",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     first = {r["id"]: r for r in map(json.loads, (out / "answers.jsonl").read_text().splitlines())}
     second = [json.loads(line) for line in (other / "answers.jsonl").read_text().splitlines()]
@@ -211,8 +259,14 @@ def test_a_clips_questions_share_one_decode(tiny_judges, small_world, tmp_path, 
 
 def test_two_runs_compare_on_the_questions_both_answered():
     def row(qid, category, predicted, answer="A", error=None):
-        return {"id": qid, "category": category, "answer": answer, "error": error,
-                "predicted": None if error else predicted, "correct": None if error else predicted == answer}
+        return {
+            "id": qid,
+            "category": category,
+            "answer": answer,
+            "error": error,
+            "predicted": None if error else predicted,
+            "correct": None if error else predicted == answer,
+        }
 
     mine = [row("q1", "x", "A"), row("q2", "x", "B"), row("q3", "y", "A"), row("q4", "y", None, error="unreadable")]
     theirs = [row("q1", "x", "B"), row("q2", "x", "B"), row("q3", "y", "B", error="unreadable"), row("q4", "y", "A")]

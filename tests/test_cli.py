@@ -35,8 +35,26 @@ def test_no_command_prints_help(capsys):
 
 
 def test_world_make_and_probe(tmp_path, capsys):
-    assert main(["world", "make", "--out", str(tmp_path / "w"), "--n", "2", "--duration", "2", "--size", "64x48",
-                 "--speech", "off", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "world",
+                "make",
+                "--out",
+                str(tmp_path / "w"),
+                "--n",
+                "2",
+                "--duration",
+                "2",
+                "--size",
+                "64x48",
+                "--speech",
+                "off",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert json.loads((tmp_path / "w" / "world_summary.json").read_text())["clips"] == 2
     capsys.readouterr()
     clip = next((tmp_path / "w" / "clips").iterdir())
@@ -72,7 +90,10 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
         assert (tmp_path / "train" / task / "final" / "config.json").exists()
         for kind, points in judge["curves"].items():  # from step 0 (untrained) to the last step (trained)
             assert points[0] == [0, judge["eval_before"]["per_type"][kind]["balanced_accuracy"]]
-            assert points[-1] == [judge["eval_after"]["step"], judge["eval_after"]["per_type"][kind]["balanced_accuracy"]]
+            assert points[-1] == [
+                judge["eval_after"]["step"],
+                judge["eval_after"]["per_type"][kind]["balanced_accuracy"],
+            ]
     assert (tmp_path / "demo_report.png").stat().st_size > 10000
     assert {row["judge"] for row in report["targets"]} == {"av", "vt"}  # the AT judge has no target
     for row in report["targets"]:
@@ -93,8 +114,27 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
 
 def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):
     cache = tiny_judges["qwen2_5_omni"].parent.parent
-    assert main(["demo", "--out", str(tmp_path), "--quick", "--judges", "av", "--clips", "6", "--pairs", "24",
-                 "--set", "fps=3.0", "--cache", str(cache)]) == 0
+    assert (
+        main(
+            [
+                "demo",
+                "--out",
+                str(tmp_path),
+                "--quick",
+                "--judges",
+                "av",
+                "--clips",
+                "6",
+                "--pairs",
+                "24",
+                "--set",
+                "fps=3.0",
+                "--cache",
+                str(cache),
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "demo_report.json").read_text())
     assert list(report["judges"]) == ["av"] and report["world"]["clips"] == 6
     trained = json.loads((tmp_path / "train" / "av" / "final" / "avjudge_train.json").read_text())
@@ -121,12 +161,45 @@ def test_the_demo_starts_from_the_encoder_weights_it_is_given(tmp_path, capsys, 
     cache = tiny_judges["qwen2_5_omni"].parent.parent
     other = tmp_path / "other.safetensors"
     save_file({name: value + 1.0 for name, value in load_file(str(ALIGNED_ENCODERS)).items()}, str(other))
-    assert main(["demo", "--out", str(tmp_path / "none"), "--encoders", str(tmp_path / "nowhere.safetensors"),
-                 "--cache", str(cache)]) == 2
+    assert (
+        main(
+            [
+                "demo",
+                "--out",
+                str(tmp_path / "none"),
+                "--encoders",
+                str(tmp_path / "nowhere.safetensors"),
+                "--cache",
+                str(cache),
+            ]
+        )
+        == 2
+    )
     assert "nowhere.safetensors: no such file; give encoder weights" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()  # it fails before making anything
-    assert main(["demo", "--out", str(tmp_path / "demo"), "--quick", "--judges", "av", "--clips", "6", "--pairs", "24",
-                 "--set", "max_steps=1", "--encoders", str(other), "--cache", str(cache)]) == 0
+    assert (
+        main(
+            [
+                "demo",
+                "--out",
+                str(tmp_path / "demo"),
+                "--quick",
+                "--judges",
+                "av",
+                "--clips",
+                "6",
+                "--pairs",
+                "24",
+                "--set",
+                "max_steps=1",
+                "--encoders",
+                str(other),
+                "--cache",
+                str(cache),
+            ]
+        )
+        == 0
+    )
     trained = json.loads((tmp_path / "demo" / "train" / "av" / "final" / "avjudge_train.json").read_text())
     assert Path(trained["base_model"]).parent.name.startswith("tiny_encoders_")
 
@@ -139,8 +212,23 @@ def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world
 
     source = sorted((small_world / "clips").iterdir())[0]
     out = tmp_path / "shifted.mp4"
-    assert main(["perturb", "apply", "--strategy", "time_shift_micro", "--input", str(source), "--output", str(out),
-                 "--params", '{"shift_s": 0.5}']) == 0
+    assert (
+        main(
+            [
+                "perturb",
+                "apply",
+                "--strategy",
+                "time_shift_micro",
+                "--input",
+                str(source),
+                "--output",
+                str(out),
+                "--params",
+                '{"shift_s": 0.5}',
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     assert printed == {"strategy": "time_shift_micro", "params": {"shift_s": 0.5}, "output": str(out)}
 
@@ -150,9 +238,24 @@ def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world
 
     assert picture(out) == picture(source)
     before, after = decode(source, video=False).audio[0], decode(out, video=False).audio[0]
-    corr = np.correlate(after[:16000 * 2], before[:16000 * 2], "full")
+    corr = np.correlate(after[: 16000 * 2], before[: 16000 * 2], "full")
     lag = (np.argmax(corr) - (16000 * 2 - 1)) / 16000
     assert abs(lag - 0.5) < 0.005
-    assert main(["perturb", "apply", "--strategy", "filter", "--set", "kind=bandstop", "--input", str(source),
-                 "--output", str(tmp_path / "x.mp4")]) == 2
+    assert (
+        main(
+            [
+                "perturb",
+                "apply",
+                "--strategy",
+                "filter",
+                "--set",
+                "kind=bandstop",
+                "--input",
+                str(source),
+                "--output",
+                str(tmp_path / "x.mp4"),
+            ]
+        )
+        == 2
+    )
     assert "unknown option" in capsys.readouterr().err

@@ -26,18 +26,30 @@ def test_yaml_file_and_overrides(tmp_path):
     path.write_text("mode: off\nsize: [4, 6]\ninner:\n  rate: 0.5\n  names: [a, b]\n")
     cfg = load_config(Outer, path, ["inner.rate=2", "limit=7", "flag=true", "mode=on"])
     assert cfg == Outer(mode="on", size=(4, 6), limit=7, flag=True, inner=Inner(rate=2.0, names=["a", "b"]))
-    assert load_yaml(dump_yaml(cfg)) == {"mode": "on", "size": [4, 6], "limit": 7, "flag": True,
-                                         "inner": {"rate": 2.0, "names": ["a", "b"]}}
+    assert load_yaml(dump_yaml(cfg)) == {
+        "mode": "on",
+        "size": [4, 6],
+        "limit": 7,
+        "flag": True,
+        "inner": {"rate": 2.0, "names": ["a", "b"]},
+    }
 
 
 def test_yaml12_words_stay_strings():
     assert load_yaml("a: off\nb: yes\nc: true\nd: null") == {"a": "off", "b": "yes", "c": True, "d": None}
 
 
-@pytest.mark.parametrize("override, message", [
-    (["nope=1"], "unknown key"), (["limit=1.5"], "integer"), (["mode=maybe"], "not one of"),
-    (["size=[1]"], "expected 2 values"), (["inner=3"], "mapping"), (["flagged"], "key=value"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (["nope=1"], "unknown key"),
+        (["limit=1.5"], "integer"),
+        (["mode=maybe"], "not one of"),
+        (["size=[1]"], "expected 2 values"),
+        (["inner=3"], "mapping"),
+        (["flagged"], "key=value"),
+    ],
+)
 def test_bad_values_are_named(override, message):
     with pytest.raises(ConfigError, match=message):
         load_config(Outer, None, override)

@@ -17,23 +17,30 @@ from avjudge.config import ConfigError
 from avjudge.data import DecodedSources, assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
 from avjudge.data.export import ExportError, export_dataset
 from avjudge.jsonl import read_jsonl
-from avjudge.prompts import render_query
 from avjudge.media import decode
 from avjudge.perturb import SourcePool
+from avjudge.prompts import render_query
 from avjudge.world import MANIFEST
 
 RECIPE = Path(__file__).parent.parent / "data_recipes" / "world_demo.yaml"
 
 
 def small_recipe(world: Path, pairs: int = 48, **extra):
-    overrides = [f"source={world / MANIFEST}", f"judges.av.pairs={pairs}", f"judges.vt.pairs={pairs}",
-                 f"judges.at.pairs={pairs}", "splits={train: 0.5, test: 0.5}"]
+    overrides = [
+        f"source={world / MANIFEST}",
+        f"judges.av.pairs={pairs}",
+        f"judges.vt.pairs={pairs}",
+        f"judges.at.pairs={pairs}",
+        "splits={train: 0.5, test: 0.5}",
+    ]
     overrides += [f"{k}={v}" for k, v in extra.items()]
     return load_recipe(RECIPE, overrides)
 
 
 def pairs_of(out: Path, judge: str) -> list[dict]:
-    return [r for p in sorted((out / "pairs" / judge).glob("*.jsonl")) if "rejected" not in p.name for r in read_jsonl(p)]
+    return [
+        r for p in sorted((out / "pairs" / judge).glob("*.jsonl")) if "rejected" not in p.name for r in read_jsonl(p)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +64,13 @@ def test_build_is_balanced_split_by_source_and_deterministic(built, small_world,
         assert len({r["id"] for r in records}) == len(records)
         rejected = sum(1 for p in (out / "pairs" / judge).glob("*.rejected.jsonl") for _ in read_jsonl(p))
         assert entry["rejected"] == rejected
-    assert set(stats["judges"]["av"]["negative_types"]) <= {"random_mismatch", "time_shift_medium", "time_shift_micro",
-                                                            "pitch_shift", "filter"}
+    assert set(stats["judges"]["av"]["negative_types"]) <= {
+        "random_mismatch",
+        "time_shift_medium",
+        "time_shift_micro",
+        "pitch_shift",
+        "filter",
+    }
     recipe, source = small_recipe(small_world)
     again = build_dataset(recipe, source, tmp_path / "again", progress=False)
     assert again["dataset_hash"] == stats["dataset_hash"]
@@ -85,7 +97,8 @@ def test_positives_are_untouched_and_negatives_differ(built, small_world):
 
 
 def test_decoded_sources_give_every_pair_its_own_clip_decode_each_source_once_and_keep_within_budget(
-        built, small_world, monkeypatch):
+    built, small_world, monkeypatch
+):
     out, _ = built
     pool = SourcePool(load_manifest(small_world / MANIFEST))
     records = pairs_of(out, "av") + pairs_of(out, "vt")
@@ -124,13 +137,17 @@ def test_decoded_sources_give_every_pair_its_own_clip_decode_each_source_once_an
 
 
 def test_lazy_and_materialized_negatives_are_identical(small_world, tmp_path, monkeypatch):
-    recipe, source = load_recipe(RECIPE, [f"source={small_world / MANIFEST}", "judges={av: {pairs: 24}}",
-                                          "splits={train: 0.5, test: 0.5}"])
+    recipe, source = load_recipe(
+        RECIPE, [f"source={small_world / MANIFEST}", "judges={av: {pairs: 24}}", "splits={train: 0.5, test: 0.5}"]
+    )
     out = tmp_path / "mat"
     decoded_frames = []
     decode_source = pairs_module._decode_source
-    monkeypatch.setattr(pairs_module, "_decode_source",
-                        lambda path, video, *rest: decoded_frames.append(video) or decode_source(path, video, *rest))
+    monkeypatch.setattr(
+        pairs_module,
+        "_decode_source",
+        lambda path, video, *rest: decoded_frames.append(video) or decode_source(path, video, *rest),
+    )
     build_dataset(recipe, source, out, materialize=True, progress=False)
     monkeypatch.undo()
     assert decoded_frames and not any(decoded_frames)  # writing a negative's audio decodes no frames
@@ -165,7 +182,7 @@ def test_export_of_text_pairs_and_lazy_refusal(built, tmp_path):
     for row in rows:
         user = row["messages"][1]["content"]
         assert user.startswith("<video>") and "audios" not in row
-        assert {1: "Yes", 0: "No"}[by_text[user[len("<video>"):]]] == row["messages"][2]["content"]
+        assert {1: "Yes", 0: "No"}[by_text[user[len("<video>") :]]] == row["messages"][2]["content"]
 
 
 def test_hf_dataset_matches_jsonl(built):
@@ -187,13 +204,28 @@ def test_identical_media_never_crosses_splits(small_world, tmp_path):
     for seed in range(8):
         splits = assign_splits(records, {"train": 0.5, "val": 0.25, "test": 0.25}, seed)
         assert splits["copy_of_first"] == splits[records[0]["id"]]
-    counts = {s: list(assign_splits(records, {"train": 0.5, "test": 0.5}, 0).values()).count(s) for s in ("train", "test")}
+    counts = {
+        s: list(assign_splits(records, {"train": 0.5, "test": 0.5}, 0).values()).count(s) for s in ("train", "test")
+    }
     assert abs(counts["train"] - counts["test"]) <= 2  # six groups of sources, one of them doubled
 
 
 def test_build_resumes_after_sigkill_with_the_same_result(small_world, tmp_path):
-    args = [sys.executable, "-m", "avjudge.cli", "data", "build", "--recipe", str(RECIPE), "--no-progress",
-            "--materialize", "--set", f"source={small_world / MANIFEST}", "--set", "judges={av: {pairs: 160}}"]
+    args = [
+        sys.executable,
+        "-m",
+        "avjudge.cli",
+        "data",
+        "build",
+        "--recipe",
+        str(RECIPE),
+        "--no-progress",
+        "--materialize",
+        "--set",
+        f"source={small_world / MANIFEST}",
+        "--set",
+        "judges={av: {pairs: 160}}",
+    ]
     whole = tmp_path / "whole"
     subprocess.run(args + ["--out", str(whole)], check=True, stdout=subprocess.DEVNULL)
     killed = tmp_path / "killed"
@@ -216,8 +248,17 @@ def test_build_resumes_after_sigkill_with_the_same_result(small_world, tmp_path)
 def test_a_folder_built_from_another_recipe_is_refused_with_a_message_and_kept(small_world, tmp_path, capsys):
     from avjudge.cli import main
 
-    args = ["data", "build", "--recipe", str(RECIPE), "--no-progress", "--out", str(tmp_path),
-            "--set", f"source={small_world / MANIFEST}"]
+    args = [
+        "data",
+        "build",
+        "--recipe",
+        str(RECIPE),
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+        "--set",
+        f"source={small_world / MANIFEST}",
+    ]
     assert main(args + ["--set", "judges={av: {pairs: 16}}"]) == 0
     recipe, stats = (tmp_path / "recipe.yaml").read_text(), (tmp_path / "stats.json").read_text()
     assert main(args + ["--set", "judges={av: {pairs: 24}}"]) == 2  # an error message, not a traceback
@@ -237,7 +278,9 @@ def test_recipe_errors_are_clear(tmp_path, small_world):
 def test_world_caption_edits_use_only_words_of_world_captions(built, small_world, tmp_path):
     out, _ = built
     words = lambda text: set(re.findall(r"[a-z]+", text.lower()))  # noqa: E731
-    vocabulary = set().union(*(words(text) for r in read_jsonl(small_world / MANIFEST) for text in r["captions"].values()))
+    vocabulary = set().union(
+        *(words(text) for r in read_jsonl(small_world / MANIFEST) for text in r["captions"].values())
+    )
     for judge in ("vt", "at"):
         negatives = [r for r in pairs_of(out, judge) if r["label"] == 0]
         assert negatives and all(words(r["text"]) <= vocabulary for r in negatives), judge
@@ -245,7 +288,9 @@ def test_world_caption_edits_use_only_words_of_world_captions(built, small_world
     recipe, source = small_recipe(small_world, **{"text_backend_options.closed_vocabulary": "false"})
     recipe = dataclasses.replace(recipe, judges={j: recipe.judges[j] for j in ("vt", "at")})
     build_dataset(recipe, source, tmp_path, progress=False)
-    assert any(not words(r["text"]) <= vocabulary for j in ("vt", "at") for r in pairs_of(tmp_path, j) if r["label"] == 0)
+    assert any(
+        not words(r["text"]) <= vocabulary for j in ("vt", "at") for r in pairs_of(tmp_path, j) if r["label"] == 0
+    )
 
 
 @pytest.mark.parametrize("name", ["avbench_av_100k", "avbench_vt_100k", "avbench_at_100k", "world_demo"])
@@ -268,8 +313,11 @@ def _caption_pairs(rng, n: int, tell: str | None) -> list[dict]:
     colours, shapes, counts = ["red", "green", "blue", "pink"], ["circle", "square", "ring"], ["once", "twice"]
 
     def caption(colour=None):
-        return (f"A {colour or rng.choice(colours)} {rng.choice(shapes)} and a {rng.choice(colours)} "
-                f"{rng.choice(shapes)}. The first flashes {rng.choice(counts)}.")
+        return (
+            f"A {colour or rng.choice(colours)} {rng.choice(shapes)} and a {rng.choice(colours)} "
+            f"{rng.choice(shapes)}. The first flashes {rng.choice(counts)}."
+        )
+
     records = []
     for i in range(n):
         kind = ["positive", "positive", "counting", "appearance"][i % 4]
@@ -282,8 +330,18 @@ def test_gram_features_mark_the_words_and_word_pairs_a_text_holds():
     from avjudge.data.audit import gram_features, gram_index
 
     index = gram_index(["A red circle.", "a blue circle"])
-    assert sorted(index) == [".", "a", "a blue", "a red", "blue", "blue circle", "circle", "circle .", "red",
-                             "red circle"]
+    assert sorted(index) == [
+        ".",
+        "a",
+        "a blue",
+        "a red",
+        "blue",
+        "blue circle",
+        "circle",
+        "circle .",
+        "red",
+        "red circle",
+    ]
     x = gram_features(["a red circle", "a green circle"], index)  # "green" is no column: ignored
     held = [{g for g, i in index.items() if row[i]} for row in x.tolist()]
     assert held == [{"a", "red", "circle", "a red", "red circle"}, {"a", "circle"}]
@@ -316,8 +374,10 @@ def test_audit_prints_n_a_where_the_held_out_split_has_one_class(tmp_path, capsy
     from avjudge.cli import main
 
     rng = np.random.default_rng(1)
-    for split, records in (("train", _caption_pairs(rng, 40, "mauve")),
-                           ("test", [r for r in _caption_pairs(rng, 40, "mauve") if r["label"] == 1])):
+    for split, records in (
+        ("train", _caption_pairs(rng, 40, "mauve")),
+        ("test", [r for r in _caption_pairs(rng, 40, "mauve") if r["label"] == 1]),
+    ):
         path = tmp_path / "pairs" / "vt" / f"{split}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in records))

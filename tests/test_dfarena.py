@@ -1,5 +1,6 @@
 """DF-Arena speech realism with a tiny random wav2vec2 classifier: window placement, tiling of short
 audio, the bona fide column, and the whole-folder pin that guards the model's code."""
+
 import numpy as np
 import pytest
 
@@ -25,11 +26,20 @@ def test_windows_cover_the_audio_and_tile_short_audio():
 @pytest.fixture
 def dfarena_root(tmp_path):
     torch.manual_seed(0)
-    config = transformers.Wav2Vec2Config(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                                         intermediate_size=64, conv_dim=(16, 16), conv_kernel=(10, 3),
-                                         conv_stride=(5, 2), num_conv_pos_embeddings=16,
-                                         num_conv_pos_embedding_groups=2, classifier_proj_size=8,
-                                         id2label={0: "spoof", 1: "bonafide"}, label2id={"spoof": 0, "bonafide": 1})
+    config = transformers.Wav2Vec2Config(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(16, 16),
+        conv_kernel=(10, 3),
+        conv_stride=(5, 2),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        classifier_proj_size=8,
+        id2label={0: "spoof", 1: "bonafide"},
+        label2id={"spoof": 0, "bonafide": 1},
+    )
     transformers.Wav2Vec2ForSequenceClassification(config).save_pretrained(tmp_path / "ckpt" / "dfarena")
     return tmp_path / "ckpt"
 
@@ -44,7 +54,7 @@ def test_dfarena_scores_windows_with_the_bonafide_column(dfarena_root):
     scores = metric.compute(MediaClip(audio=audio[None], sample_rate=16000, duration=len(audio) / 16000))
     model = transformers.Wav2Vec2ForSequenceClassification.from_pretrained(dfarena_root / "dfarena").eval()
     with torch.no_grad():  # the three windows (0, HOP, end), by hand
-        chunks = [audio[:WINDOW], audio[HOP:HOP + WINDOW], audio[-WINDOW:]]
+        chunks = [audio[:WINDOW], audio[HOP : HOP + WINDOW], audio[-WINDOW:]]
         expected = torch.softmax(model(torch.from_numpy(np.stack(chunks))).logits, -1)[:, 1].numpy()
     assert scores["dfarena_windows"] == 3
     assert scores["dfarena_bonafide_mean"] == pytest.approx(expected.mean(), abs=1e-5)

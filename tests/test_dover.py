@@ -1,12 +1,12 @@
 """DOVER++: the frame and fragment sampling, the fragment-gated window attention, the official module
 names and shapes, the fusion constants, and the metric end to end with a tiny random network."""
+
 import json
 
 import numpy as np
 import pytest
 
-from avjudge.metrics import MetricError, get_metric, run_metrics
-from avjudge.metrics import dover
+from avjudge.metrics import MetricError, dover, get_metric, run_metrics
 from avjudge.metrics.checkpoints import pin
 from avjudge.metrics.dover import build_dover, fragment_view, fuse, normalise, resized_view, segment_frames
 
@@ -39,7 +39,7 @@ def test_fragments_are_native_32px_cubes_from_each_grid_cell():
     for s in range(2):
         for i in range(7):
             for j in range(7):
-                cube = view[:, 32 * s:32 * (s + 1), 32 * i:32 * (i + 1), 32 * j:32 * (j + 1)]
+                cube = view[:, 32 * s : 32 * (s + 1), 32 * i : 32 * (i + 1), 32 * j : 32 * (j + 1)]
                 y0, x0 = cube[0, 0, 0, 0], cube[1, 0, 0, 0]
                 assert 36 * i <= y0 <= 36 * i + 3 and 35 * j <= x0 <= 35 * j + 2
                 assert (cube[0] == y0 + np.arange(32)[None, :, None]).all()  # whole rows, unscaled
@@ -201,7 +201,10 @@ def test_dover_metric_end_to_end_on_native_frames(tiny_dover, small_world, tmp_p
 
 
 def test_dover_refuses_a_network_of_another_shape(tiny_dover, monkeypatch):
-    monkeypatch.setattr(dover, "build_dover", lambda: build_dover(TINY_SWIN, vb.ConvNeXtSize(dims=(8, 32), depths=(2, 1)),
-                                                                  head_hidden=4))
+    monkeypatch.setattr(
+        dover,
+        "build_dover",
+        lambda: build_dover(TINY_SWIN, vb.ConvNeXtSize(dims=(8, 32), depths=(2, 1)), head_hidden=4),
+    )
     with pytest.raises(MetricError, match=r"(?s)not a DOVER / DOVER\+\+ state dict.*size mismatch"):
         get_metric("dover")

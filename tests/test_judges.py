@@ -7,15 +7,23 @@ import torch
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import CheckpointError, Judge, render_prompt
 from avjudge.judges.calibration import fit_temperature, load_temperature, save_temperature
-from avjudge.judges.media_inputs import VisionPreprocess, audio_feature_tokens, log_mel_torch, video_patches
-from avjudge.judges.media_inputs import video_patches_torch, whisper_features
+from avjudge.judges.media_inputs import (
+    VisionPreprocess,
+    audio_feature_tokens,
+    log_mel_torch,
+    video_patches,
+    video_patches_torch,
+    whisper_features,
+)
 from avjudge.judges.reward import AVReward, RewardTerm
 from avjudge.judges.scorer import YesNoHead
 from avjudge.media import decode, encode_audio
 from avjudge.world import MANIFEST
 
-OMNI_SYSTEM = ("You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
-               "auditory and visual inputs, as well as generating text and speech.")
+OMNI_SYSTEM = (
+    "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
+    "auditory and visual inputs, as well as generating text and speech."
+)
 
 
 def test_prompts_are_pinned():
@@ -23,26 +31,31 @@ def test_prompts_are_pinned():
         f"<|im_start|>system\n{OMNI_SYSTEM}<|im_end|>\n"
         "<|im_start|>user\n<|vision_bos|><|VIDEO|><|vision_eos|><|audio_bos|><|AUDIO|><|audio_eos|>"
         "Does the audio accurately match the video content? Answer only Yes or No.<|im_end|>\n"
-        "<|im_start|>assistant\n")
+        "<|im_start|>assistant\n"
+    )
     assert render_prompt("vt", "qwen2_5_omni", text="A red circle.", answer="No") == (
         f"<|im_start|>system\n{OMNI_SYSTEM}<|im_end|>\n"
         "<|im_start|>user\n<|vision_bos|><|VIDEO|><|vision_eos|>"
         "Does the video accurately match the following description?\nDescription: A red circle.\n"
-        "Answer only Yes or No.<|im_end|>\n<|im_start|>assistant\nNo<|im_end|>\n")
+        "Answer only Yes or No.<|im_end|>\n<|im_start|>assistant\nNo<|im_end|>\n"
+    )
     assert render_prompt("at", "qwen2_audio", text="A low tone.", utterance="hello") == (
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
         "<|im_start|>user\nAudio 1: <|audio_bos|><|AUDIO|><|audio_eos|>\n"
         "Does the audio accurately match the following description?\nDescription: A low tone.\nSpeech: hello\n"
-        "Answer only Yes or No.<|im_end|>\n<|im_start|>assistant\n")
+        "Answer only Yes or No.<|im_end|>\n<|im_start|>assistant\n"
+    )
     with pytest.raises(ValueError, match="needs a description"):
         render_prompt("vt", "qwen2_5_omni")
 
 
 @pytest.fixture(scope="module")
 def judges(tiny_judges):
-    return {"av": Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4),
-            "vt": Judge.load("vt", tiny_judges["qwen2_5_omni"], batch_size=4),
-            "at": Judge.load("at", tiny_judges["qwen2_audio"], batch_size=4)}
+    return {
+        "av": Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4),
+        "vt": Judge.load("vt", tiny_judges["qwen2_5_omni"], batch_size=4),
+        "at": Judge.load("at", tiny_judges["qwen2_audio"], batch_size=4),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +79,8 @@ def test_token_ids_expand_media_placeholders(judges, world_items):
     assert audio_feature_tokens(800) == 200
     text = tok.decode(ids)
     assert text.replace("<|VIDEO|>", "").replace("<|AUDIO|>", "") == render_prompt("av", "qwen2_5_omni").replace(
-        "<|VIDEO|>", "").replace("<|AUDIO|>", "")
+        "<|VIDEO|>", ""
+    ).replace("<|AUDIO|>", "")
     # frames were sampled at AVBench's 1 fps: grid_t = ceil(duration) / temporal patch
     assert prepared.video_grid_thw[0] == int(np.ceil(np.ceil(clip.duration) / 2))
 
@@ -82,10 +96,12 @@ def test_audio_features_equal_whisper_extractor_without_padding_work(judges, sec
     np.testing.assert_array_equal(mask, reference["attention_mask"][0])
     valid_only, valid_mask = whisper_features(audio, fe)
     assert valid_only.shape[1] == valid_mask.sum() == mask.sum()
-    np.testing.assert_array_equal(valid_only, features[:, :valid_only.shape[1]])
+    np.testing.assert_array_equal(valid_only, features[:, : valid_only.shape[1]])
 
 
-@pytest.mark.parametrize("size, max_pixels", [((130, 170), 200 * 28 * 28), ((256, 256), 112 * 112), ((90, 400), 480 * 640)])
+@pytest.mark.parametrize(
+    "size, max_pixels", [((130, 170), 200 * 28 * 28), ((256, 256), 112 * 112), ((90, 400), 480 * 640)]
+)
 def test_video_patches_match_transformers_processor(size, max_pixels):
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
@@ -152,8 +168,9 @@ def test_parity_with_avbench_generate_recipe(tiny_judges, world_items):
     for video in videos[:3]:
         batch = judge.adapter.collate([judge.prepare(judge.sample(judge.decode(video)))])
         with torch.no_grad():
-            out = judge.adapter.model.generate(**batch, max_new_tokens=1, output_scores=True,
-                                               return_dict_in_generate=True, do_sample=False)
+            out = judge.adapter.model.generate(
+                **batch, max_new_tokens=1, output_scores=True, return_dict_in_generate=True, do_sample=False
+            )
         pair = torch.softmax(out.scores[0][0, [yes_id, no_id]].double(), -1)
         ours = judge.score([video])[0]
         assert abs(ours.score - pair[0].item()) < 1e-5
@@ -237,8 +254,9 @@ def test_scoring_streams_a_bounded_window_ahead_of_the_forward_passes(tiny_judge
     prepared, at_first_forward = [], []
     prepare, forward = judge.prepare, judge.adapter.next_token_logits
     monkeypatch.setattr(judge, "prepare", lambda s, *a: prepared.append(1) or prepare(s, *a))
-    monkeypatch.setattr(judge.adapter, "next_token_logits",
-                        lambda batch: at_first_forward.append(len(prepared)) or forward(batch))
+    monkeypatch.setattr(
+        judge.adapter, "next_token_logits", lambda batch: at_first_forward.append(len(prepared)) or forward(batch)
+    )
     streamed = judge.score_samples(samples)
     window = 4 * 2
     assert at_first_forward[0] <= 3 * window + 2  # the window, two windows ahead, one per worker in flight
@@ -266,8 +284,18 @@ def test_cli_score_resumes_without_duplicates(tiny_judges, small_world, tmp_path
     from avjudge.cli import main
 
     out = tmp_path / "av.jsonl"
-    args = ["score", "--judge", "av", "--checkpoint", str(tiny_judges["qwen2_5_omni"]),
-            "--manifest", str(small_world / MANIFEST), "--out", str(out), "--no-progress"]
+    args = [
+        "score",
+        "--judge",
+        "av",
+        "--checkpoint",
+        str(tiny_judges["qwen2_5_omni"]),
+        "--manifest",
+        str(small_world / MANIFEST),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     assert main(args) == 0
     full = out.read_text().splitlines()
     # as if killed mid-write: two finished lines and a torn third
@@ -308,10 +336,13 @@ def test_reward_combines_terms_and_reports_failures(judges, world_items, tmp_pat
     assert abs(delta_reward(completions=videos[:1])[0] - av[0].delta) < 1e-4
 
 
-@pytest.mark.parametrize("family, full_type, thinker_class", [
-    ("qwen2_5_omni", "qwen2_5_omni", "Qwen2_5OmniThinkerForConditionalGeneration"),
-    ("qwen3_omni", "qwen3_omni_moe", "Qwen3OmniMoeThinkerForConditionalGeneration"),
-])
+@pytest.mark.parametrize(
+    "family, full_type, thinker_class",
+    [
+        ("qwen2_5_omni", "qwen2_5_omni", "Qwen2_5OmniThinkerForConditionalGeneration"),
+        ("qwen3_omni", "qwen3_omni_moe", "Qwen3OmniMoeThinkerForConditionalGeneration"),
+    ],
+)
 def test_full_omni_checkpoint_loads_thinker_only(tiny_judges, tmp_path, world_items, family, full_type, thinker_class):
     """Official Omni repos hold thinker + talker (+ code2wav) under one config with 'thinker.'-prefixed weights."""
     import shutil
@@ -322,8 +353,9 @@ def test_full_omni_checkpoint_loads_thinker_only(tiny_judges, tmp_path, world_it
     dst = tmp_path / "full"
     shutil.copytree(src, dst)
     thinker_config = json.loads((src / "config.json").read_text())
-    (dst / "config.json").write_text(json.dumps({"model_type": full_type, "thinker_config": thinker_config,
-                                                 "enable_audio_output": False}))
+    (dst / "config.json").write_text(
+        json.dumps({"model_type": full_type, "thinker_config": thinker_config, "enable_audio_output": False})
+    )
     weights = load_file(src / "model.safetensors")
     save_file({f"thinker.{k}": v for k, v in weights.items()}, dst / "model.safetensors", metadata={"format": "pt"})
     judge = Judge.load("av", dst)
@@ -349,7 +381,7 @@ def test_audio_in_video_interleaves_chunks_and_scores_in_batches(tiny_judges, wo
     ids = judge.prepare(sample).input_ids
     text = tok.decode(ids)
     assert text.count("<|audio_bos|>") == 1 and "<|vision_bos|><|audio_bos|><|VIDEO|>" in text
-    body = text[text.index("<|audio_bos|>"):text.index("<|audio_eos|>")]
+    body = text[text.index("<|audio_bos|>") : text.index("<|audio_eos|>")]
     runs = [r for r in body.replace("<|VIDEO|>", "V").replace("<|AUDIO|>", "A").replace("<|audio_bos|>", "")]
     switches = sum(1 for a, b in zip(runs, runs[1:]) if a != b)
     assert switches >= 3  # several video / audio chunks alternate

@@ -1,5 +1,6 @@
 """LAION aesthetics with a tiny random CLIP and a random head: the head's layer order, normalisation and
 1 fps sampling are checked against a computation written out here from the raw tensors."""
+
 import numpy as np
 import pytest
 
@@ -18,11 +19,15 @@ def laion_root(tmp_path):
     root = tmp_path / "ckpt"
     clip_dir = root / "clip-vit-large-patch14"
     tiny = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
-    config = transformers.CLIPConfig(text_config={**tiny, "vocab_size": 100},
-                                     vision_config={**tiny, "image_size": 64, "patch_size": 16}, projection_dim=768)
+    config = transformers.CLIPConfig(
+        text_config={**tiny, "vocab_size": 100},
+        vision_config={**tiny, "image_size": 64, "patch_size": 16},
+        projection_dim=768,
+    )
     transformers.CLIPModel(config).save_pretrained(clip_dir)
     transformers.CLIPImageProcessor(size={"shortest_edge": 64}, crop_size={"height": 64, "width": 64}).save_pretrained(
-        clip_dir)
+        clip_dir
+    )
     (root / "laion-aesthetic").mkdir()
     torch.save(build_head(768).state_dict(), root / "laion-aesthetic" / "sac+logos+ava1-l14-linearMSE.pth")
     return root

@@ -1,6 +1,7 @@
 """Training learns: the demo's tiny AV judge, trained on the CPU for a few hundred steps, tells untouched clips it
 never saw from the same clips with their audio shifted by 1-3 s or filtered, which it answered at chance untrained
 (issue #5 at test size; `avjudge demo` is the full run)."""
+
 import dataclasses
 
 from avjudge.config import load_config
@@ -16,9 +17,18 @@ def test_the_tiny_av_judge_learns_held_out_shifts_and_filters(tmp_path, tiny_jud
     av = dataclasses.replace(recipe.judges["av"], pairs=384, strategies={"time_shift_medium": 1.0, "filter": 1.0})
     recipe = dataclasses.replace(recipe, judges={"av": av})
     build_dataset(recipe, source, tmp_path / "pairs", progress=False)
-    config = load_config(TrainConfig, TRAIN_CONFIGS["av"], [
-        f"model={tiny_judges['qwen2_5_omni']}", f"dataset={tmp_path / 'pairs'}", f"output_dir={tmp_path / 'av'}",
-        "max_steps=240", "eval_steps=1000", "save_steps=1000"])
+    config = load_config(
+        TrainConfig,
+        TRAIN_CONFIGS["av"],
+        [
+            f"model={tiny_judges['qwen2_5_omni']}",
+            f"dataset={tmp_path / 'pairs'}",
+            f"output_dir={tmp_path / 'av'}",
+            "max_steps=240",
+            "eval_steps=1000",
+            "save_steps=1000",
+        ],
+    )
     summary = run_training(config)
     before, after = summary["eval_before"]["per_type"], summary["eval_after"]["per_type"]
     for kind in ("time_shift_medium", "filter"):

@@ -11,8 +11,15 @@ from avjudge.world.scene import sample_scene
 from avjudge.world.verify import detect_onsets
 
 from .helpers import (
-    click_track, colour_of_frame, coloured_frames, ffmpeg, ffmpeg_rgb_frames,
-    remux_faststart, requires_ffmpeg, write_odd_size_video, write_vfr_video,
+    click_track,
+    colour_of_frame,
+    coloured_frames,
+    ffmpeg,
+    ffmpeg_rgb_frames,
+    remux_faststart,
+    requires_ffmpeg,
+    write_odd_size_video,
+    write_vfr_video,
 )
 
 FPS, SR, DUR = 25, 16000, 2.0
@@ -170,15 +177,22 @@ def _corrupt(data: bytes, lo: int, hi: int) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.parametrize("case", ["empty", "text", "missing", "directory", "truncated_index", "truncated_data",
-                                  "corrupt_header", "corrupt_data"])
+@pytest.mark.parametrize(
+    "case",
+    ["empty", "text", "missing", "directory", "truncated_index", "truncated_data", "corrupt_header", "corrupt_data"],
+)
 def test_bad_files_raise_media_error_naming_the_file(tmp_path, clip_path, noisy_faststart_path, case):
     path = tmp_path / "bad.mp4"
     data = clip_path.read_bytes()
     fast = noisy_faststart_path.read_bytes()
     problem = {
-        "empty": "empty", "text": "not a readable", "missing": "no such file", "directory": "directory",
-        "truncated_index": "not a readable", "truncated_data": "truncated", "corrupt_header": "not a readable",
+        "empty": "empty",
+        "text": "not a readable",
+        "missing": "no such file",
+        "directory": "directory",
+        "truncated_index": "not a readable",
+        "truncated_data": "truncated",
+        "corrupt_header": "not a readable",
         "corrupt_data": "corrupt data near",
     }[case]
     if case == "empty":

@@ -1,8 +1,8 @@
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +46,7 @@ def test_dnsmos_real_weights_prefer_clean_speech():
     dnsmos = get_metric("dnsmos")
     clean = dnsmos.compute(MediaClip(audio=speech[None], sample_rate=16000, duration=6.0))
     noise = np.random.default_rng(0).standard_normal(len(speech)).astype(np.float32)
-    noisy_audio = speech + noise * np.sqrt(np.mean(speech ** 2) / np.mean(noise ** 2))  # 0 dB SNR
+    noisy_audio = speech + noise * np.sqrt(np.mean(speech**2) / np.mean(noise**2))  # 0 dB SNR
     noisy_audio *= 0.9 / np.abs(noisy_audio).max()
     noisy = dnsmos.compute(MediaClip(audio=noisy_audio[None], sample_rate=16000, duration=6.0))
     assert set(clean) == {"dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl", "dnsmos_p808"}
@@ -82,20 +82,33 @@ def test_metrics_run_decodes_once_records_errors_and_resumes(small_world, tmp_pa
         get_metric("vmaf")
 
 
-needs_nisqa_weights = pytest.mark.skipif(not (SHARED / "nisqa" / "nisqa.tar").exists(),
-                                         reason="needs ../shared/checkpoints (NISQA weights)")
+needs_nisqa_weights = pytest.mark.skipif(
+    not (SHARED / "nisqa" / "nisqa.tar").exists(), reason="needs ../shared/checkpoints (NISQA weights)"
+)
 
 
 @needs_nisqa_weights
-@pytest.mark.skipif(importlib.util.find_spec("nisqa") is None,
-                    reason="needs the official NISQA package (pip install --no-deps nisqa==2.0.post2)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("nisqa") is None,
+    reason="needs the official NISQA package (pip install --no-deps nisqa==2.0.post2)",
+)
 def test_nisqa_matches_the_official_implementation():
     script = Path(__file__).resolve().parent.parent / "benchmarks" / "nisqa_parity.py"
-    out = subprocess.run([sys.executable, str(script), "--checkpoints", str(SHARED), "--json"],
-                         capture_output=True, text=True, check=True, timeout=600).stdout
+    out = subprocess.run(
+        [sys.executable, str(script), "--checkpoints", str(SHARED), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
     report = json.loads(out)
     assert report["nisqa"]["files"] == 25 and set(report["nisqa"]["max_abs_diff"]) == {
-        "mos", "noi", "dis", "col", "loud"}
+        "mos",
+        "noi",
+        "dis",
+        "col",
+        "loud",
+    }
     for name in ("nisqa", "nisqa_tts"):
         assert max(report[name]["max_abs_diff"].values()) < 0.02, report[name]["max_abs_diff"]
         low, high = report[name]["official_range"]
@@ -112,7 +125,7 @@ def test_nisqa_real_weights_rank_noise_and_refuse_short_audio():
     results = []
     for snr in (None, 20, 10, 0):
         noise = rng.standard_normal(len(speech)).astype(np.float32)
-        audio = speech if snr is None else speech + noise * np.sqrt(np.mean(speech ** 2) / 10 ** (snr / 10))
+        audio = speech if snr is None else speech + noise * np.sqrt(np.mean(speech**2) / 10 ** (snr / 10))
         clip = MediaClip(audio=audio[None].astype(np.float32), sample_rate=22050, duration=len(speech) / 22050)
         results.append(nisqa.compute(clip))
     mos = [r["nisqa_mos"] for r in results]
@@ -131,5 +144,13 @@ def test_nisqa_refuses_checkpoints_it_does_not_implement():
     from avjudge.metrics.nisqa import build_network
 
     with pytest.raises(MetricError, match="td='transformer'"):
-        build_network({"cnn_model": "adapt", "td": "transformer", "td_2": "skip", "pool": "att", "ms_sr": None,
-                       "double_ended": False})
+        build_network(
+            {
+                "cnn_model": "adapt",
+                "td": "transformer",
+                "td_2": "skip",
+                "pool": "att",
+                "ms_sr": None,
+                "double_ended": False,
+            }
+        )

@@ -23,8 +23,8 @@ def harmonic_tone(f0: float, seconds: float = 2.0, sr: int = SR) -> np.ndarray:
 
 def f0_of(x: np.ndarray, sr: int = SR, lo: float = 60, hi: float = 1000) -> float:
     """Autocorrelation pitch with parabolic peak interpolation (independent of pedalboard)."""
-    x = x[len(x) // 4: 3 * len(x) // 4] - x.mean()
-    ac = np.correlate(x, x, "full")[len(x) - 1:]
+    x = x[len(x) // 4 : 3 * len(x) // 4] - x.mean()
+    ac = np.correlate(x, x, "full")[len(x) - 1 :]
     lags = np.arange(int(sr / hi), int(sr / lo))
     k = lags[np.argmax(ac[lags])]
     a, b, c = ac[k - 1], ac[k], ac[k + 1]
@@ -140,7 +140,7 @@ def test_noise_snr_is_measured(kind):
     for _ in range(4):
         out, params = strategy(clip_of(signal), rng)
         noise = out.audio[0].astype(np.float64) - signal
-        snr = 10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise ** 2))
+        snr = 10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise**2))
         assert abs(snr - params["snr_db"]) < 0.5
 
 
@@ -166,7 +166,7 @@ def test_random_and_semantic_mismatch_borrow_other_audio(pool):
     ctx = Context(record={"id": "dog"}, pool=pool)
     out, params = get_strategy("random_mismatch")(own, np.random.default_rng(0), ctx)
     assert params["source"] != "dog"
-    expected = pool.audio(params["source"], SR, 1)[:, :own.audio.shape[1]]
+    expected = pool.audio(params["source"], SR, 1)[:, : own.audio.shape[1]]
     np.testing.assert_array_equal(out.audio, expected)
     nearest = get_strategy("semantic_mismatch", {"top_k": 1})
     assert nearest.sample(np.random.default_rng(0), own, ctx)["source"] == "wolf"
@@ -178,26 +178,30 @@ def test_babble_noise_from_other_clips_at_snr(pool):
     out, params = strategy(clip_of(signal), np.random.default_rng(1), Context(record={"id": "rain"}, pool=pool))
     assert 3 <= len(params["sources"]) <= 5 and "rain" not in params["sources"]
     noise = out.audio[0].astype(np.float64) - signal
-    assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise ** 2)) - params["snr_db"]) < 0.5
+    assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise**2)) - params["snr_db"]) < 0.5
 
 
 def test_ambience_swap_contradicts_the_background():
     signal = harmonic_tone(200.0, 2.0)
     strategy = get_strategy("ambience_swap")
     for background, allowed in (("indoor", {"rain", "wind"}), ("outdoor", {"hum", "babble"})):
-        out, params = strategy(clip_of(signal), np.random.default_rng(2), Context(record={"meta": {"background": background}}))
+        out, params = strategy(
+            clip_of(signal), np.random.default_rng(2), Context(record={"meta": {"background": background}})
+        )
         assert params["ambience"] in allowed
         noise = out.audio[0].astype(np.float64) - signal
-        assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise ** 2)) - params["snr_db"]) < 0.5
+        assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise**2)) - params["snr_db"]) < 0.5
 
 
 @requires_espeak
 def test_speaker_count_adds_a_voice(pool):
     signal = harmonic_tone(200.0, 3.0)
-    out, params = get_strategy("speaker_count")(clip_of(signal), np.random.default_rng(3), Context(record={"id": "dog"}, pool=pool))
+    out, params = get_strategy("speaker_count")(
+        clip_of(signal), np.random.default_rng(3), Context(record={"id": "dog"}, pool=pool)
+    )
     assert params["text"].startswith("this is") and params["text"] != "this is dog"
     extra = out.audio[0].astype(np.float64) - signal
-    assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(extra ** 2)) - params["snr_db"]) < 0.5
+    assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(extra**2)) - params["snr_db"]) < 0.5
 
 
 @pytest.mark.parametrize("name", ["time_shift_micro", "speed_change", "pitch_shift", "filter", "noise_addition"])

@@ -1,5 +1,6 @@
 """benchmarks/pooled_head.py: the world's own ceiling on random mismatch, and the MLP that reads pooled encoder
 features without the language model."""
+
 import importlib.util
 import random
 from pathlib import Path
@@ -18,8 +19,10 @@ def scene(objects, heard=None, background="indoor", ambience="none"):
     event (default: every object)."""
     from avjudge.world import vocab
 
-    objs = [{"colour": c, "shape": s, "sound": {"timbre": vocab.SHAPES[s], "f0": vocab.PITCHES[c]} if sounding else None}
-            for c, s, sounding in objects]
+    objs = [
+        {"colour": c, "shape": s, "sound": {"timbre": vocab.SHAPES[s], "f0": vocab.PITCHES[c]} if sounding else None}
+        for c, s, sounding in objects
+    ]
     events = [{"object": i} for i in (range(len(objs)) if heard is None else heard)]
     return {"objects": objs, "events": events, "background": background, "ambience": ambience}
 
@@ -33,10 +36,16 @@ def test_contradictions_follow_the_worlds_links():
     assert pooled_head.contradictions(scene([("blue", "ring", True)]), scene([("red", "ring", True)])) == set()
     # silent objects and objects without an event are not heard
     assert pooled_head.contradictions(scene([("blue", "square", True)]), scene([("red", "circle", False)])) == set()
-    assert pooled_head.contradictions(scene([("blue", "square", True)]),
-                                      scene([("red", "circle", True), ("blue", "square", True)], heard=[1])) == set()
+    assert (
+        pooled_head.contradictions(
+            scene([("blue", "square", True)]), scene([("red", "circle", True), ("blue", "square", True)], heard=[1])
+        )
+        == set()
+    )
     # rain belongs outdoors, a hum indoors
-    assert pooled_head.contradictions(red_circle, scene([("red", "circle", True)], ambience="rain")) == {"place-ambience"}
+    assert pooled_head.contradictions(red_circle, scene([("red", "circle", True)], ambience="rain")) == {
+        "place-ambience"
+    }
     assert pooled_head.contradictions(red_circle, scene([("red", "circle", True)], ambience="hum")) == set()
     clones = [red_circle] * 3
     assert pooled_head.world_ceiling(clones, draws=50)["any"] == 0.0
@@ -58,8 +67,9 @@ def test_readers_find_a_link_between_modalities_and_only_a_real_one(name):
 
     def held_out_auroc(audio):
         reader = pooled_head.make_reader(name, video.shape[-1], heads=4)
-        return pooled_head.train_pair_head(reader, reader.inputs(video), reader.inputs(audio), train, test,
-                                           steps=600, every=600)[-1][2]
+        return pooled_head.train_pair_head(
+            reader, reader.inputs(video), reader.inputs(audio), train, test, steps=600, every=600
+        )[-1][2]
 
     assert held_out_auroc(linked) > 0.85
     assert abs(held_out_auroc(unrelated) - 0.5) < 0.1

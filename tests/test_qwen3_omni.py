@@ -1,6 +1,7 @@
 """The Qwen3-Omni thinker judge: Qwen3's tokens and template, its audio token count and features, its
 audio-in-video merge, and scoring, gradients and freezing on the tiny MoE thinker (loading a full
 checkpoint is tested with Qwen2.5-Omni's in test_judges)."""
+
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,9 +32,11 @@ def test_prompt_uses_qwen3_tokens_and_no_system_turn():
     assert render_prompt("av", "qwen3_omni") == (
         "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|><|audio_start|><|audio_pad|><|audio_end|>"
         "Does the audio accurately match the video content? Answer only Yes or No.<|im_end|>\n"
-        "<|im_start|>assistant\n")
+        "<|im_start|>assistant\n"
+    )
     assert render_prompt("vt", "qwen3_omni", text="A red circle.", system="Judge.").startswith(
-        "<|im_start|>system\nJudge.<|im_end|>\n<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Does")
+        "<|im_start|>system\nJudge.<|im_end|>\n<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Does"
+    )
 
 
 def test_audio_token_count_equals_transformers():
@@ -49,8 +52,9 @@ def test_audio_features_equal_the_processor_on_the_clip_alone(checkpoint, clips)
     judge = Judge.load("at", checkpoint)
     audio = judge.sample(decode(clips[0][0]), "x").audio
     fe = judge.adapter.feature_extractor
-    reference = fe(audio, sampling_rate=16000, padding="longest", truncation=False, return_attention_mask=True,
-                   return_tensors="np")
+    reference = fe(
+        audio, sampling_rate=16000, padding="longest", truncation=False, return_attention_mask=True, return_tensors="np"
+    )
     features, mask, tokens = judge.adapter.audio_features(audio)
     np.testing.assert_allclose(features, reference["input_features"][0], atol=1e-4)
     assert mask.tolist() == reference["attention_mask"][0].tolist()
@@ -84,8 +88,9 @@ def test_batched_scores_equal_one_by_one_and_the_generate_recipe(checkpoint, cli
         assert abs(alone.score - batched[i].score) < 1e-5
         batch = judge.adapter.collate([judge.prepare(judge.sample(decode(video), texts[i] if texts else None))])
         with torch.no_grad():
-            out = judge.adapter.model.generate(**batch, max_new_tokens=1, output_scores=True,
-                                               return_dict_in_generate=True, do_sample=False)
+            out = judge.adapter.model.generate(
+                **batch, max_new_tokens=1, output_scores=True, return_dict_in_generate=True, do_sample=False
+            )
         assert abs(torch.softmax(out.scores[0][0, [yes_id, no_id]].double(), -1)[0].item() - alone.score) < 1e-5
     assert len({round(r.score, 6) for r in batched}) > 1
 
@@ -98,12 +103,21 @@ def test_audio_in_video_merges_tokens_as_the_official_processor(checkpoint, clip
     prepared = judge.prepare(sample)
     _, _, audio_tokens = judge.adapter.audio_features(sample.audio)
     fmt = CHAT_FORMATS["qwen3_omni"]
-    processor = SimpleNamespace(audio_bos_token=fmt.audio_start, audio_eos_token=fmt.audio_end,
-                                video_token=fmt.video_pad, audio_token=fmt.audio_pad,
-                                video_processor=SimpleNamespace(merge_size=2))
+    processor = SimpleNamespace(
+        audio_bos_token=fmt.audio_start,
+        audio_eos_token=fmt.audio_end,
+        video_token=fmt.video_pad,
+        audio_token=fmt.audio_pad,
+        video_processor=SimpleNamespace(merge_size=2),
+    )
     official = Qwen3OmniMoeProcessor.replace_video_with_audio_token(
-        processor, {"video_grid_thw": [prepared.video_grid_thw], "video_second_per_grid": [prepared.video_second_per_grid]},
-        0, {"num_audio_tokens": [audio_tokens]}, 0, position_id_per_seconds=13)
+        processor,
+        {"video_grid_thw": [prepared.video_grid_thw], "video_second_per_grid": [prepared.video_second_per_grid]},
+        0,
+        {"num_audio_tokens": [audio_tokens]},
+        0,
+        position_id_per_seconds=13,
+    )
     text = judge.adapter.tokenizer.decode(prepared.input_ids)
     assert f"<|vision_start|>{official}<|vision_end|>" in text
     assert official.count(fmt.audio_pad) == audio_tokens and official.count("<|video_pad|><|audio_pad|>") >= 2

@@ -1,4 +1,5 @@
 """benchmarks/real_size_judges.py: the released sizes are right, and its measurements run end to end (tiny)."""
+
 import importlib.util
 from pathlib import Path
 
@@ -20,8 +21,12 @@ def bench():
 
 # Published parameter counts: Qwen2.5-7B (the Omni thinker's language model), Qwen2-Audio-7B (whole model),
 # Qwen2.5-VL's vision encoder with its merger, Qwen3-30B-A3B (the Qwen3-Omni thinker's language model).
-PUBLISHED = {("qwen2_5_omni", "llm"): 7.61e9, ("qwen2_5_omni", "vision"): 0.675e9,
-             ("qwen2_audio", "all"): 8.4e9, ("qwen3_omni", "llm"): 30.5e9}
+PUBLISHED = {
+    ("qwen2_5_omni", "llm"): 7.61e9,
+    ("qwen2_5_omni", "vision"): 0.675e9,
+    ("qwen2_audio", "all"): 8.4e9,
+    ("qwen3_omni", "llm"): 30.5e9,
+}
 
 
 def test_real_size_checkpoints_have_the_published_parameter_counts(bench, tiny_judges, tmp_path):
@@ -35,7 +40,8 @@ def test_real_size_checkpoints_have_the_published_parameter_counts(bench, tiny_j
             groups[group] = groups.get(group, 0) + param.numel()
         counts[family, "llm"] = groups["llm"]
         counts[family, "vision"] = groups.get("vision_encoder", 0) + sum(
-            p.numel() for n, p in adapter.model.named_parameters() if n.startswith("model.visual.merger."))
+            p.numel() for n, p in adapter.model.named_parameters() if n.startswith("model.visual.merger.")
+        )
         counts[family, "all"] = sum(groups.values())
         assert adapter.max_audio_seconds == bench.REAL_SIZES[family]["window_s"]
     for key, published in PUBLISHED.items():
@@ -44,9 +50,32 @@ def test_real_size_checkpoints_have_the_published_parameter_counts(bench, tiny_j
 
 def test_the_benchmark_measures_every_family_on_tiny_judges(bench, tmp_path):
     out = tmp_path / "real_size.json"
-    report = bench.main(["--size", "tiny", "--seconds", "2", "--height", "90", "--width", "160", "--clips", "2",
-                         "--batch-sizes", "1,2", "--train-batch-sizes", "1,2", "--steps", "1", "--workers", "2",
-                         "--attention", "auto,sdpa", "--out", str(out)])
+    report = bench.main(
+        [
+            "--size",
+            "tiny",
+            "--seconds",
+            "2",
+            "--height",
+            "90",
+            "--width",
+            "160",
+            "--clips",
+            "2",
+            "--batch-sizes",
+            "1,2",
+            "--train-batch-sizes",
+            "1,2",
+            "--steps",
+            "1",
+            "--workers",
+            "2",
+            "--attention",
+            "auto,sdpa",
+            "--out",
+            str(out),
+        ]
+    )
     assert set(report["families"]) == set(bench.REAL_SIZES)
     for family, measured in report["families"].items():
         for task in bench.REAL_SIZES[family]["tasks"]:

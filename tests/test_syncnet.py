@@ -1,5 +1,6 @@
 """SyncNet lip sync: offset/confidence arithmetic, face tracking, the pipeline's frame/audio alignment with
 an oracle encoder on talking heads whose audio delay is known, and the real network with random weights."""
+
 import json
 
 import numpy as np
@@ -24,7 +25,7 @@ def test_offset_and_confidence_from_embeddings_with_a_known_shift():
     content = rng.standard_normal((80, 16))
     for lag in (0, 4, -7):
         lips = content[20:60]
-        audio = content[20 - lag:60 - lag] + 0.1 * rng.standard_normal((40, 16))  # audio[i + lag] ~ lips[i]
+        audio = content[20 - lag : 60 - lag] + 0.1 * rng.standard_normal((40, 16))  # audio[i + lag] ~ lips[i]
         result = sync_result(sync_distances(lips, audio, vshift=15), vshift=15)
         assert result.offset == -lag  # audio lagging the picture gives a negative offset
         assert result.confidence > 2.0 and result.windows == 40
@@ -70,11 +71,11 @@ class OracleEncoder:
 
     def embed_lips(self, crops, n):
         mouth = (np.abs(crops.astype(int) - MOUTH).sum(-1) < 60).mean(axis=(1, 2))
-        return self.unit(np.stack([mouth[i:i + WINDOW] for i in range(n)]))
+        return self.unit(np.stack([mouth[i : i + WINDOW] for i in range(n)]))
 
     def embed_audio(self, mfcc, n):
-        energy = mfcc[0, :mfcc.shape[1] // MFCC_PER_FRAME * MFCC_PER_FRAME].reshape(-1, MFCC_PER_FRAME).mean(axis=1)
-        return self.unit(np.stack([energy[i:i + WINDOW] for i in range(n)]))
+        energy = mfcc[0, : mfcc.shape[1] // MFCC_PER_FRAME * MFCC_PER_FRAME].reshape(-1, MFCC_PER_FRAME).mean(axis=1)
+        return self.unit(np.stack([energy[i : i + WINDOW] for i in range(n)]))
 
 
 @requires_espeak
@@ -152,4 +153,6 @@ def test_syncnet_random_weights_score_a_face_and_report_no_face(random_syncnet, 
     assert head["syncnet_faces"] == 1 and -15 <= head["syncnet_offset"] <= 15 and head["syncnet_confidence"] >= 0
     assert "no face found" in rows["shapes.mp4"]["errors"]["syncnet"] and "syncnet_confidence" not in rows["shapes.mp4"]
     with pytest.raises(MetricError, match="no audio"):
-        get_metric("syncnet").compute(MediaClip(frames=frames[:10], fps=25.0, timestamps=np.arange(10) / 25.0, duration=0.4))
+        get_metric("syncnet").compute(
+            MediaClip(frames=frames[:10], fps=25.0, timestamps=np.arange(10) / 25.0, duration=0.4)
+        )

@@ -3,8 +3,8 @@ import shutil
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +15,12 @@ from avjudge.llm.lexicons import LEXICONS
 from avjudge.llm.rules import closed_lexicons, swap_in_category
 from avjudge.perturb.taxonomy import AT_DIMENSIONS, VT_DIMENSIONS, taxonomy
 from avjudge.perturb.text import (
-    TextNegative, TextRejection, make_text_negative, quality_problem, rotate_dimensions, similarity,
+    TextNegative,
+    TextRejection,
+    make_text_negative,
+    quality_problem,
+    rotate_dimensions,
+    similarity,
 )
 from avjudge.world import MANIFEST
 
@@ -58,8 +63,9 @@ def test_rule_swaps_stay_in_category_and_fix_articles():
     out, _ = swap_in_category("Two shapes are visible.", ["count"], rng)
     assert out.split()[0] in {w.capitalize() for w in LEXICONS["count"]} and out.split()[0] != "Two"
     # numbers keep their grammatical number: no "One beats are heard", no "Two shape is visible"
-    assert {swap_in_category("Three beats.", ["count"], np.random.default_rng(s))[0].split()[0]
-            for s in range(40)} == {w.capitalize() for w in LEXICONS["count"]} - {"One", "Three"}
+    assert {swap_in_category("Three beats.", ["count"], np.random.default_rng(s))[0].split()[0] for s in range(40)} == {
+        w.capitalize() for w in LEXICONS["count"]
+    } - {"One", "Three"}
     assert swap_in_category("One shape is visible.", ["count"], rng) is None
 
 
@@ -77,8 +83,14 @@ def test_a_closed_vocabulary_swaps_only_to_words_the_corpus_uses():
     assert closed_lexicons(corpus)["colour"] == ("red", "green", "blue")
     assert "count" not in closed_lexicons(corpus)  # no number word at all: nothing to swap to
     closed, general = RuleBackend(vocabulary=corpus), RuleBackend()
-    request = lambda seed: ChatRequest("", seed=seed, meta={"original": "A red circle and a gray box.",  # noqa: E731
-                                                             "categories": ["colour"]})
+    request = lambda seed: ChatRequest(
+        "",
+        seed=seed,
+        meta={
+            "original": "A red circle and a gray box.",  # noqa: E731
+            "categories": ["colour"],
+        },
+    )
     closed_out = {json.loads(closed.complete(request(s)))["modified_description"] for s in range(30)}
     general_out = {json.loads(general.complete(request(s)))["modified_description"] for s in range(30)}
     assert closed_out == {"A green circle and a gray box.", "A blue circle and a gray box."}  # "gray": not in corpus
@@ -89,14 +101,27 @@ def test_a_closed_vocabulary_makes_no_word_pair_the_corpus_never_has():
     """Every caption's sky is above its grass: a sky "below" or "to the left of" grass is a new word pair, and the
     text alone would give such a negative away; the objects' relation is edited instead."""
     text = "A field under a blue sky above grass. The red circle is to the left of the blue square."
-    corpus = [text, "The blue square is above the red circle.", "The green ring is below the red circle.",
-              "The red circle is to the right of the green ring."]
-    request = lambda seed: ChatRequest("", seed=seed, meta={"original": text,  # noqa: E731
-                                                             "categories": ["spatial", "position"]})
-    closed_out = {json.loads(RuleBackend(vocabulary=corpus).complete(request(s)))["modified_description"]
-                  for s in range(30)}
+    corpus = [
+        text,
+        "The blue square is above the red circle.",
+        "The green ring is below the red circle.",
+        "The red circle is to the right of the green ring.",
+    ]
+    request = lambda seed: ChatRequest(
+        "",
+        seed=seed,
+        meta={
+            "original": text,  # noqa: E731
+            "categories": ["spatial", "position"],
+        },
+    )
+    closed_out = {
+        json.loads(RuleBackend(vocabulary=corpus).complete(request(s)))["modified_description"] for s in range(30)
+    }
     general_out = {json.loads(RuleBackend().complete(request(s)))["modified_description"] for s in range(30)}
-    assert closed_out == {text.replace("to the left of", relation) for relation in ("above", "below", "to the right of")}
+    assert closed_out == {
+        text.replace("to the left of", relation) for relation in ("above", "below", "to the right of")
+    }
     assert any("sky above grass" not in out for out in general_out)
 
 
@@ -132,6 +157,7 @@ def test_world_caption_negatives_pass_qc_and_rejections_are_counted(small_world)
 
 
 # ---- the OpenAI-compatible client against a real local server ---------------------------
+
 
 class _Script:
     def __init__(self):
@@ -189,8 +215,9 @@ def server():
 
 
 def _backend(url, tmp_path, **kw):
-    return OpenAIChatBackend(url, "judge-llm", timeout_s=kw.pop("timeout_s", 2.0), backoff_s=0.01,
-                             cache_dir=tmp_path / "cache", **kw)
+    return OpenAIChatBackend(
+        url, "judge-llm", timeout_s=kw.pop("timeout_s", 2.0), backoff_s=0.01, cache_dir=tmp_path / "cache", **kw
+    )
 
 
 def test_http_client_sends_json_mode_and_key_and_caches(server, tmp_path, monkeypatch):
@@ -235,8 +262,11 @@ def test_malformed_replies_and_server_errors_become_counted_rejections(server, t
     script, url = server
     dim = {d.key: d for d in taxonomy("vt")}["appearance"]
     original = "A small red circle moves to the left."
-    script.replies = [("raw", "not json at all"), ("raw", '{"modified_description": 5}'),
-                      ("raw", "```json\n{\"modified_description\": \"A small blue circle moves to the left.\"}\n```")]
+    script.replies = [
+        ("raw", "not json at all"),
+        ("raw", '{"modified_description": 5}'),
+        ("raw", '```json\n{"modified_description": "A small blue circle moves to the left."}\n```'),
+    ]
     result = make_text_negative(original, "vt", dim, _backend(url, tmp_path), seed=0)
     assert isinstance(result, TextNegative) and result.attempts == 3 and "blue" in result.text
     script.replies = [("status", 500)] * 100
@@ -257,8 +287,16 @@ def test_local_transformers_backend_runs(tiny_judges):
     if not folder.exists():
         tok = AutoTokenizer.from_pretrained(str(tiny_judges["qwen2_audio"]))
         torch.manual_seed(0)
-        Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                     num_attention_heads=2, num_key_value_heads=1)).save_pretrained(str(folder))
+        Qwen2ForCausalLM(
+            Qwen2Config(
+                vocab_size=len(tok),
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=1,
+                num_attention_heads=2,
+                num_key_value_heads=1,
+            )
+        ).save_pretrained(str(folder))
         tok.save_pretrained(str(folder))
     backend = make_backend("transformers", model_dir=folder, max_new_tokens=8)
     assert isinstance(backend.complete(ChatRequest(prompt="hello", seed=0)), str)
@@ -292,8 +330,9 @@ def test_annotate_writes_a_manifest_and_resumes(server, tmp_path, small_world):
 
 def test_a_motion_edit_leaves_a_spatial_relation_whole():
     text = "At the start, the red circle is to the right of the blue square. The red circle moves upward."
-    edits = {swap_in_category(text, ["motion", "event", "direction"], np.random.default_rng(seed))[0]
-             for seed in range(40)}
+    edits = {
+        swap_in_category(text, ["motion", "event", "direction"], np.random.default_rng(seed))[0] for seed in range(40)
+    }
     assert all("is to the right of the blue square" in out for out in edits)
     assert {out.split(". ")[1] for out in edits} > {"The red circle moves downward."}  # the motion itself changes
     # the spatial dimension still edits the relation
@@ -318,8 +357,12 @@ def test_a_closed_vocabulary_draws_new_phrases_as_often_as_the_corpus_uses_them(
     seldom: that word alone would then mark negatives."""
     corpus = ["It hops twice."] * 8 + ["It hops four times.", "It hops once."]
     backend = RuleBackend(vocabulary=corpus)
-    drawn = Counter(json.loads(backend.complete(ChatRequest("", seed=s, meta={
-        "original": "It hops once.", "categories": ["times"]})))["modified_description"] for s in range(300))
+    drawn = Counter(
+        json.loads(
+            backend.complete(ChatRequest("", seed=s, meta={"original": "It hops once.", "categories": ["times"]}))
+        )["modified_description"]
+        for s in range(300)
+    )
     assert set(drawn) == {"It hops twice.", "It hops four times."}
     assert 0.8 < drawn["It hops twice."] / 300 < 0.97  # 8 of the 9 uses of the other phrases
 
@@ -330,7 +373,11 @@ def test_corpus_usage_weighs_phrases_within_their_category_not_one_category_agai
     text = "A small red circle flashes. The red circle hops."
     corpus = [text, "A large red circle.", "A small blue circle."] + ["The blue circle hops."] * 20
     backend = RuleBackend(vocabulary=corpus)
-    drawn = Counter(json.loads(backend.complete(ChatRequest("", seed=s, meta={
-        "original": text, "categories": ["colour", "size"]})))["modification_detail"] for s in range(300))
+    drawn = Counter(
+        json.loads(
+            backend.complete(ChatRequest("", seed=s, meta={"original": text, "categories": ["colour", "size"]}))
+        )["modification_detail"]
+        for s in range(300)
+    )
     assert set(drawn) == {"Changed 'red' to 'blue'", "Changed 'small' to 'large'"}
     assert 0.25 < drawn["Changed 'small' to 'large'"] / 300 < 0.42

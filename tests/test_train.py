@@ -9,17 +9,17 @@ import torch
 
 from avjudge.config import ConfigError, load_config
 from avjudge.data import PairDataset, build_dataset, load_manifest, load_pairs, load_recipe
+from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
 from avjudge.judges.choice import ChoiceQuestion, answer_questions, world_questions, write_questions
-from avjudge.jsonl import read_jsonl
 from avjudge.judges.judge import TRAINED_SETTINGS
-from avjudge.stats import auroc
 from avjudge.perturb import SourcePool
+from avjudge.stats import auroc
 from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
-from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.train.freeze import group_of
 from avjudge.train.metrics import calibration_error
+from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.world import MANIFEST
 
 RECIPES = Path(__file__).parent.parent / "data_recipes"
@@ -28,9 +28,16 @@ CONFIG = Path(__file__).parent.parent / "train_configs" / "tiny_world_av.yaml"
 
 @pytest.fixture(scope="module")
 def pairs(small_world, tmp_path_factory):
-    recipe, source = load_recipe(RECIPES / "world_demo.yaml", [
-        f"source={small_world / MANIFEST}", "judges.av.pairs=32", "judges.vt.pairs=24", "judges.at.pairs=24",
-        "splits={train: 0.5, test: 0.5}"])
+    recipe, source = load_recipe(
+        RECIPES / "world_demo.yaml",
+        [
+            f"source={small_world / MANIFEST}",
+            "judges.av.pairs=32",
+            "judges.vt.pairs=24",
+            "judges.at.pairs=24",
+            "splits={train: 0.5, test: 0.5}",
+        ],
+    )
     out = tmp_path_factory.mktemp("pairs")
     build_dataset(recipe, source, out, progress=False)
     return out
@@ -38,10 +45,20 @@ def pairs(small_world, tmp_path_factory):
 
 def config(tiny_judges, pairs, out, task="av", family=None, **overrides):
     model = tiny_judges[family or ("qwen2_audio" if task == "at" else "qwen2_5_omni")]
-    items = [f"task={task}", f"model={model}", f"dataset={pairs}", f"output_dir={out}", "max_steps=4",
-             f"use_audio_in_video={str(task == 'av').lower()}",
-             "batch_size=2", "eval_steps=2", "save_steps=2", "logging_steps=1", "max_eval_pairs=6",
-             "redraw_negatives=false"]  # the stored negatives, unless a test redraws them
+    items = [
+        f"task={task}",
+        f"model={model}",
+        f"dataset={pairs}",
+        f"output_dir={out}",
+        "max_steps=4",
+        f"use_audio_in_video={str(task == 'av').lower()}",
+        "batch_size=2",
+        "eval_steps=2",
+        "save_steps=2",
+        "logging_steps=1",
+        "max_eval_pairs=6",
+        "redraw_negatives=false",
+    ]  # the stored negatives, unless a test redraws them
     return load_config(TrainConfig, CONFIG, items + [f"{k}={v}" for k, v in overrides.items()])
 
 
@@ -59,7 +76,7 @@ def test_labels_fall_on_the_answer_token_only(tiny_judges, pairs, tmp_path, side
         assert len(supervised) == 1
         p = supervised[0]
         assert labels[p] == ids[p] == (yes if record["label"] else no)
-        assert ids[p - len(assistant):p].tolist() == assistant  # the answer follows the assistant prefix
+        assert ids[p - len(assistant) : p].tolist() == assistant  # the answer follows the assistant prefix
         assert bool(mask[p]) and (labels[mask == 0] == -100).all()
         padded = torch.nonzero(mask == 0).flatten()
         if len(padded):
@@ -83,8 +100,9 @@ def test_freeze_policies_select_parameter_groups(tiny_judges):
 
 @pytest.mark.parametrize("family", ["qwen2_5_omni", "qwen3_omni"])
 def test_training_keeps_frozen_weights_and_saves_a_loadable_judge(tiny_judges, pairs, tmp_path, family):
-    trainer, judge, evaluation, _ = build_training(config(tiny_judges, pairs, tmp_path, family=family, freeze="llm",
-                                                          learning_rate=1e-2))
+    trainer, judge, evaluation, _ = build_training(
+        config(tiny_judges, pairs, tmp_path, family=family, freeze="llm", learning_rate=1e-2)
+    )
     assert type(judge.adapter).family == family
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
@@ -132,7 +150,8 @@ def test_run_training_writes_checkpoints_records_and_eval(tiny_judges, pairs, tm
 
 @pytest.mark.parametrize("task", ["vt", "at"])
 def test_choice_questions_are_asked_at_every_evaluation_as_the_saved_judge_answers_them(
-        tiny_judges, pairs, small_world, tmp_path, task):
+    tiny_judges, pairs, small_world, tmp_path, task
+):
     questions = world_questions(small_world / MANIFEST, audio_only=task == "at")[:8]
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(b"not a video")
@@ -157,7 +176,8 @@ def test_choice_questions_are_asked_at_every_evaluation_as_the_saved_judge_answe
     assert flat["eval/choice/accuracy"] == evaluations[-1]["accuracy"]
     answered = {c for c, block in evaluations[-1]["per_category"].items() if block["answered"]}
     assert {k for k in flat if k.startswith("eval/choice")} == {f"eval/choice/{c}/accuracy" for c in answered} | {
-        "eval/choice/accuracy"}
+        "eval/choice/accuracy"
+    }
 
 
 def test_scoring_repeats_the_system_prompt_a_judge_was_trained_with(tiny_judges, pairs, small_world, tmp_path):
@@ -171,7 +191,9 @@ def test_scoring_repeats_the_system_prompt_a_judge_was_trained_with(tiny_judges,
         return judge.adapter.tokenizer.decode(judge.prepare(sample).input_ids)
 
     trained = Judge.load("vt", tmp_path / "run" / "final")
-    base = Judge.load("vt", tiny_judges["qwen2_5_omni"], fps=trained.settings.fps, max_pixels=trained.settings.max_pixels)
+    base = Judge.load(
+        "vt", tiny_judges["qwen2_5_omni"], fps=trained.settings.fps, max_pixels=trained.settings.max_pixels
+    )
     assert trained.settings.system_prompt == "" and base.settings.system_prompt is None
     assert "<|im_start|>system" in prompt(base) and prompt(trained) == prompt(base).split("<|im_end|>\n", 1)[1]
 
@@ -179,8 +201,9 @@ def test_scoring_repeats_the_system_prompt_a_judge_was_trained_with(tiny_judges,
 def test_resumed_training_matches_an_uninterrupted_run(tiny_judges, pairs, tmp_path):
     from transformers import TrainerCallback
 
-    whole = run_training(config(tiny_judges, pairs, tmp_path / "whole", task="at", max_steps=6, save_steps=3,
-                                lr_scheduler="linear"))
+    whole = run_training(
+        config(tiny_judges, pairs, tmp_path / "whole", task="at", max_steps=6, save_steps=3, lr_scheduler="linear")
+    )
 
     class StopAt3(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
@@ -203,8 +226,17 @@ def test_resumed_training_matches_an_uninterrupted_run(tiny_judges, pairs, tmp_p
 def test_cached_examples_are_built_once_and_train_exactly_like_rebuilt_ones(tiny_judges, pairs, tmp_path):
     histories, builds = {}, {}
     for cache in (False, True):
-        trainer, *_ = build_training(config(tiny_judges, pairs, tmp_path / str(cache), batch_size=4, max_steps=10,
-                                            save_steps=100, cache_examples=cache))
+        trainer, *_ = build_training(
+            config(
+                tiny_judges,
+                pairs,
+                tmp_path / str(cache),
+                batch_size=4,
+                max_steps=10,
+                save_steps=100,
+                cache_examples=cache,
+            )
+        )
         examples = trainer.train_dataset
         build = examples.collator.example
         calls = []
@@ -220,8 +252,9 @@ def test_cached_examples_are_built_once_and_train_exactly_like_rebuilt_ones(tiny
         config(tiny_judges, pairs, tmp_path, cache_examples=True, dataloader_workers=2)
 
 
-def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_pair(tiny_judges, pairs, tmp_path,
-                                                                                    monkeypatch):
+def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_pair(
+    tiny_judges, pairs, tmp_path, monkeypatch
+):
     import avjudge.data.pairs as pairs_module
 
     decoded, decode_source = [], pairs_module._decode_source
@@ -229,9 +262,18 @@ def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_p
     histories, evaluations, decodes = {}, {}, {}
     for budget in (0, 256):
         decoded.clear()
-        trainer, _, evaluation, _ = build_training(config(tiny_judges, pairs, tmp_path / str(budget), batch_size=4,
-                                                          max_steps=10, save_steps=100, redraw_negatives=True,
-                                                          source_cache_mb=budget))
+        trainer, _, evaluation, _ = build_training(
+            config(
+                tiny_judges,
+                pairs,
+                tmp_path / str(budget),
+                batch_size=4,
+                max_steps=10,
+                save_steps=100,
+                redraw_negatives=True,
+                source_cache_mb=budget,
+            )
+        )
         trainer.train()
         histories[budget] = [h["loss"] for h in trainer.state.log_history if "loss" in h]
         evaluations[budget] = evaluation(10)["overall"]
@@ -245,8 +287,9 @@ def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_p
 
 
 def test_redrawn_negatives_change_every_epoch_and_borrow_from_the_training_split_only(tiny_judges, pairs, tmp_path):
-    trainer, *_ = build_training(config(tiny_judges, pairs, tmp_path, batch_size=4, max_steps=10, save_steps=100,
-                                        redraw_negatives=True))
+    trainer, *_ = build_training(
+        config(tiny_judges, pairs, tmp_path, batch_size=4, max_steps=10, save_steps=100, redraw_negatives=True)
+    )
     examples = trainer.train_dataset
     stored = {r["id"]: r for r in examples.pairs.records}
     build, built = examples.collator.example, []
@@ -269,8 +312,9 @@ def test_redrawn_negatives_change_every_epoch_and_borrow_from_the_training_split
     own = examples.pairs.records[index]["source_id"]
     assert all(splits[p] == "train" and p != own for p in partners) and len(set(partners)) > 1
     assert examples.pairs.redrawn(index, [0, 1, index])[0]["params"]["source"] == partners[0]
-    assert examples.pairs.redrawn(next(i for i, r in enumerate(examples.pairs.records) if r["label"]), [0, 1, 0]) \
-        is None
+    assert (
+        examples.pairs.redrawn(next(i for i, r in enumerate(examples.pairs.records) if r["label"]), [0, 1, 0]) is None
+    )
 
 
 def test_redrawing_needs_what_the_build_kept(tiny_judges, pairs, tmp_path):
@@ -285,8 +329,9 @@ def test_redrawing_needs_what_the_build_kept(tiny_judges, pairs, tmp_path):
 @pytest.mark.parametrize("stage", [2, 3])
 def test_deepspeed_zero_on_cpu_saves_what_it_trained(tiny_judges, pairs, tmp_path, stage):
     deepspeed = Path(__file__).parent.parent / "train_configs" / "deepspeed" / f"zero{stage}.json"
-    summary = run_training(config(tiny_judges, pairs, tmp_path, deepspeed=deepspeed, max_steps=3, save_steps=10,
-                                  learning_rate=1e-2))
+    summary = run_training(
+        config(tiny_judges, pairs, tmp_path, deepspeed=deepspeed, max_steps=3, save_steps=10, learning_rate=1e-2)
+    )
     assert summary["steps"] == 3
     loaded = Judge.load("av", tmp_path / "final")
     after = summary["eval_after"]
@@ -326,8 +371,10 @@ def test_the_attention_a_config_names_is_the_one_the_model_trains_with(tiny_judg
     default, *_ = build_training(config(tiny_judges, pairs, tmp_path / "auto"))
     assert default.model.config.vision_config._attn_implementation == PACKED
     eager, *_ = build_training(config(tiny_judges, pairs, tmp_path / "eager", attention="eager"))
-    assert {eager.model.config.vision_config._attn_implementation,
-            eager.model.config.text_config._attn_implementation} == {"eager"}
+    assert {
+        eager.model.config.vision_config._attn_implementation,
+        eager.model.config.text_config._attn_implementation,
+    } == {"eager"}
 
 
 def test_lora_trains_adapters_only_and_merges(tiny_judges, pairs, tmp_path):
@@ -368,24 +415,49 @@ def test_metrics_equal_hand_computed_values():
 
 def test_the_evaluation_table_prints_undefined_figures_and_a_resumed_runs_untrained_ones_as_n_a():
     def evaluation(overall_auroc, **balanced):
-        return {"overall": {"auroc": overall_auroc},
-                "per_type": {kind: {"balanced_accuracy": value} for kind, value in balanced.items()}}
+        return {
+            "overall": {"auroc": overall_auroc},
+            "per_type": {kind: {"balanced_accuracy": value} for kind, value in balanced.items()},
+        }
 
-    lines = evaluation_table({"av": {"eval_before": evaluation(None, shift=0.5), "eval_after":
-                                     evaluation(0.91, shift=0.97, pitch=0.75)},
-                              "vt": {"eval_before": None, "eval_after": evaluation(0.6, counting=0.55)}})
+    lines = evaluation_table(
+        {
+            "av": {"eval_before": evaluation(None, shift=0.5), "eval_after": evaluation(0.91, shift=0.97, pitch=0.75)},
+            "vt": {"eval_before": None, "eval_after": evaluation(0.6, counting=0.55)},
+        }
+    )
     rows = [line.split() for line in lines[2:]]
-    assert rows == [["av", "(all", "pairs,", "AUROC)", "n/a", "0.910"], ["pitch", "n/a", "0.750"],
-                    ["shift", "0.500", "0.970"], ["vt", "(all", "pairs,", "AUROC)", "n/a", "0.600"],
-                    ["counting", "n/a", "0.550"]]
+    assert rows == [
+        ["av", "(all", "pairs,", "AUROC)", "n/a", "0.910"],
+        ["pitch", "n/a", "0.750"],
+        ["shift", "0.500", "0.970"],
+        ["vt", "(all", "pairs,", "AUROC)", "n/a", "0.600"],
+        ["counting", "n/a", "0.550"],
+    ]
 
 
 def test_the_train_command_prints_each_negative_types_figures_before_and_after(tiny_judges, pairs, tmp_path, capsys):
     from avjudge.cli import main
 
-    assert main(["train", "--config", str(CONFIG), f"model={tiny_judges['qwen2_5_omni']}", f"dataset={pairs}",
-                 f"output_dir={tmp_path / 'run'}", "max_steps=2", "batch_size=2", "eval_steps=2", "save_steps=2",
-                 "max_eval_pairs=6", "redraw_negatives=false"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(CONFIG),
+                f"model={tiny_judges['qwen2_5_omni']}",
+                f"dataset={pairs}",
+                f"output_dir={tmp_path / 'run'}",
+                "max_steps=2",
+                "batch_size=2",
+                "eval_steps=2",
+                "save_steps=2",
+                "max_eval_pairs=6",
+                "redraw_negatives=false",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     after = json.loads((tmp_path / "run" / "eval" / "step_000002.json").read_text())["per_type"]
     for kind, figures in after.items():  # the table's after column is the last evaluation's

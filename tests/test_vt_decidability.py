@@ -1,6 +1,7 @@
 """Which VT caption edits a judge's sampled frames can tell (`avjudge.world.decidability`, composed with the judge's
 frame choice in `avjudge.demo`), on a hand-made scene whose events fall between or on the frames; and
 benchmarks/vt_decidability.py on a world's pairs."""
+
 import importlib.util
 from pathlib import Path
 
@@ -20,21 +21,57 @@ spec.loader.exec_module(vt_decidability)
 def _scene(blue_events: tuple[Event, ...] = ()) -> Scene:
     """A red circle that flashes twice: at 0.4-0.6 s (the 2 fps frame at 0.48 s falls inside) and 1.1-1.3 s
     (between the 2 fps frames at 1.0 and 1.48 s, on the 4 fps frame at 1.24 s); a blue square that acts as given."""
-    red = WorldObject(shape="circle", colour="red", size="medium", x=0.3, y=0.5, motion="static", event_kind="flash",
-                      sound={"timbre": "sine", "f0": 110.0})
-    blue = WorldObject(shape="square", colour="blue", size="small", x=0.7, y=0.5, motion="left", event_kind="pulse",
-                       sound={"timbre": "square", "f0": 196.0} if blue_events else None)
-    return Scene(id="s", seed=0, index=0, duration=4.0, width=192, height=192, fps=25.0, sample_rate=16000,
-                 background="indoor", ambience="hum", objects=(red, blue),
-                 events=(Event(time=0.4, duration=0.2, object=0, kind="flash"),
-                         Event(time=1.1, duration=0.2, object=0, kind="flash")) + blue_events)
+    red = WorldObject(
+        shape="circle",
+        colour="red",
+        size="medium",
+        x=0.3,
+        y=0.5,
+        motion="static",
+        event_kind="flash",
+        sound={"timbre": "sine", "f0": 110.0},
+    )
+    blue = WorldObject(
+        shape="square",
+        colour="blue",
+        size="small",
+        x=0.7,
+        y=0.5,
+        motion="left",
+        event_kind="pulse",
+        sound={"timbre": "square", "f0": 196.0} if blue_events else None,
+    )
+    return Scene(
+        id="s",
+        seed=0,
+        index=0,
+        duration=4.0,
+        width=192,
+        height=192,
+        fps=25.0,
+        sample_rate=16000,
+        background="indoor",
+        ambience="hum",
+        objects=(red, blue),
+        events=(
+            Event(time=0.4, duration=0.2, object=0, kind="flash"),
+            Event(time=1.1, duration=0.2, object=0, kind="flash"),
+        )
+        + blue_events,
+    )
 
 
 def _negative(scene: Scene, old: str, new: str, dimension: str) -> dict:
     positive = video_caption(scene)
     assert old in positive
-    return {"id": f"{dimension}:{old}", "label": 0, "source_id": scene.id, "negative_type": dimension,
-            "text": positive.replace(old, new), "params": {"detail": f"Changed '{old}' to '{new}'"}}
+    return {
+        "id": f"{dimension}:{old}",
+        "label": 0,
+        "source_id": scene.id,
+        "negative_type": dimension,
+        "text": positive.replace(old, new),
+        "params": {"detail": f"Changed '{old}' to '{new}'"},
+    }
 
 
 def test_the_judge_sees_the_frames_its_rate_picks():
@@ -48,14 +85,19 @@ def test_the_judge_sees_the_frames_its_rate_picks():
 def test_an_event_count_is_told_only_when_every_event_is_caught_and_a_look_when_one_is():
     scene = _scene()
     world = {scene.id: {"scene": scene.to_dict(), "captions": {"video": video_caption(scene)}}}
-    records = [_negative(scene, "twice", "three times", "counting"),   # the red circle's events
-               _negative(scene, "flashes white", "hops upward", "motion"),
-               _negative(scene, "Two shapes", "Three shapes", "counting"),
-               _negative(scene, "indoor room", "outdoor room", "appearance"),
-               {**_negative(scene, "red", "red", "positive"), "label": 1}]
+    records = [
+        _negative(scene, "twice", "three times", "counting"),  # the red circle's events
+        _negative(scene, "flashes white", "hops upward", "motion"),
+        _negative(scene, "Two shapes", "Three shapes", "counting"),
+        _negative(scene, "indoor room", "outdoor room", "appearance"),
+        {**_negative(scene, "red", "red", "positive"), "label": 1},
+    ]
     assert caption_edits_told(records, world, 2.0) == [
-        ("counting", "event count", False), ("motion", "event look", True), ("counting", "object count", True),
-        ("appearance", "place", True)]
+        ("counting", "event count", False),
+        ("motion", "event look", True),
+        ("counting", "object count", True),
+        ("appearance", "place", True),
+    ]
     assert caption_edits_told(records[:1], world, 4.0) == [("counting", "event count", True)]
 
 
@@ -64,11 +106,13 @@ def test_an_edit_of_the_object_list_is_named_by_the_word_it_changes():
     object wears it, to green by the colours on screen alone."""
     scene = _scene()
     world = {scene.id: {"scene": scene.to_dict(), "captions": {"video": video_caption(scene)}}}
-    edits = {("small blue", "small red"): "object colour, on screen",
-             ("small blue", "small green"): "object colour, none on screen",
-             ("blue square that", "blue ring that"): "object shape",
-             ("small blue", "large blue"): "object size",
-             ("moves to the left", "moves upward"): "object path"}
+    edits = {
+        ("small blue", "small red"): "object colour, on screen",
+        ("small blue", "small green"): "object colour, none on screen",
+        ("blue square that", "blue ring that"): "object shape",
+        ("small blue", "large blue"): "object size",
+        ("moves to the left", "moves upward"): "object path",
+    }
     records = [_negative(scene, old, new, "appearance") for old, new in edits]
     assert [kind for _, kind, _ in caption_edits_told(records, world, 2.0)] == list(edits.values())
 
@@ -79,10 +123,19 @@ def test_a_swapped_order_is_told_when_every_actors_first_event_is_caught():
     assert first_events_caught(caught_first, 0, shown_times(caught_first, 2.0))
     assert not first_events_caught(missed_first, 0, shown_times(missed_first, 2.0))
     positive = video_caption(caught_first)
-    swapped = positive.replace("red circle flashes", "X").replace("blue square pulses", "red circle flashes") \
+    swapped = (
+        positive.replace("red circle flashes", "X")
+        .replace("blue square pulses", "red circle flashes")
         .replace("X", "blue square pulses")
-    record = {"id": "t", "label": 0, "source_id": "s", "negative_type": "temporal", "text": swapped,
-              "params": {"detail": "Swapped the order of 'red circle' and 'blue square'"}}
+    )
+    record = {
+        "id": "t",
+        "label": 0,
+        "source_id": "s",
+        "negative_type": "temporal",
+        "text": swapped,
+        "params": {"detail": "Swapped the order of 'red circle' and 'blue square'"},
+    }
     world = {"s": {"scene": caught_first.to_dict(), "captions": {"video": positive}}}
     assert caption_edits_told([record], world, 2.0) == [("temporal", "event order", True)]
 
@@ -95,8 +148,8 @@ def test_the_script_reads_a_worlds_pairs(tmp_path, small_world, monkeypatch, cap
         monkeypatch.setattr("sys.argv", ["vt_decidability.py", str(tmp_path), "--split", split, "--fps", "2", "25"])
         vt_decidability.main()
         lines = capsys.readouterr().out.splitlines()
-        dimensions = lines[lines.index(next(line for line in lines if line.startswith("dimension "))) + 1:]
-        return [line.split() for line in dimensions[:dimensions.index("")]]
+        dimensions = lines[lines.index(next(line for line in lines if line.startswith("dimension "))) + 1 :]
+        return [line.split() for line in dimensions[: dimensions.index("")]]
 
     rows = dimension_rows("train")
     assert rows and all(row[0] in {"appearance", "counting", "motion", "spatial", "temporal"} for row in rows)
@@ -111,7 +164,11 @@ def test_an_edit_whose_kind_cannot_be_read_counts_as_told_not_as_an_error():
     world = {scene.id: {"scene": scene.to_dict(), "captions": {"video": video_caption(scene)}}}
     unchanged = {**_negative(scene, "red", "red", "appearance"), "id": "same"}
     # an event count whose sentence names no object of the scene before the changed words
-    unnamed = {**_negative(scene, "The red circle flashes white twice", "It flashes white three times",
-                           "counting"), "params": {"detail": "Changed 'twice' to 'three times'"}}
-    assert caption_edits_told([unchanged, unnamed], world, 2.0) == [("appearance", "unknown", True),
-                                                                    ("counting", "unknown", True)]
+    unnamed = {
+        **_negative(scene, "The red circle flashes white twice", "It flashes white three times", "counting"),
+        "params": {"detail": "Changed 'twice' to 'three times'"},
+    }
+    assert caption_edits_told([unchanged, unnamed], world, 2.0) == [
+        ("appearance", "unknown", True),
+        ("counting", "unknown", True),
+    ]

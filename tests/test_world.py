@@ -11,8 +11,7 @@ import pytest
 from avjudge.config import ConfigError
 from avjudge.jsonl import read_jsonl
 from avjudge.media import decode
-from avjudge.world import MANIFEST, WorldConfig, make_world, sample_scene
-from avjudge.world import vocab
+from avjudge.world import MANIFEST, WorldConfig, make_world, sample_scene, vocab
 from avjudge.world.verify import COLOUR_TOLERANCE, colour_mask, verify_clip
 
 from .helpers import requires_espeak
@@ -22,8 +21,9 @@ from .helpers import requires_espeak
 def quiet_world(tmp_path_factory):
     """No ambience, no speech: every onset is checkable."""
     out = tmp_path_factory.mktemp("quiet")
-    make_world(WorldConfig(n=8, seed=11, ambience_prob=0.0, speech="off", duration=4.0, max_duration=9.0),
-               out, progress=False)
+    make_world(
+        WorldConfig(n=8, seed=11, ambience_prob=0.0, speech="off", duration=4.0, max_duration=9.0), out, progress=False
+    )
     return out
 
 
@@ -68,8 +68,8 @@ def _quietest_gap(record, clip) -> float:
     speech = record["scene"]["speech"]
     end = min(first, speech["start"]) if speech else first
     n = int(end * clip.sample_rate)
-    seg = clip.audio[0, int(0.02 * clip.sample_rate):max(n - 80, int(0.03 * clip.sample_rate))]
-    return float(np.sqrt(np.mean(seg ** 2)))
+    seg = clip.audio[0, int(0.02 * clip.sample_rate) : max(n - 80, int(0.03 * clip.sample_rate))]
+    return float(np.sqrt(np.mean(seg**2)))
 
 
 def test_captions_state_ground_truth(default_world):
@@ -135,8 +135,8 @@ def test_speech_is_spoken(tmp_path):
         assert speech and speech["voice"] in vocab.VOICES
         clip = decode(tmp_path / record["video"])
         sr = clip.sample_rate
-        seg = clip.audio[0, int(speech["start"] * sr):int((speech["start"] + 1.0) * sr)]
-        assert np.sqrt(np.mean(seg ** 2)) > 0.02
+        seg = clip.audio[0, int(speech["start"] * sr) : int((speech["start"] + 1.0) * sr)]
+        assert np.sqrt(np.mean(seg**2)) > 0.02
 
 
 def test_config_validation():
@@ -148,8 +148,24 @@ def test_config_validation():
 
 def test_resume_after_kill_keeps_finished_clips_and_adds_no_duplicates(tmp_path):
     out = tmp_path / "w"
-    cmd = [sys.executable, "-m", "avjudge.cli", "world", "make", "--out", str(out), "--n", "30", "--duration", "3",
-           "--speech", "off", "--workers", "1", "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "avjudge.cli",
+        "world",
+        "make",
+        "--out",
+        str(out),
+        "--n",
+        "30",
+        "--duration",
+        "3",
+        "--speech",
+        "off",
+        "--workers",
+        "1",
+        "--no-progress",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while time.time() < deadline:

@@ -16,6 +16,7 @@ Definitions (one judgment: a prompt, models A and B, a dimension, the human's wi
   outcomes agree, a tie agreeing only with a tie; reported at eps and at the eps that maximises it
   (tie calibration).
 """
+
 from __future__ import annotations
 
 import csv
@@ -51,8 +52,9 @@ def load_judgments(path: str | Path) -> list[Judgment]:
         reader = csv.DictReader(f)
         missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
-            raise BenchError(f"{path}: columns {missing} are missing; a judgments CSV has "
-                             f"{', '.join(CSV_COLUMNS)}, annotator")
+            raise BenchError(
+                f"{path}: columns {missing} are missing; a judgments CSV has {', '.join(CSV_COLUMNS)}, annotator"
+            )
         out = []
         for line, row in enumerate(reader, start=2):
             winner = WINNERS.get((row["winner"] or "").strip().lower())
@@ -60,8 +62,16 @@ def load_judgments(path: str | Path) -> list[Judgment]:
                 raise BenchError(f"{path}:{line}: winner must be A, B or tie, got {row['winner']!r}")
             if row["model_a"] == row["model_b"]:
                 raise BenchError(f"{path}:{line}: a model compared with itself ({row['model_a']!r})")
-            out.append(Judgment(row["prompt_id"].strip(), row["model_a"].strip(), row["model_b"].strip(),
-                                row["dimension"].strip(), winner, (row.get("annotator") or "").strip()))
+            out.append(
+                Judgment(
+                    row["prompt_id"].strip(),
+                    row["model_a"].strip(),
+                    row["model_b"].strip(),
+                    row["dimension"].strip(),
+                    winner,
+                    (row.get("annotator") or "").strip(),
+                )
+            )
     if not out:
         raise BenchError(f"{path}: no judgments")
     return out
@@ -93,8 +103,11 @@ def _correlations(human: dict[str, float], metric: dict[str, float]) -> dict[str
     x, y = np.array([metric[m] for m in models]), np.array([human[m] for m in models])
     if len(models) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return {"pearson": None, "spearman": None, "kendall": None}
-    return {"pearson": float(stats.pearsonr(x, y)[0]), "spearman": float(stats.spearmanr(x, y)[0]),
-            "kendall": float(stats.kendalltau(x, y)[0])}
+    return {
+        "pearson": float(stats.pearsonr(x, y)[0]),
+        "spearman": float(stats.spearmanr(x, y)[0]),
+        "kendall": float(stats.kendalltau(x, y)[0]),
+    }
 
 
 def accuracy_2afc(rows: list[tuple[str, str]]) -> float | None:
@@ -118,8 +131,13 @@ def tie_calibration(rows: list[tuple[str, float]]) -> tuple[float, float]:
     return best, tie_aware_accuracy(rows, best)
 
 
-def align(judgments: list[Judgment], scores: dict[tuple[str, str], dict[str, float]], eps: float = 0.0,
-          bootstrap: int = 1000, seed: int = 0) -> dict:
+def align(
+    judgments: list[Judgment],
+    scores: dict[tuple[str, str], dict[str, float]],
+    eps: float = 0.0,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict:
     """Per dimension: win ratios, correlations with bootstrap CIs, 2AFC and tie-aware accuracy.
 
     ``scores``: (model, prompt id) -> dimension -> score (the bench run's per-sample scores).
@@ -159,14 +177,23 @@ def align(judgments: list[Judgment], scores: dict[tuple[str, str], dict[str, flo
                 for name, value in _correlations(h, m).items():
                     if value is not None and np.isfinite(value):
                         draws[name].append(value)
-        correlations = {name: {"value": value,
-                               "ci95": ([float(np.percentile(draws[name], 2.5)),
-                                         float(np.percentile(draws[name], 97.5))] if draws[name] else None)}
-                        for name, value in point.items()}
+        correlations = {
+            name: {
+                "value": value,
+                "ci95": (
+                    [float(np.percentile(draws[name], 2.5)), float(np.percentile(draws[name], 97.5))]
+                    if draws[name]
+                    else None
+                ),
+            }
+            for name, value in point.items()
+        }
         diffs = [(j.winner, d) for j, d, _ in rows]
         calibrated_eps, calibrated_acc = tie_calibration(diffs)
         results[dim] = {
-            "judgments": len(items), "unscored": unscored, "used": len(rows),
+            "judgments": len(items),
+            "unscored": unscored,
+            "used": len(rows),
             "models": {m: {"human_win_ratio": human[m], "metric_win_ratio": metric[m]} for m in human},
             **correlations,
             "accuracy_2afc": accuracy_2afc([(j.winner, outcome) for j, _, outcome in rows]),
@@ -192,8 +219,13 @@ def scatter_png(dim: str, result: dict, path: Path) -> None:
     ax.plot([0, 1], [0, 1], color="#bbb", linewidth=0.8)
     r = result["pearson"]["value"]
     label = DIMENSIONS[dim].label if dim in DIMENSIONS else dim
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="metric win ratio", ylabel="human win ratio",
-           title=f"{label}: Pearson r = {format_statistic(r, 2)}")
+    ax.set(
+        xlim=(0, 1),
+        ylim=(0, 1),
+        xlabel="metric win ratio",
+        ylabel="human win ratio",
+        title=f"{label}: Pearson r = {format_statistic(r, 2)}",
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

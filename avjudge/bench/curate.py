@@ -6,6 +6,7 @@ with it, no value of any balanced attribute (language, speaker count, emotion...
 (compared by a hash of the normalised text) are dropped first, so the suite never tests what a
 judge was trained on.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,8 +39,14 @@ def entry_texts(entry: PromptEntry) -> list[str]:
     return [t for t in (entry.prompt_vision, entry.prompt_audio, entry.full_prompt) if t.strip()]
 
 
-def curate(candidates: list[PromptEntry], n: int, attributes: list[str], cap: float = 0.5, seed: int = 0,
-           exclude_hashes: set[str] | None = None) -> tuple[list[PromptEntry], dict]:
+def curate(
+    candidates: list[PromptEntry],
+    n: int,
+    attributes: list[str],
+    cap: float = 0.5,
+    seed: int = 0,
+    exclude_hashes: set[str] | None = None,
+) -> tuple[list[PromptEntry], dict]:
     """Up to ``n`` entries with no attribute value above ``cap * n``; returns them and a report."""
     if not 0 < cap <= 1:
         raise BenchError(f"cap must be in (0, 1], got {cap}")
@@ -62,10 +69,16 @@ def curate(candidates: list[PromptEntry], n: int, attributes: list[str], cap: fl
             if len(chosen) == n:
                 break
     report = {
-        "candidates": len(candidates), "duplicates_of_training": len(candidates) - len(fresh),
-        "target": n, "chosen": len(chosen), "shortfall": n - len(chosen), "cap_per_value": limit,
-        "distribution": {a: {v: {"count": c, "share": round(c / max(1, len(chosen)), 4)}
-                             for v, c in counts[a].most_common()} for a in attributes},
+        "candidates": len(candidates),
+        "duplicates_of_training": len(candidates) - len(fresh),
+        "target": n,
+        "chosen": len(chosen),
+        "shortfall": n - len(chosen),
+        "cap_per_value": limit,
+        "distribution": {
+            a: {v: {"count": c, "share": round(c / max(1, len(chosen)), 4)} for v, c in counts[a].most_common()}
+            for a in attributes
+        },
         "splits": dict(Counter(e.split for e in chosen)),
     }
     return chosen, report

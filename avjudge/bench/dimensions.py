@@ -1,4 +1,5 @@
 """The AVBench dimensions (paper Table 2): which judge or metric gives each, and which of its outputs is the score."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,19 +23,22 @@ class Dimension:
 
 
 # Paper order: consistency judges, then speech, audio and video quality.
-DIMENSIONS: dict[str, Dimension] = {d.name: d for d in (
-    Dimension("av", "AV-Consistency", "judge", "av", "score"),
-    Dimension("vt", "Video-Text", "judge", "vt", "score"),
-    Dimension("at", "Audio-Text", "judge", "at", "score"),
-    Dimension("syncnet", "Lip Sync (LSE-C)", "metric", "syncnet", "syncnet_confidence"),
-    Dimension("sc", "Speech Content", "metric", "speech_content", "sc_score"),
-    Dimension("dfarena", "Speech Realism", "metric", "dfarena", "dfarena_bonafide_mean"),
-    Dimension("nisqa", "Audio Quality (NISQA)", "metric", "nisqa", "nisqa_mos"),
-    Dimension("dnsmos", "Audio Quality (DNSMOS)", "metric", "dnsmos", "dnsmos_ovrl"),
-    Dimension("audiobox", "Audio Aesthetics", "metric", "audiobox", "audiobox_aggregate"),
-    Dimension("dover", "Video Quality (DOVER++)", "metric", "dover", "dover_overall"),
-    Dimension("aesthetic", "Video Aesthetics (LAION)", "metric", "laion_aesthetic", "laion_aesthetic"),
-)}
+DIMENSIONS: dict[str, Dimension] = {
+    d.name: d
+    for d in (
+        Dimension("av", "AV-Consistency", "judge", "av", "score"),
+        Dimension("vt", "Video-Text", "judge", "vt", "score"),
+        Dimension("at", "Audio-Text", "judge", "at", "score"),
+        Dimension("syncnet", "Lip Sync (LSE-C)", "metric", "syncnet", "syncnet_confidence"),
+        Dimension("sc", "Speech Content", "metric", "speech_content", "sc_score"),
+        Dimension("dfarena", "Speech Realism", "metric", "dfarena", "dfarena_bonafide_mean"),
+        Dimension("nisqa", "Audio Quality (NISQA)", "metric", "nisqa", "nisqa_mos"),
+        Dimension("dnsmos", "Audio Quality (DNSMOS)", "metric", "dnsmos", "dnsmos_ovrl"),
+        Dimension("audiobox", "Audio Aesthetics", "metric", "audiobox", "audiobox_aggregate"),
+        Dimension("dover", "Video Quality (DOVER++)", "metric", "dover", "dover_overall"),
+        Dimension("aesthetic", "Video Aesthetics (LAION)", "metric", "laion_aesthetic", "laion_aesthetic"),
+    )
+}
 
 
 def parse_dimensions(text: str | None) -> list[Dimension]:

@@ -8,6 +8,7 @@ With ``shard=(i, n)`` a run scores every n-th clip starting at i into ``shards/i
 shard's scores are complete, the kept / dropped / failed manifests are written from all of them, in
 manifest order, exactly as one run would have written them.
 """
+
 from __future__ import annotations
 
 import operator
@@ -109,16 +110,25 @@ def _complete(path: Path, expected: int) -> bool:
     return summary_path(path).exists() and sum(1 for _ in read_jsonl(path)) >= expected
 
 
-def run_filter(manifest: str | Path, rules: list[Rule], out: str | Path, scorer: ClipScorer,
-               shard: tuple[int, int] | None = None, chunk_size: int = 16, progress: bool = True) -> dict:
+def run_filter(
+    manifest: str | Path,
+    rules: list[Rule],
+    out: str | Path,
+    scorer: ClipScorer,
+    shard: tuple[int, int] | None = None,
+    chunk_size: int = 16,
+    progress: bool = True,
+) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     missing = [r.dimension for r in rules if r.dimension in scorer.skipped]
     if missing:
-        raise BenchError("rules use dimension(s) that cannot be computed here: "
-                         + "; ".join(f"{d}: {scorer.skipped[d]}" for d in missing))
+        raise BenchError(
+            "rules use dimension(s) that cannot be computed here: "
+            + "; ".join(f"{d}: {scorer.skipped[d]}" for d in missing)
+        )
     records = load_manifest(manifest)
-    mine = records if shard is None else records[shard[0]::shard[1]]
+    mine = records if shard is None else records[shard[0] :: shard[1]]
     path = scores_path(out, shard)
     path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -126,10 +136,17 @@ def run_filter(manifest: str | Path, rules: list[Rule], out: str | Path, scorer:
         return [{"id": item["id"], **result} for item, result in zip(chunk, scorer.score(chunk))]
 
     job = run_job(mine, path, process, chunk_size=chunk_size, progress=progress, desc="filter")
-    summary = {"rules": [str(r) for r in rules], "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
-               "scored_here": job["total"], "errors": job["errors"]}
-    parts = [(path, len(mine))] if shard is None else [
-        (scores_path(out, (i, shard[1])), len(records[i::shard[1]])) for i in range(shard[1])]
+    summary = {
+        "rules": [str(r) for r in rules],
+        "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
+        "scored_here": job["total"],
+        "errors": job["errors"],
+    }
+    parts = (
+        [(path, len(mine))]
+        if shard is None
+        else [(scores_path(out, (i, shard[1])), len(records[i :: shard[1]])) for i in range(shard[1])]
+    )
     if all(_complete(p, n) for p, n in parts):
         scored = {r["id"]: r for p, _ in parts for r in read_jsonl(p)}
         summary["counts"] = write_outcome(records, scored, rules, out)

@@ -1,5 +1,6 @@
 """`avjudge bench report`: leaderboards shaped like the paper's Table 2 (Markdown, CSV), a radar chart per
 split (PNG), and one static HTML file with both and a per-sample drill-down that opens from disk."""
+
 from __future__ import annotations
 
 import base64
@@ -44,17 +45,26 @@ def leaderboard_markdown(summary: dict, split: str) -> str:
     dims = summary["dimensions"]
     models, rows = table(summary, split)
     best = [_best([r[j] for r in rows], summary["higher_is_better"][d]) for j, d in enumerate(dims)]
-    head = "| Model | " + " | ".join(summary["labels"][d] + ("" if summary["higher_is_better"][d] else " ↓")
-                                    for d in dims) + " |"
+    head = (
+        "| Model | "
+        + " | ".join(summary["labels"][d] + ("" if summary["higher_is_better"][d] else " ↓") for d in dims)
+        + " |"
+    )
     lines = [f"### {split.capitalize()} split", "", head, "|---" * (len(dims) + 1) + "|"]
     for model, row in zip(models, rows):
         cells = ["–" if v is None else (f"**{v:.3f}**" if v == best[j] else f"{v:.3f}") for j, v in enumerate(row)]
         lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    errors = {(m, d): summary["results"][m][split][d]["errors"] for m in models for d in dims
-              if summary["results"][m][split][d]["errors"]}
+    errors = {
+        (m, d): summary["results"][m][split][d]["errors"]
+        for m in models
+        for d in dims
+        if summary["results"][m][split][d]["errors"]
+    }
     if errors:
-        lines += ["", "Clips not scored (errors, not zeros): "
-                  + ", ".join(f"{m} {d}: {n}" for (m, d), n in errors.items())]
+        lines += [
+            "",
+            "Clips not scored (errors, not zeros): " + ", ".join(f"{m} {d}: {n}" for (m, d), n in errors.items()),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -65,8 +75,10 @@ def write_leaderboard_csv(summary: dict, split: str, path: Path) -> None:
         writer.writerow(["model"] + [f"{d}_{k}" for d in dims for k in ("mean", "std", "n", "errors")])
         for model in table(summary, split)[0]:
             cells = summary["results"][model][split]
-            writer.writerow([model] + ["" if cells[d][k] is None else cells[d][k]
-                                       for d in dims for k in ("mean", "std", "n", "errors")])
+            writer.writerow(
+                [model]
+                + ["" if cells[d][k] is None else cells[d][k] for d in dims for k in ("mean", "std", "n", "errors")]
+            )
 
 
 def normalized(summary: dict, split: str) -> tuple[list[str], np.ndarray]:
@@ -174,30 +186,47 @@ def _html_table(summary: dict, split: str) -> str:
     head = "".join(f"<th>{html.escape(summary['labels'][d])}</th>" for d in dims)
     body = []
     for model, row in zip(models, rows):
-        cells = "".join('<td class="err">–</td>' if v is None else
-                        f'<td{" class=best" if v == best[j] else ""}>{v:.3f}</td>' for j, v in enumerate(row))
+        cells = "".join(
+            '<td class="err">–</td>' if v is None else f"<td{' class=best' if v == best[j] else ''}>{v:.3f}</td>"
+            for j, v in enumerate(row)
+        )
         body.append(f"<tr><td>{html.escape(model)}</td>{cells}</tr>")
-    return (f'<table class="leaderboard" data-split="{html.escape(split)}"><thead><tr><th>model</th>{head}</tr>'
-            f"</thead><tbody>{''.join(body)}</tbody></table>")
+    return (
+        f'<table class="leaderboard" data-split="{html.escape(split)}"><thead><tr><th>model</th>{head}</tr>'
+        f"</thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def write_html(summary: dict, records: list[dict], charts: dict[str, Path], path: Path) -> None:
     sections = []
     for split, chart in charts.items():
         img = base64.b64encode(chart.read_bytes()).decode()
-        sections.append(f"<h2>{html.escape(split.capitalize())} split</h2>{_html_table(summary, split)}"
-                        f'<img alt="radar chart, {html.escape(split)} split" src="data:image/png;base64,{img}">')
+        sections.append(
+            f"<h2>{html.escape(split.capitalize())} split</h2>{_html_table(summary, split)}"
+            f'<img alt="radar chart, {html.escape(split)} split" src="data:image/png;base64,{img}">'
+        )
     skipped = summary.get("skipped_dimensions") or {}
-    facts = (f"{len(summary['models'])} models, {summary['clips']} clips, prompts per split: "
-             f"{html.escape(json.dumps(summary['prompts']))}. Errors are shown as errors, never as zeros.")
+    facts = (
+        f"{len(summary['models'])} models, {summary['clips']} clips, prompts per split: "
+        f"{html.escape(json.dumps(summary['prompts']))}. Errors are shown as errors, never as zeros."
+    )
     if skipped:
         facts += " Skipped dimensions: " + "; ".join(f"{html.escape(k)} ({html.escape(v)})" for k, v in skipped.items())
     missing = summary.get("missing") or {}
     if missing:
         facts += " Missing clips: " + ", ".join(f"{html.escape(m)}: {len(ids)}" for m, ids in missing.items())
-    samples = [{"id": r["id"], "model": r["model"], "split": r["split"],
-                "video": Path(os.path.relpath(Path(r["video"]).resolve(), path.parent.resolve())).as_posix(),
-                "scores": r.get("scores"), "errors": r.get("errors"), "error": r.get("error")} for r in records]
+    samples = [
+        {
+            "id": r["id"],
+            "model": r["model"],
+            "split": r["split"],
+            "video": Path(os.path.relpath(Path(r["video"]).resolve(), path.parent.resolve())).as_posix(),
+            "scores": r.get("scores"),
+            "errors": r.get("errors"),
+            "error": r.get("error"),
+        }
+        for r in records
+    ]
     data = json.dumps({"dimensions": summary["dimensions"], "samples": samples}).replace("</", "<\\/")
     heads = "".join(f"<th>{html.escape(summary['labels'][d])}</th>" for d in summary["dimensions"])
     path.write_text(_PAGE.format(facts=facts, sections="\n".join(sections), sample_heads=heads, data=data))

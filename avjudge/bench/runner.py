@@ -1,5 +1,6 @@
 """`avjudge bench run`: score every model's clips on every dimension; per-sample JSONL, a summary per
 model x split x dimension. Resumable: a rerun skips the clips already scored."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,9 +19,18 @@ SUMMARY = "summary.json"
 
 def bench_items(entries: list[PromptEntry], found: Discovery) -> list[dict]:
     by_id = {e.id: e for e in entries}
-    return [{"id": f"{model}/{pid}", "model": model, "prompt_id": pid, "split": by_id[pid].split,
-             "video": str(path), "captions": by_id[pid].captions()}
-            for model, clips in found.clips.items() for pid, path in clips.items()]
+    return [
+        {
+            "id": f"{model}/{pid}",
+            "model": model,
+            "prompt_id": pid,
+            "split": by_id[pid].split,
+            "video": str(path),
+            "captions": by_id[pid].captions(),
+        }
+        for model, clips in found.clips.items()
+        for pid, path in clips.items()
+    ]
 
 
 def dimension_stats(records: list[dict], dimensions: list[Dimension]) -> dict:
@@ -40,13 +50,21 @@ def dimension_stats(records: list[dict], dimensions: list[Dimension]) -> dict:
         for dims in cells.values():
             for name, stats in dims.items():
                 v = np.asarray(stats.pop("values"), float)
-                stats.update(mean=float(v.mean()) if v.size else None, std=float(v.std()) if v.size else None,
-                             n=int(v.size))
+                stats.update(
+                    mean=float(v.mean()) if v.size else None, std=float(v.std()) if v.size else None, n=int(v.size)
+                )
     return out
 
 
-def run_bench(entries: list[PromptEntry], videos: str | Path, out: str | Path, scorer: ClipScorer,
-              models: list[str] | None = None, chunk_size: int = 16, progress: bool = True) -> dict:
+def run_bench(
+    entries: list[PromptEntry],
+    videos: str | Path,
+    out: str | Path,
+    scorer: ClipScorer,
+    models: list[str] | None = None,
+    chunk_size: int = 16,
+    progress: bool = True,
+) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     found = discover(entries, videos, models)
@@ -66,7 +84,8 @@ def run_bench(entries: list[PromptEntry], videos: str | Path, out: str | Path, s
         "skipped_dimensions": scorer.skipped,
         "models": list(found.clips),
         "prompts": {split: sum(1 for e in entries if e.split == split) for split in sorted({e.split for e in entries})},
-        "clips": job["total"], "decode_errors": sum(1 for r in records if r.get("error")),
+        "clips": job["total"],
+        "decode_errors": sum(1 for r in records if r.get("error")),
         "missing": {m: ids for m, ids in found.missing.items() if ids},
         "ambiguous": found.ambiguous,
         "results": dimension_stats(records, scorer.dimensions),

@@ -5,6 +5,7 @@ checkpoint, a metric avjudge does not compute yet, a missing metric checkpoint o
 with the reason, once, before any clip is read; a clip that one dimension cannot score gets an error
 for that dimension, never a number.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,13 @@ def parse_judge_dirs(specs: list[str] | None) -> dict[str, Path]:
 
 
 class ClipScorer:
-    def __init__(self, dimensions: list[Dimension], judge_dirs: dict[str, Path] | None = None,
-                 judge_options: dict | None = None, workers: int = 2):
+    def __init__(
+        self,
+        dimensions: list[Dimension],
+        judge_dirs: dict[str, Path] | None = None,
+        judge_options: dict | None = None,
+        workers: int = 2,
+    ):
         self.dimensions: list[Dimension] = []
         self.skipped: dict[str, str] = {}
         self.judges: dict[str, Judge] = {}
@@ -47,8 +53,11 @@ class ClipScorer:
         self.workers = workers
         judge_dirs = judge_dirs or {}
         for dim in dimensions:
-            reason = (self._load_judge(dim, judge_dirs, judge_options or {}) if dim.source == "judge"
-                      else self._load_metric(dim))
+            reason = (
+                self._load_judge(dim, judge_dirs, judge_options or {})
+                if dim.source == "judge"
+                else self._load_metric(dim)
+            )
             if reason:
                 self.skipped[dim.name] = reason
             else:
@@ -62,8 +71,10 @@ class ClipScorer:
             return None
         path = judge_dirs.get(dim.provider)
         if path is None:
-            return (f"no {dim.provider} judge checkpoint: pass --judge {dim.provider}=DIR or put one in "
-                    f"{checkpoint_root() / JUDGES_FOLDER / dim.provider}")
+            return (
+                f"no {dim.provider} judge checkpoint: pass --judge {dim.provider}=DIR or put one in "
+                f"{checkpoint_root() / JUDGES_FOLDER / dim.provider}"
+            )
         try:
             self.judges[dim.provider] = Judge.load(dim.provider, path, **options)
         except CheckpointError as err:  # a folder the user named must be usable: say so, do not skip
@@ -85,9 +96,11 @@ class ClipScorer:
         metrics = list(self.metrics.values())
         fps = [j.settings.fps for j in self.judges.values() if j.task.needs_video]
         fps += [m.video_fps for m in metrics if m.video_fps]
-        return {"video": bool(fps),
-                "audio": any(t.needs_audio for t in tasks) or any(m.audio for m in metrics),
-                "fps": decode_fps(fps) if fps else None}
+        return {
+            "video": bool(fps),
+            "audio": any(t.needs_audio for t in tasks) or any(m.audio for m in metrics),
+            "fps": decode_fps(fps) if fps else None,
+        }
 
     def decode_all(self, videos: list[str]) -> list[MediaClip | str]:
         options = self._decode_options()

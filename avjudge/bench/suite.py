@@ -5,6 +5,7 @@ an entry may also carry ``split`` (normal | hard) and any attributes (language, 
 A suite may be one file or a folder of them; a file named ``normal.json`` or ``hard.json``
 gives its entries that split unless they say otherwise.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,7 @@ class PromptEntry:
         return {"video": self.prompt_vision, "audio": self.prompt_audio, "utterance": self.utterance}
 
     def to_dict(self) -> dict:
-        return {"id": self.id, **{f: getattr(self, f) for f in PROMPT_FIELDS}, "split": self.split,
-                **self.attributes}
+        return {"id": self.id, **{f: getattr(self, f) for f in PROMPT_FIELDS}, "split": self.split, **self.attributes}
 
 
 def entry_from_dict(raw: dict, where: str, default_split: str = "normal") -> PromptEntry:
@@ -43,15 +43,23 @@ def entry_from_dict(raw: dict, where: str, default_split: str = "normal") -> Pro
         raise BenchError(f"{where}: each suite entry must be an object, got {type(raw).__name__}")
     for key in ("id", "prompt_vision", "prompt_audio"):
         if not raw.get(key) and raw.get(key) != 0:
-            raise BenchError(f"{where}: entry has no {key!r} (AVBench entries have id, prompt_vision, "
-                             "prompt_audio, utterance, full_prompt)")
+            raise BenchError(
+                f"{where}: entry has no {key!r} (AVBench entries have id, prompt_vision, "
+                "prompt_audio, utterance, full_prompt)"
+            )
     split = raw.get("split", default_split)
     if split not in SPLITS:
         raise BenchError(f"{where}: split must be one of {SPLITS}, got {split!r}")
     extra = {k: v for k, v in raw.items() if k not in ("id", "split", *PROMPT_FIELDS)}
-    return PromptEntry(id=str(raw["id"]), prompt_vision=raw["prompt_vision"], prompt_audio=raw["prompt_audio"],
-                       utterance=raw.get("utterance") or "", full_prompt=raw.get("full_prompt") or "", split=split,
-                       attributes=extra)
+    return PromptEntry(
+        id=str(raw["id"]),
+        prompt_vision=raw["prompt_vision"],
+        prompt_audio=raw["prompt_audio"],
+        utterance=raw.get("utterance") or "",
+        full_prompt=raw.get("full_prompt") or "",
+        split=split,
+        attributes=extra,
+    )
 
 
 def load_suite(path: str | Path) -> list[PromptEntry]:

@@ -3,6 +3,7 @@ the world's clips with known defects (shifted sound, added noise, another clip's
 
 A judge or metric that works must rank the reference model first on the dimension each defect hurts.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -30,19 +31,35 @@ def world_suite(manifest: str | Path) -> list[PromptEntry]:
     for r in load_manifest(manifest):
         captions, meta = r.get("captions") or {}, r.get("meta") or {}
         utterance = captions.get("utterance") or ""
-        full = " ".join(filter(None, [captions.get("video"), captions.get("audio"),
-                                      f'Someone says: "{utterance}"' if utterance else ""]))
+        full = " ".join(
+            filter(
+                None,
+                [captions.get("video"), captions.get("audio"), f'Someone says: "{utterance}"' if utterance else ""],
+            )
+        )
         hard = meta.get("n_events", 0) >= 3 or bool(meta.get("has_speech"))
-        entries.append(PromptEntry(
-            id=r["id"], prompt_vision=captions.get("video", ""), prompt_audio=captions.get("audio", ""),
-            utterance=utterance, full_prompt=full, split="hard" if hard else "normal",
-            attributes={"background": meta.get("background"), "objects": meta.get("n_objects"),
-                        "speech": "yes" if meta.get("has_speech") else "no", "speaker": meta.get("speaker") or "none"}))
+        entries.append(
+            PromptEntry(
+                id=r["id"],
+                prompt_vision=captions.get("video", ""),
+                prompt_audio=captions.get("audio", ""),
+                utterance=utterance,
+                full_prompt=full,
+                split="hard" if hard else "normal",
+                attributes={
+                    "background": meta.get("background"),
+                    "objects": meta.get("n_objects"),
+                    "speech": "yes" if meta.get("has_speech") else "no",
+                    "speaker": meta.get("speaker") or "none",
+                },
+            )
+        )
     return entries
 
 
-def make_model_folders(manifest: str | Path, root: str | Path, models: list[str] | None = None,
-                       seed: int = 0) -> dict[str, int]:
+def make_model_folders(
+    manifest: str | Path, root: str | Path, models: list[str] | None = None, seed: int = 0
+) -> dict[str, int]:
     """Write ROOT/<model>/<id>.mp4 for each synthetic model; returns clips written per model."""
     records = load_manifest(manifest)
     pool = SourcePool(records)

@@ -3,6 +3,7 @@
 Commands register themselves in COMMANDS by their words ("world make"); nested
 sub-parsers are built from that registry.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,11 +20,13 @@ __all__ = ["COMMANDS", "build_parser", "main", "register"]
 
 # ---- parser ----------------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="avjudge", formatter_class=Formatter,
+        prog="avjudge",
+        formatter_class=Formatter,
         description="Train and run judges of generated audio-video (AVBench-style Yes/No scoring).\n"
-                    "Start with `avjudge demo`; every command has --help.",
+        "Start with `avjudge demo`; every command has --help.",
     )
     parser.add_argument("--version", action="version", version=f"avjudge {__version__}")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -35,8 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
             if words[0] not in groups:
                 group = top.add_parser(words[0], help=GROUP_HELP.get(words[0], ""), formatter_class=Formatter)
                 groups[words[0]] = group.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", required=True)
-            sub = groups[words[0]].add_parser(words[1], help=cmd.help, description=cmd.description,
-                                              formatter_class=Formatter)
+            sub = groups[words[0]].add_parser(
+                words[1], help=cmd.help, description=cmd.description, formatter_class=Formatter
+            )
         cmd.add_arguments(sub)
         sub.set_defaults(_run=cmd.run)
     return parser

@@ -1,4 +1,5 @@
 """Commands for the AVBench benchmark (suites, runner, reports, human alignment) and dataset filtering."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,13 +11,19 @@ from .registry import GROUP_HELP, add_model_arguments, register
 
 GROUP_HELP["bench"] = "AVBench benchmark: suites, runner, reports, human alignment"
 
-DIMS_HELP = ("comma-separated: av, vt, at (judges), syncnet, sc, dfarena, nisqa, dnsmos, audiobox, dover, aesthetic "
-             "(metrics); those that cannot run here are skipped with the reason")
+DIMS_HELP = (
+    "comma-separated: av, vt, at (judges), syncnet, sc, dfarena, nisqa, dnsmos, audiobox, dover, aesthetic "
+    "(metrics); those that cannot run here are skipped with the reason"
+)
 
 
 def _scorer_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--judge", action="append", metavar="TASK=DIR",
-                   help="a judge checkpoint, e.g. av=ckpt/av (repeatable; default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
+    p.add_argument(
+        "--judge",
+        action="append",
+        metavar="TASK=DIR",
+        help="a judge checkpoint, e.g. av=ckpt/av (repeatable; default: $AVJUDGE_CHECKPOINTS/judges/TASK)",
+    )
     p.add_argument("--batch-size", type=int, default=8, help="judge batch size")
     add_model_arguments(p)
     p.add_argument("--no-progress", action="store_true")
@@ -25,15 +32,18 @@ def _scorer_args(p: argparse.ArgumentParser) -> None:
 def _scorer(args: argparse.Namespace, dims):
     from ..bench import ClipScorer, parse_judge_dirs
 
-    scorer = ClipScorer(dims, parse_judge_dirs(args.judge),
-                        {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype,
-                         "attention": args.attention})
+    scorer = ClipScorer(
+        dims,
+        parse_judge_dirs(args.judge),
+        {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype, "attention": args.attention},
+    )
     for name, reason in scorer.skipped.items():
         print(f"skipping {name}: {reason}")
     return scorer
 
 
 # ---- suites ----------------------------------------------------------------------------
+
 
 def _synth_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--world", required=True, type=Path, help="a world folder (from `avjudge world make`)")
@@ -55,11 +65,18 @@ def _synth(args: argparse.Namespace) -> int:
 def _curate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--candidates", required=True, type=Path, help="a suite file or folder of candidate prompts")
     p.add_argument("--n", required=True, type=int, help="prompts to choose")
-    p.add_argument("--attributes", required=True,
-                   help="comma-separated entry attributes to balance, e.g. language,speakers,emotion,shot")
+    p.add_argument(
+        "--attributes",
+        required=True,
+        help="comma-separated entry attributes to balance, e.g. language,speakers,emotion,shot",
+    )
     p.add_argument("--cap", type=float, default=0.5, help="largest share any one attribute value may take")
-    p.add_argument("--exclude-manifest", type=Path, action="append",
-                   help="a training source manifest whose captions the suite must not repeat (repeatable)")
+    p.add_argument(
+        "--exclude-manifest",
+        type=Path,
+        action="append",
+        help="a training source manifest whose captions the suite must not repeat (repeatable)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, type=Path, help="the curated suite (JSON); OUT's .report.json beside it")
 
@@ -70,8 +87,14 @@ def _curate(args: argparse.Namespace) -> int:
     from ..jsonl import write_json
 
     exclude = set().union(*(training_hashes(m) for m in args.exclude_manifest or []))
-    chosen, report = curate(load_suite(args.candidates), args.n, [a.strip() for a in args.attributes.split(",")],
-                            args.cap, args.seed, exclude)
+    chosen, report = curate(
+        load_suite(args.candidates),
+        args.n,
+        [a.strip() for a in args.attributes.split(",")],
+        args.cap,
+        args.seed,
+        exclude,
+    )
     write_suite(chosen, args.out)
     write_json(args.out.with_suffix(".report.json"), report)
     print(json.dumps(report, indent=2))
@@ -80,24 +103,33 @@ def _curate(args: argparse.Namespace) -> int:
     return 0
 
 
-register("bench synth", "make a benchmark with a known answer from a world: suite + defective model folders",
-         _synth_args, _synth,
-         "Write a prompt suite from the world's captions and one folder of clips per synthetic\n"
-         "model: reference (the world's clips), shifted (sound moved in time), noisy (white noise at\n"
-         "0-5 dB SNR) and mismatched (another clip's sound). Working judges and metrics rank the\n"
-         "reference first on the dimension each defect hurts.\n\n"
-         "example:\n  avjudge world make --out world --n 24 --duration 4\n"
-         "  avjudge bench synth --world world --out bench_in")
-register("bench curate", "choose a balanced prompt suite (hard quota per attribute value, training dedupe)",
-         _curate_args, _curate,
-         "Greedy hard-quota sampling: candidates in a seeded random order are taken while no value\n"
-         "of any listed attribute exceeds CAP of the target size; prompts whose text appears in a\n"
-         "training manifest (normalised-text hash) are dropped first. Prints the distribution.\n\n"
-         "example:\n  avjudge bench curate --candidates pool.json --n 200 --attributes language,speakers "
-         "--exclude-manifest train/world.jsonl --out suite.json")
+register(
+    "bench synth",
+    "make a benchmark with a known answer from a world: suite + defective model folders",
+    _synth_args,
+    _synth,
+    "Write a prompt suite from the world's captions and one folder of clips per synthetic\n"
+    "model: reference (the world's clips), shifted (sound moved in time), noisy (white noise at\n"
+    "0-5 dB SNR) and mismatched (another clip's sound). Working judges and metrics rank the\n"
+    "reference first on the dimension each defect hurts.\n\n"
+    "example:\n  avjudge world make --out world --n 24 --duration 4\n"
+    "  avjudge bench synth --world world --out bench_in",
+)
+register(
+    "bench curate",
+    "choose a balanced prompt suite (hard quota per attribute value, training dedupe)",
+    _curate_args,
+    _curate,
+    "Greedy hard-quota sampling: candidates in a seeded random order are taken while no value\n"
+    "of any listed attribute exceeds CAP of the target size; prompts whose text appears in a\n"
+    "training manifest (normalised-text hash) are dropped first. Prints the distribution.\n\n"
+    "example:\n  avjudge bench curate --candidates pool.json --n 200 --attributes language,speakers "
+    "--exclude-manifest train/world.jsonl --out suite.json",
+)
 
 
 # ---- runner and reports ----------------------------------------------------------------------
+
 
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", required=True, type=Path, help="suite JSON file or folder (normal.json, hard.json)")
@@ -118,8 +150,10 @@ def _run(args: argparse.Namespace) -> int:
     summary = run_bench(entries, args.videos, args.out, scorer, models, progress=not args.no_progress)
     for model, ids in summary["missing"].items():
         print(f"{model}: {len(ids)} prompt(s) have no clip: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
-    print(f"{summary['clips']} clips scored on {', '.join(summary['dimensions'])}; "
-          f"{summary['decode_errors']} could not be read. Next: avjudge bench report --bench {args.out}")
+    print(
+        f"{summary['clips']} clips scored on {', '.join(summary['dimensions'])}; "
+        f"{summary['decode_errors']} could not be read. Next: avjudge bench report --bench {args.out}"
+    )
     return 0
 
 
@@ -139,37 +173,62 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-register("bench run", "score every model's clips of a prompt suite on the benchmark dimensions", _run_args, _run,
-         "Find ROOT/<model>/<id>.mp4 (or <id>_anything.mp4) for every prompt, decode each clip once,\n"
-         "score it with the judges and metrics asked for, and append one JSON line per clip to\n"
-         "OUT/samples.jsonl. OUT/summary.json holds mean, std, n and errors per model x split x\n"
-         "dimension, the prompts with no clip, and the dimensions skipped (with why). A clip that\n"
-         "cannot be scored is an error, never a 0. Rerun to resume after a kill.\n\n"
-         "example:\n  avjudge bench run --suite bench_in/suite.json --videos bench_in/videos --dims av,dnsmos \\\n"
-         "      --judge av=checkpoints/judges/av --out bench_out")
-register("bench report", "leaderboards (Markdown, CSV), radar charts and one HTML report from a bench run",
-         _report_args, _report,
-         "Per split: leaderboard_<split>.md / .csv shaped like AVBench's Table 2 (best value in bold)\n"
-         "and radar_<split>.png (each dimension min-max normalised over models); report.html holds\n"
-         "both and every sample with its video player, and opens from disk.")
+register(
+    "bench run",
+    "score every model's clips of a prompt suite on the benchmark dimensions",
+    _run_args,
+    _run,
+    "Find ROOT/<model>/<id>.mp4 (or <id>_anything.mp4) for every prompt, decode each clip once,\n"
+    "score it with the judges and metrics asked for, and append one JSON line per clip to\n"
+    "OUT/samples.jsonl. OUT/summary.json holds mean, std, n and errors per model x split x\n"
+    "dimension, the prompts with no clip, and the dimensions skipped (with why). A clip that\n"
+    "cannot be scored is an error, never a 0. Rerun to resume after a kill.\n\n"
+    "example:\n  avjudge bench run --suite bench_in/suite.json --videos bench_in/videos --dims av,dnsmos \\\n"
+    "      --judge av=checkpoints/judges/av --out bench_out",
+)
+register(
+    "bench report",
+    "leaderboards (Markdown, CSV), radar charts and one HTML report from a bench run",
+    _report_args,
+    _report,
+    "Per split: leaderboard_<split>.md / .csv shaped like AVBench's Table 2 (best value in bold)\n"
+    "and radar_<split>.png (each dimension min-max normalised over models); report.html holds\n"
+    "both and every sample with its video player, and opens from disk.",
+)
 
 
 # ---- multiple-choice questions ---------------------------------------------------------------
 
+
 def _choice_args(p: argparse.ArgumentParser) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--questions", type=Path, help="JSONL: id, media, question, options, answer[, category]")
-    source.add_argument("--world", type=Path, help="ask questions with exact answers of a world folder "
-                                                   "(`avjudge world make`); they are written to OUT/questions.jsonl")
-    p.add_argument("--model", required=True, type=Path,
-                   help="a Qwen2.5-Omni or Qwen3-Omni thinker (choice_av), or a Qwen2-Audio (choice_a) checkpoint: a "
-                        "base model or a judge trained by `avjudge train`")
-    p.add_argument("--task", default="choice_av", choices=["choice_av", "choice_a"],
-                   help="choice_av: the video with its audio; choice_a: the audio alone")
+    source.add_argument(
+        "--world",
+        type=Path,
+        help="ask questions with exact answers of a world folder "
+        "(`avjudge world make`); they are written to OUT/questions.jsonl",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        type=Path,
+        help="a Qwen2.5-Omni or Qwen3-Omni thinker (choice_av), or a Qwen2-Audio (choice_a) checkpoint: a "
+        "base model or a judge trained by `avjudge train`",
+    )
+    p.add_argument(
+        "--task",
+        default="choice_av",
+        choices=["choice_av", "choice_a"],
+        help="choice_av: the video with its audio; choice_a: the audio alone",
+    )
     p.add_argument("--out", required=True, type=Path, help="folder for answers.jsonl and summary.json; rerun to resume")
-    p.add_argument("--baseline", type=Path,
-                   help="the --out folder of another run on the same questions (e.g. the base model): prints both "
-                        "accuracies on the questions both answered and how many answers changed")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        help="the --out folder of another run on the same questions (e.g. the base model): prints both "
+        "accuracies on the questions both answered and how many answers changed",
+    )
     p.add_argument("--batch-size", type=int, default=8)
     add_model_arguments(p)
     p.add_argument("--no-progress", action="store_true")
@@ -182,61 +241,90 @@ def _figure(value: float | None) -> str:
 def _choice(args: argparse.Namespace) -> int:
     from ..jsonl import read_jsonl, write_json
     from ..judges import Judge
-    from ..judges.choice import (QuestionError, answer_questions, compare_answers, load_questions, summarize,
-                                 world_questions, write_questions)
+    from ..judges.choice import (
+        QuestionError,
+        answer_questions,
+        compare_answers,
+        load_questions,
+        summarize,
+        world_questions,
+        write_questions,
+    )
     from ..world import MANIFEST
 
     baseline_answers = None if args.baseline is None else args.baseline / "answers.jsonl"
     if baseline_answers is not None and not baseline_answers.is_file():
-        raise QuestionError(f"{baseline_answers}: no answers; --baseline takes the --out folder of another "
-                            "`avjudge bench choice` run")
+        raise QuestionError(
+            f"{baseline_answers}: no answers; --baseline takes the --out folder of another `avjudge bench choice` run"
+        )
     if args.world is not None:
         questions = world_questions(args.world / MANIFEST, audio_only=args.task == "choice_a")
         write_questions(questions, args.out / "questions.jsonl")
     else:
         questions = load_questions(args.questions)
-    judge = Judge.load(args.task, args.model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-                       attention=args.attention)
+    judge = Judge.load(
+        args.task,
+        args.model,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        attention=args.attention,
+    )
     results = answer_questions(judge, questions, args.out / "answers.jsonl", progress=not args.no_progress)
     summary = summarize(results, questions)
     if baseline_answers is not None:
-        summary["baseline"] = {"answers": str(baseline_answers),
-                               **compare_answers(results, list(read_jsonl(baseline_answers)))}
+        summary["baseline"] = {
+            "answers": str(baseline_answers),
+            **compare_answers(results, list(read_jsonl(baseline_answers))),
+        }
     write_json(args.out / "summary.json", summary)
     for name, block in {"all": summary, **summary["per_category"]}.items():
-        print(f"{name:<20} accuracy {_figure(block['accuracy'])} (chance {_figure(block['chance'])}) on "
-              f"{block['answered']} questions" + (f"; {block['errors']} could not be read" if block["errors"] else ""))
+        print(
+            f"{name:<20} accuracy {_figure(block['accuracy'])} (chance {_figure(block['chance'])}) on "
+            f"{block['answered']} questions" + (f"; {block['errors']} could not be read" if block["errors"] else "")
+        )
     if baseline_answers is not None:
         print(f"against {args.baseline}, on the questions both answered:")
         for name, block in {"all": summary["baseline"], **summary["baseline"]["per_category"]}.items():
-            print(f"{name:<20} accuracy {_figure(block['accuracy'])} against {_figure(block['baseline_accuracy'])} "
-                  f"on {block['questions']} questions; {block['changed']} answers changed")
+            print(
+                f"{name:<20} accuracy {_figure(block['accuracy'])} against {_figure(block['baseline_accuracy'])} "
+                f"on {block['questions']} questions; {block['changed']} answers changed"
+            )
     print(f"wrote {args.out / 'answers.jsonl'}, {args.out / 'summary.json'}")
     return 0
 
 
-register("bench choice", "multiple-choice questions on clips (the omni benchmarks' format): a backbone's accuracy",
-         _choice_args, _choice,
-         "Ask a model multiple-choice questions on clips, as AVI-Bench, OmniVideoBench, WorldSense\n"
-         "(video with its audio: --task choice_av) and SonicBench (audio: --task choice_a) do, and read\n"
-         "its answer from the option letters' next-token probabilities. Run it on a base model and on\n"
-         "the judge trained from it to see what fine-tuning cost its general perception. Writes one\n"
-         "JSON line per question to OUT/answers.jsonl as it goes (rerun to resume) and accuracy per\n"
-         "category beside chance to OUT/summary.json; a clip that cannot be read is counted apart,\n"
-         "never as a wrong answer. --baseline sets it beside another run on the same questions.\n\n"
-         "examples (the first on a tiny random model: python scripts/make_tiny_judges.py builds it):\n"
-         "  avjudge world make --out world --n 24 --duration 4\n"
-         "  avjudge bench choice --world world --model ~/.cache/avjudge/tiny/qwen2_5_omni_thinker --out choice_out\n"
-         "  avjudge bench choice --questions worldsense.jsonl --model models/Qwen2.5-Omni-7B --out ws_base\n"
-         "  avjudge bench choice --questions worldsense.jsonl --model runs/av/final --out ws_av --baseline ws_base")
+register(
+    "bench choice",
+    "multiple-choice questions on clips (the omni benchmarks' format): a backbone's accuracy",
+    _choice_args,
+    _choice,
+    "Ask a model multiple-choice questions on clips, as AVI-Bench, OmniVideoBench, WorldSense\n"
+    "(video with its audio: --task choice_av) and SonicBench (audio: --task choice_a) do, and read\n"
+    "its answer from the option letters' next-token probabilities. Run it on a base model and on\n"
+    "the judge trained from it to see what fine-tuning cost its general perception. Writes one\n"
+    "JSON line per question to OUT/answers.jsonl as it goes (rerun to resume) and accuracy per\n"
+    "category beside chance to OUT/summary.json; a clip that cannot be read is counted apart,\n"
+    "never as a wrong answer. --baseline sets it beside another run on the same questions.\n\n"
+    "examples (the first on a tiny random model: python scripts/make_tiny_judges.py builds it):\n"
+    "  avjudge world make --out world --n 24 --duration 4\n"
+    "  avjudge bench choice --world world --model ~/.cache/avjudge/tiny/qwen2_5_omni_thinker --out choice_out\n"
+    "  avjudge bench choice --questions worldsense.jsonl --model models/Qwen2.5-Omni-7B --out ws_base\n"
+    "  avjudge bench choice --questions worldsense.jsonl --model runs/av/final --out ws_av --baseline ws_base",
+)
 
 
 # ---- human alignment -------------------------------------------------------------------------
 
+
 def _align_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bench", required=True, type=Path, help="the --out folder of `avjudge bench run`")
-    p.add_argument("--judgments", required=True, type=Path,
-                   help="CSV with prompt_id, model_a, model_b, dimension, winner (A|B|tie), annotator")
+    p.add_argument(
+        "--judgments",
+        required=True,
+        type=Path,
+        help="CSV with prompt_id, model_a, model_b, dimension, winner (A|B|tie), annotator",
+    )
     p.add_argument("--out", type=Path, help="folder for align.json and scatter plots (default: the bench folder)")
     p.add_argument("--eps", type=float, default=0.0, help="score differences up to eps count as a metric tie")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
@@ -259,21 +347,28 @@ def _align(args: argparse.Namespace) -> int:
             scatter_png(dim, result, out / f"align_{dim}.png")
         r = result.get("pearson", {}).get("value")
         acc = result.get("accuracy_2afc")
-        print(f"{dim}: {result.get('used', 0)} judgments used ({result['unscored']} unscored); "
-              f"Pearson {format_statistic(r)}; 2AFC accuracy {format_statistic(acc)}")
+        print(
+            f"{dim}: {result.get('used', 0)} judgments used ({result['unscored']} unscored); "
+            f"Pearson {format_statistic(r)}; 2AFC accuracy {format_statistic(acc)}"
+        )
     print(f"wrote {out / 'align.json'}")
     return 0
 
 
-register("bench align", "agreement with human pairwise judgments: win ratios, correlations, 2AFC accuracy",
-         _align_args, _align,
-         "Per dimension: WinRatio = (W + 0.5 T) / (W + T + L) per model from the human judgments and\n"
-         "from the metric's per-sample scores on the same pairs; Pearson, Spearman and Kendall between\n"
-         "them with bootstrap 95% intervals; 2AFC accuracy (human ties left out, metric ties count\n"
-         "one half); tie-aware accuracy at --eps and tie-calibrated. Scatter plots like AVBench Fig. 6.")
+register(
+    "bench align",
+    "agreement with human pairwise judgments: win ratios, correlations, 2AFC accuracy",
+    _align_args,
+    _align,
+    "Per dimension: WinRatio = (W + 0.5 T) / (W + T + L) per model from the human judgments and\n"
+    "from the metric's per-sample scores on the same pairs; Pearson, Spearman and Kendall between\n"
+    "them with bootstrap 95% intervals; 2AFC accuracy (human ties left out, metric ties count\n"
+    "one half); tie-aware accuracy at --eps and tie-calibrated. Scatter plots like AVBench Fig. 6.",
+)
 
 
 # ---- filtering -------------------------------------------------------------------------------
+
 
 def _filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--manifest", required=True, type=Path, help="source manifest JSONL ({id, video, captions})")
@@ -288,16 +383,22 @@ def _filter(args: argparse.Namespace) -> int:
 
     rules = parse_rules(args.rules)
     shard = parse_shard(args.shard)
-    summary = run_filter(args.manifest, rules, args.out, _scorer(args, rule_dimensions(rules)), shard,
-                         progress=not args.no_progress)
+    summary = run_filter(
+        args.manifest, rules, args.out, _scorer(args, rule_dimensions(rules)), shard, progress=not args.no_progress
+    )
     print(json.dumps(summary, indent=2))
     return 0
 
 
-register("filter", "keep the clips of a manifest whose judge and metric scores pass rules", _filter_args, _filter,
-         "Score every clip on the dimensions the rules name and write OUT/kept.jsonl, OUT/dropped.jsonl\n"
-         "(with the rules each clip broke) and OUT/failed.jsonl (clips that could not be scored, with\n"
-         "why), each in manifest order with the scores. Shards run anywhere and combine into exactly\n"
-         "the result of one run.\n\n"
-         "examples:\n  avjudge filter --manifest world/world.jsonl --rules 'av>=0.7,dnsmos>=3' --judge av=ckpt/av --out kept\n"
-         "  avjudge filter ... --shard 0/4   (and 1/4, 2/4, 3/4 on other machines, same --out)")
+register(
+    "filter",
+    "keep the clips of a manifest whose judge and metric scores pass rules",
+    _filter_args,
+    _filter,
+    "Score every clip on the dimensions the rules name and write OUT/kept.jsonl, OUT/dropped.jsonl\n"
+    "(with the rules each clip broke) and OUT/failed.jsonl (clips that could not be scored, with\n"
+    "why), each in manifest order with the scores. Shards run anywhere and combine into exactly\n"
+    "the result of one run.\n\n"
+    "examples:\n  avjudge filter --manifest world/world.jsonl --rules 'av>=0.7,dnsmos>=3' --judge av=ckpt/av --out kept\n"
+    "  avjudge filter ... --shard 0/4   (and 1/4, 2/4, 3/4 on other machines, same --out)",
+)

@@ -1,5 +1,6 @@
 """Commands for the world, media, hard negatives, datasets, judges, metrics, training and the demo:
 thin wrappers that parse arguments, call the library, print."""
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,12 @@ def _world_make_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", type=_parse_size, default=(256, 256), help="frame size WxH (even numbers)")
     p.add_argument("--fps", type=float, default=25.0, help="frame rate")
     p.add_argument("--sample-rate", type=int, default=16000, help="audio sample rate in Hz")
-    p.add_argument("--speech", choices=["auto", "on", "off"], default="auto",
-                   help="spoken utterances with espeak-ng (auto: when it is installed)")
+    p.add_argument(
+        "--speech",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="spoken utterances with espeak-ng (auto: when it is installed)",
+    )
     p.add_argument("--config", type=Path, help="a YAML WorldConfig; flags given here override it")
     p.add_argument("--workers", type=int, default=None, help="parallel processes (default: all cores)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -46,9 +51,17 @@ def _world_make(args: argparse.Namespace) -> int:
     from ..world import WorldConfig, make_world
 
     lo, hi = _parse_duration(args.duration)
-    overrides = [f"n={args.n}", f"seed={args.seed}", f"duration={lo}", f"max_duration={'null' if hi is None else hi}",
-                 f"width={args.size[0]}", f"height={args.size[1]}", f"fps={args.fps}",
-                 f"sample_rate={args.sample_rate}", f"speech={args.speech}"]
+    overrides = [
+        f"n={args.n}",
+        f"seed={args.seed}",
+        f"duration={lo}",
+        f"max_duration={'null' if hi is None else hi}",
+        f"width={args.size[0]}",
+        f"height={args.size[1]}",
+        f"fps={args.fps}",
+        f"sample_rate={args.sample_rate}",
+        f"speech={args.speech}",
+    ]
     cfg = load_config(WorldConfig, args.config, overrides)
     summary = make_world(cfg, args.out, workers=args.workers, progress=not args.no_progress)
     print(json.dumps(summary, indent=2))
@@ -56,14 +69,20 @@ def _world_make(args: argparse.Namespace) -> int:
     return 0
 
 
-register("world make", "make synthetic clips with exact ground truth and captions", _world_make_args, _world_make,
-         "Render N deterministic clips (shapes that move and sound, ambience, optional speech)\n"
-         "into OUT/clips/*.mp4 and one ground-truth record per clip into OUT/world.jsonl.\n"
-         "Rerunning with the same OUT resumes: finished clips are kept.\n\n"
-         "example:\n  avjudge world make --out world --n 100 --duration 4:12 --size 320x240")
+register(
+    "world make",
+    "make synthetic clips with exact ground truth and captions",
+    _world_make_args,
+    _world_make,
+    "Render N deterministic clips (shapes that move and sound, ambience, optional speech)\n"
+    "into OUT/clips/*.mp4 and one ground-truth record per clip into OUT/world.jsonl.\n"
+    "Rerunning with the same OUT resumes: finished clips are kept.\n\n"
+    "example:\n  avjudge world make --out world --n 100 --duration 4:12 --size 320x240",
+)
 
 
 # ---- media -----------------------------------------------------------------------------
+
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", type=Path, help="media files")
@@ -87,6 +106,7 @@ register("media probe", "print stream facts of media files as JSON lines", _prob
 
 # ---- hard negatives --------------------------------------------------------------------
 
+
 def _perturb_list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -98,8 +118,13 @@ def _perturb_list(args: argparse.Namespace) -> int:
     from ..perturb.taxonomy import taxonomy
 
     infos = describe_all()
-    text = {task: [{"dimension": d.key, "category": d.primary, "weight": round(d.weight, 4), "errors": d.error_types}
-                   for d in taxonomy(task)] for task in ("vt", "at")}
+    text = {
+        task: [
+            {"dimension": d.key, "category": d.primary, "weight": round(d.weight, 4), "errors": d.error_types}
+            for d in taxonomy(task)
+        ]
+        for task in ("vt", "at")
+    }
     if args.json:
         print(json.dumps({"audio_video": [asdict(i) for i in infos], "text": text}, indent=2))
         return 0
@@ -118,9 +143,14 @@ def _perturb_apply_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", required=True, help="a name from `avjudge perturb list`")
     p.add_argument("--input", required=True, type=Path, help="a video (its picture is kept) or an audio file")
     p.add_argument("--output", required=True, type=Path, help="where the negative goes (same kind as the input)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a parameter range, e.g. shift_s=[0.0,0.1] or kind=lowpass (repeatable)")
-    p.add_argument("--params", help='exact parameters as JSON instead of sampling, e.g. \'{"shift_s": -0.5}\'')
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a parameter range, e.g. shift_s=[0.0,0.1] or kind=lowpass (repeatable)",
+    )
+    p.add_argument("--params", help="exact parameters as JSON instead of sampling, e.g. '{\"shift_s\": -0.5}'")
     p.add_argument("--pool", type=Path, help="a manifest of other clips (mismatch, babble, extra voices)")
     p.add_argument("--seed", type=int, default=0)
 
@@ -151,27 +181,41 @@ def _perturb_apply(args: argparse.Namespace) -> int:
     return 0
 
 
-register("perturb list", "show every hard-negative strategy and caption-edit dimension", _perturb_list_args,
-         _perturb_list)
-register("perturb apply", "make one hard negative of a file and print the parameters applied", _perturb_apply_args,
-         _perturb_apply,
-         "Apply one strategy to one file so you can hear and see what it does. The picture of a\n"
-         "video is copied untouched; only its audio track changes.\n\n"
-         "examples:\n"
-         "  avjudge perturb apply --strategy time_shift_micro --input a.mp4 --output a_shift.mp4\n"
-         "  avjudge perturb apply --strategy filter --set kind=lowpass --input a.mp4 --output lp.mp4\n"
-         "  avjudge perturb apply --strategy pitch_shift --params '{\"semitones\": -3}' --input a.wav --output p.wav")
+register(
+    "perturb list", "show every hard-negative strategy and caption-edit dimension", _perturb_list_args, _perturb_list
+)
+register(
+    "perturb apply",
+    "make one hard negative of a file and print the parameters applied",
+    _perturb_apply_args,
+    _perturb_apply,
+    "Apply one strategy to one file so you can hear and see what it does. The picture of a\n"
+    "video is copied untouched; only its audio track changes.\n\n"
+    "examples:\n"
+    "  avjudge perturb apply --strategy time_shift_micro --input a.mp4 --output a_shift.mp4\n"
+    "  avjudge perturb apply --strategy filter --set kind=lowpass --input a.mp4 --output lp.mp4\n"
+    "  avjudge perturb apply --strategy pitch_shift --params '{\"semitones\": -3}' --input a.wav --output p.wav",
+)
 
 
 # ---- datasets ----------------------------------------------------------------------------
 
+
 def _data_build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recipe", required=True, type=Path, help="a YAML recipe (see data_recipes/)")
     p.add_argument("--out", required=True, type=Path, help="dataset folder; rerun to resume")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a recipe field, e.g. source=world/world.jsonl or judges.av.pairs=1000")
-    p.add_argument("--materialize", action="store_true",
-                   help="also write each audio negative (float32 WAV) instead of only its recipe")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a recipe field, e.g. source=world/world.jsonl or judges.av.pairs=1000",
+    )
+    p.add_argument(
+        "--materialize",
+        action="store_true",
+        help="also write each audio negative (float32 WAV) instead of only its recipe",
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -182,8 +226,10 @@ def _data_build(args: argparse.Namespace) -> int:
     stats = build_dataset(recipe, source, args.out, materialize=args.materialize, progress=not args.no_progress)
     for judge, entry in stats["judges"].items():
         short = f" (asked for {entry['requested']})" if entry["pairs"] < entry["requested"] else ""
-        print(f"{judge}: {entry['pairs']} pairs{short}: {entry['positives']} positive, {entry['negatives']} negative; "
-              f"splits {entry['splits']}; rejected {entry['rejected']} {entry['rejection_reasons']}")
+        print(
+            f"{judge}: {entry['pairs']} pairs{short}: {entry['positives']} positive, {entry['negatives']} negative; "
+            f"splits {entry['splits']}; rejected {entry['rejected']} {entry['rejection_reasons']}"
+        )
         print(f"    negatives by type: {entry['negative_types']}")
     print(f"dataset hash {stats['dataset_hash']}; stats in {args.out / 'stats.json'}")
     return 0
@@ -203,14 +249,18 @@ def _data_export(args: argparse.Namespace) -> int:
     return 0
 
 
-register("data build", "build balanced judge pair datasets with hard negatives from a recipe", _data_build_args,
-         _data_build,
-         "Read the recipe's source manifest, split sources (no clip, or copy of a clip, in two\n"
-         "splits), and write positives and hard negatives per judge to OUT/pairs/<judge>/<split>.jsonl,\n"
-         "a Hugging Face dataset to OUT/hf/<judge>, and counts to OUT/stats.json. A negative is\n"
-         "stored as its recipe and applied when loaded; --materialize writes its audio too.\n"
-         "Killed and rerun with the same OUT, it continues where it stopped.\n\n"
-         "example:\n  avjudge data build --recipe data_recipes/world_demo.yaml --set source=world/world.jsonl --out pairs")
+register(
+    "data build",
+    "build balanced judge pair datasets with hard negatives from a recipe",
+    _data_build_args,
+    _data_build,
+    "Read the recipe's source manifest, split sources (no clip, or copy of a clip, in two\n"
+    "splits), and write positives and hard negatives per judge to OUT/pairs/<judge>/<split>.jsonl,\n"
+    "a Hugging Face dataset to OUT/hf/<judge>, and counts to OUT/stats.json. A negative is\n"
+    "stored as its recipe and applied when loaded; --materialize writes its audio too.\n"
+    "Killed and rerun with the same OUT, it continues where it stopped.\n\n"
+    "example:\n  avjudge data build --recipe data_recipes/world_demo.yaml --set source=world/world.jsonl --out pairs",
+)
 register("data export", "write pairs in LLaMA-Factory or ms-swift format", _data_export_args, _data_export)
 
 
@@ -227,21 +277,27 @@ def _data_audit(args: argparse.Namespace) -> int:
 
     for judge in args.judges.split(","):
         leak = text_leak(args.dataset, judge, args.train_split, args.eval_split)
-        print(f"{judge}: the question's text alone tells {leak['pairs']} held-out pairs apart at AUROC "
-              f"{number(leak['overall'])}")
+        print(
+            f"{judge}: the question's text alone tells {leak['pairs']} held-out pairs apart at AUROC "
+            f"{number(leak['overall'])}"
+        )
         for kind, value in leak["per_type"].items():
             print(f"    {kind:<24}{number(value)}")
     return 0
 
 
-register("data audit", "how well the text alone tells a dataset's positives from its negatives", _data_audit_args,
-         _data_audit,
-         "Fit a logistic regression on the words and word pairs of each training pair's question\n"
-         "(caption and spoken line; no media) and print its held-out AUROC, overall and per negative\n"
-         "type against all positives. 0.5: the text gives nothing away. Far above it: those negatives\n"
-         "carry a tell of their own (words or counts the positives never use), and a judge trained on\n"
-         "them can learn to read the caption instead of the clip.\n\n"
-         "example:\n  avjudge data audit --dataset pairs --judges vt")
+register(
+    "data audit",
+    "how well the text alone tells a dataset's positives from its negatives",
+    _data_audit_args,
+    _data_audit,
+    "Fit a logistic regression on the words and word pairs of each training pair's question\n"
+    "(caption and spoken line; no media) and print its held-out AUROC, overall and per negative\n"
+    "type against all positives. 0.5: the text gives nothing away. Far above it: those negatives\n"
+    "carry a tell of their own (words or counts the positives never use), and a judge trained on\n"
+    "them can learn to read the caption instead of the clip.\n\n"
+    "example:\n  avjudge data audit --dataset pairs --judges vt",
+)
 
 
 def _annotate_args(p: argparse.ArgumentParser) -> None:
@@ -258,39 +314,62 @@ def _annotate(args: argparse.Namespace) -> int:
     from ..data.annotate import annotate
     from ..llm import OpenAIChatBackend
 
-    backend = OpenAIChatBackend(args.base_url, args.model, api_key_env=args.api_key_env,
-                                max_concurrency=args.concurrency, cache_dir=args.out.parent / ".annotate_cache")
+    backend = OpenAIChatBackend(
+        args.base_url,
+        args.model,
+        api_key_env=args.api_key_env,
+        max_concurrency=args.concurrency,
+        cache_dir=args.out.parent / ".annotate_cache",
+    )
     print(json.dumps(annotate(args.clips, args.out, backend, progress=not args.no_progress), indent=2))
     return 0
 
 
-register("data annotate", "caption real clips with an omni model server into a source manifest", _annotate_args,
-         _annotate,
-         "Send each clip to an OpenAI-compatible omni model and write {id, video, captions:\n"
-         "{video, audio, utterance}} per clip. Replies are cached beside OUT; rerunning resumes. A clip\n"
-         "with an unusable reply gets an `error` (and is skipped as a source), never empty captions.")
+register(
+    "data annotate",
+    "caption real clips with an omni model server into a source manifest",
+    _annotate_args,
+    _annotate,
+    "Send each clip to an OpenAI-compatible omni model and write {id, video, captions:\n"
+    "{video, audio, utterance}} per clip. Replies are cached beside OUT; rerunning resumes. A clip\n"
+    "with an unusable reply gets an `error` (and is skipped as a source), never empty captions.",
+)
 
 
 # ---- judges ----------------------------------------------------------------------------
 
+
 def _score_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", required=True, choices=["av", "vt", "at"], help="which consistency to judge")
-    p.add_argument("--checkpoint", required=True, type=Path,
-                   help="local checkpoint directory: a Qwen2.5-Omni or Qwen3-Omni thinker (or full model), or Qwen2-Audio")
+    p.add_argument(
+        "--checkpoint",
+        required=True,
+        type=Path,
+        help="local checkpoint directory: a Qwen2.5-Omni or Qwen3-Omni thinker (or full model), or Qwen2-Audio",
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--video", type=Path, action="append", help="a media file (repeatable)")
-    src.add_argument("--manifest", type=Path,
-                     help="JSONL of {id, video, captions: {video, audio, utterance}} (world.jsonl works)")
+    src.add_argument(
+        "--manifest", type=Path, help="JSONL of {id, video, captions: {video, audio, utterance}} (world.jsonl works)"
+    )
     p.add_argument("--text", help="description for --video with the vt/at judges")
     p.add_argument("--out", required=True, type=Path, help="results JSONL; rerun to resume")
     p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--workers", type=int, default=2,
-                   help="threads that decode and prepare clips while the model scores; on a GPU machine give it "
-                        "more (the 7B AV judge on an H100 outpaces 8 threads preparing 720p clips)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="threads that decode and prepare clips while the model scores; on a GPU machine give it "
+        "more (the 7B AV judge on an H100 outpaces 8 threads preparing 720p clips)",
+    )
     p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: AVBench's 1.0)")
     p.add_argument("--max-pixels", type=int, help="pixels per frame (default: AVBench's per judge)")
-    p.add_argument("--long-audio", choices=["error", "head"], default="error",
-                   help="audio longer than the model's window: report an error, or score its beginning")
+    p.add_argument(
+        "--long-audio",
+        choices=["error", "head"],
+        default="error",
+        help="audio longer than the model's window: report an error, or score its beginning",
+    )
     add_model_arguments(p)
     p.add_argument("--no-progress", action="store_true")
 
@@ -300,26 +379,41 @@ def _score(args: argparse.Namespace) -> int:
     from ..judges import Judge
     from ..judges.batch import file_items, score_items
 
-    judge = Judge.load(args.judge, args.checkpoint, batch_size=args.batch_size, workers=args.workers, fps=args.fps,
-                       max_pixels=args.max_pixels, long_audio=args.long_audio, device=args.device, dtype=args.dtype,
-                       attention=args.attention)
+    judge = Judge.load(
+        args.judge,
+        args.checkpoint,
+        batch_size=args.batch_size,
+        workers=args.workers,
+        fps=args.fps,
+        max_pixels=args.max_pixels,
+        long_audio=args.long_audio,
+        device=args.device,
+        dtype=args.dtype,
+        attention=args.attention,
+    )
     items = load_manifest(args.manifest) if args.manifest else file_items(args.video, args.text)
     summary = score_items(judge, items, args.out, progress=not args.no_progress)
     print(json.dumps(summary, indent=2))
     return 0
 
 
-register("score", "score clips with a Yes/No judge: S = P(Yes) / (P(Yes) + P(No))", _score_args, _score,
-         "Score each clip with one judge and append one JSON line per clip to OUT, with\n"
-         "score, delta (log P(Yes) - log P(No)), mass (P(Yes) + P(No)) and yes/no probabilities.\n"
-         "A clip that cannot be read gets an `error` and no score (never 0). Rerunning with the\n"
-         "same OUT resumes; OUT's .summary.json counts errors.\n\n"
-         "examples:\n"
-         "  avjudge score --judge av --checkpoint ckpt/av --manifest world/world.jsonl --out av.jsonl\n"
-         "  avjudge score --judge vt --checkpoint ckpt/vt --video a.mp4 --text \"a red circle moves left\" --out r.jsonl")
+register(
+    "score",
+    "score clips with a Yes/No judge: S = P(Yes) / (P(Yes) + P(No))",
+    _score_args,
+    _score,
+    "Score each clip with one judge and append one JSON line per clip to OUT, with\n"
+    "score, delta (log P(Yes) - log P(No)), mass (P(Yes) + P(No)) and yes/no probabilities.\n"
+    "A clip that cannot be read gets an `error` and no score (never 0). Rerunning with the\n"
+    "same OUT resumes; OUT's .summary.json counts errors.\n\n"
+    "examples:\n"
+    "  avjudge score --judge av --checkpoint ckpt/av --manifest world/world.jsonl --out av.jsonl\n"
+    '  avjudge score --judge vt --checkpoint ckpt/vt --video a.mp4 --text "a red circle moves left" --out r.jsonl',
+)
 
 
 # ---- metrics -------------------------------------------------------------------------------
+
 
 def _metrics_list_args(p: argparse.ArgumentParser) -> None:
     pass
@@ -329,11 +423,20 @@ def _metrics_list(args: argparse.Namespace) -> int:
     from ..metrics import METRICS, NATIVE_FPS
 
     for name, cls in sorted(METRICS.items()):
-        needs = [f"audio at {f'{cls.audio.sample_rate} Hz' if cls.audio.sample_rate else 'its own rate'}"] if cls.audio else []
-        needs += [f"frames {cls.video_fps} fps" if cls.video_fps != NATIVE_FPS else "the file's own frames"] \
-            if cls.video_fps else []
-        print(f"{name:<15} {cls.description}\n{'':<15} needs {', '.join(needs)}; checkpoints: "
-              f"{', '.join(cls.checkpoints) or 'none (shipped with its package)'}")
+        needs = (
+            [f"audio at {f'{cls.audio.sample_rate} Hz' if cls.audio.sample_rate else 'its own rate'}"]
+            if cls.audio
+            else []
+        )
+        needs += (
+            [f"frames {cls.video_fps} fps" if cls.video_fps != NATIVE_FPS else "the file's own frames"]
+            if cls.video_fps
+            else []
+        )
+        print(
+            f"{name:<15} {cls.description}\n{'':<15} needs {', '.join(needs)}; checkpoints: "
+            f"{', '.join(cls.checkpoints) or 'none (shipped with its package)'}"
+        )
     return 0
 
 
@@ -353,15 +456,18 @@ def _metrics_run(args: argparse.Namespace) -> int:
 
 
 def _checkpoints_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, default=None, help="checkpoint folder (default: $AVJUDGE_CHECKPOINTS or ./checkpoints)")
+    p.add_argument(
+        "--root", type=Path, default=None, help="checkpoint folder (default: $AVJUDGE_CHECKPOINTS or ./checkpoints)"
+    )
 
 
 def _checkpoints_list(args: argparse.Namespace) -> int:
     from ..metrics.checkpoints import load_manifest
 
     for key, entry in load_manifest().items():
-        files = ", ".join(f"{f.name} ({f'{f.size:,} bytes' if f.size else 'no published hash: pin it'})"
-                          for f in entry.files)
+        files = ", ".join(
+            f"{f.name} ({f'{f.size:,} bytes' if f.size else 'no published hash: pin it'})" for f in entry.files
+        )
         print(f"{key}: {entry.description}\n  files: {files}\n  licence: {entry.licence}\n  get it: {entry.obtain}")
     return 0
 
@@ -390,27 +496,44 @@ def _checkpoints_pin(args: argparse.Namespace) -> int:
     return 0
 
 
-register("metrics list", "show every signal metric, what it needs and what it loads", _metrics_list_args,
-         _metrics_list)
-register("metrics run", "score clips with signal metrics, each clip decoded once", _metrics_run_args, _metrics_run,
-         "Decode each clip once and give it to every metric named; one JSON line per clip with the\n"
-         "scores, and per-metric errors (a clip a metric cannot score is recorded, never scored 0).\n"
-         "Rerunning with the same OUT resumes.\n\n"
-         "example:\n  avjudge metrics run --metrics dnsmos --input clips/ --out quality.jsonl")
-register("checkpoints list", "list the checkpoints metrics load, with licence and where to get them",
-         _checkpoints_args, _checkpoints_list)
-register("checkpoints verify", "check every checkpoint file's presence, size and sha256", _checkpoints_args,
-         _checkpoints_verify)
-register("checkpoints pin", "record the sha256 of weights the manifest has no hash for", _checkpoints_pin_args,
-         _checkpoints_pin,
-         "Some weights (SyncNet, the LAION aesthetics head, CLIP, DF-Arena, Audiobox, DOVER++) have no\n"
-         "sha256 that avjudge could publish. Download them from the source `checkpoints list` names,\n"
-         "check them there, then pin: their size and sha256 go to <root>/pinned.yaml and every\n"
-         "later load refuses a different file.\n\n"
-         "example:\n  avjudge checkpoints pin syncnet")
+register("metrics list", "show every signal metric, what it needs and what it loads", _metrics_list_args, _metrics_list)
+register(
+    "metrics run",
+    "score clips with signal metrics, each clip decoded once",
+    _metrics_run_args,
+    _metrics_run,
+    "Decode each clip once and give it to every metric named; one JSON line per clip with the\n"
+    "scores, and per-metric errors (a clip a metric cannot score is recorded, never scored 0).\n"
+    "Rerunning with the same OUT resumes.\n\n"
+    "example:\n  avjudge metrics run --metrics dnsmos --input clips/ --out quality.jsonl",
+)
+register(
+    "checkpoints list",
+    "list the checkpoints metrics load, with licence and where to get them",
+    _checkpoints_args,
+    _checkpoints_list,
+)
+register(
+    "checkpoints verify",
+    "check every checkpoint file's presence, size and sha256",
+    _checkpoints_args,
+    _checkpoints_verify,
+)
+register(
+    "checkpoints pin",
+    "record the sha256 of weights the manifest has no hash for",
+    _checkpoints_pin_args,
+    _checkpoints_pin,
+    "Some weights (SyncNet, the LAION aesthetics head, CLIP, DF-Arena, Audiobox, DOVER++) have no\n"
+    "sha256 that avjudge could publish. Download them from the source `checkpoints list` names,\n"
+    "check them there, then pin: their size and sha256 go to <root>/pinned.yaml and every\n"
+    "later load refuses a different file.\n\n"
+    "example:\n  avjudge checkpoints pin syncnet",
+)
 
 
 # ---- training ----------------------------------------------------------------------------
+
 
 def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", required=True, type=Path, help="a YAML TrainConfig (see train_configs/)")
@@ -427,23 +550,31 @@ def _train(args: argparse.Namespace) -> int:
     summary = run_training(config)
     after = summary["eval_after"]["overall"]
     print("\n".join(evaluation_table({config.task: summary})))
-    print(f"trained {summary['steps']} steps; held-out accuracy {after['accuracy']:.3f}, AUROC "
-          f"{format_statistic(after['auroc'])}, Yes-bias {after['yes_bias']:.3f}; model in "
-          f"{Path(config.output_dir) / 'final'}")
+    print(
+        f"trained {summary['steps']} steps; held-out accuracy {after['accuracy']:.3f}, AUROC "
+        f"{format_statistic(after['auroc'])}, Yes-bias {after['yes_bias']:.3f}; model in "
+        f"{Path(config.output_dir) / 'final'}"
+    )
     return 0
 
 
-register("train", "fine-tune a judge on pairs (single-token Yes/No SFT; DeepSpeed optional)", _train_args, _train,
-         "Train the model in CONFIG on a dataset made by `avjudge data build`. The loss falls on\n"
-         "the answer token only; held-out pairs are scored every eval_steps (metrics to the log,\n"
-         "wandb offline unless configured, and OUT/eval/step_*.json). OUT/final and every\n"
-         "checkpoint load directly in `avjudge score`. Rerunning resumes from the newest checkpoint.\n\n"
-         "multi-GPU (the paper's setup):\n"
-         "  torchrun --nproc_per_node 8 -m avjudge.cli train --config train_configs/av_qwen25omni_7b.yaml\n"
-         "  deepspeed --num_gpus 8 --module avjudge.cli train --config train_configs/av_qwen25omni_7b.yaml")
+register(
+    "train",
+    "fine-tune a judge on pairs (single-token Yes/No SFT; DeepSpeed optional)",
+    _train_args,
+    _train,
+    "Train the model in CONFIG on a dataset made by `avjudge data build`. The loss falls on\n"
+    "the answer token only; held-out pairs are scored every eval_steps (metrics to the log,\n"
+    "wandb offline unless configured, and OUT/eval/step_*.json). OUT/final and every\n"
+    "checkpoint load directly in `avjudge score`. Rerunning resumes from the newest checkpoint.\n\n"
+    "multi-GPU (the paper's setup):\n"
+    "  torchrun --nproc_per_node 8 -m avjudge.cli train --config train_configs/av_qwen25omni_7b.yaml\n"
+    "  deepspeed --num_gpus 8 --module avjudge.cli train --config train_configs/av_qwen25omni_7b.yaml",
+)
 
 
 # ---- demo ------------------------------------------------------------------------------
+
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
     from ..demo import DemoSize
@@ -454,16 +585,36 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="a minute-long smoke run (tiny sizes, nothing learned)")
     p.add_argument("--clips", type=int, help=f"world clips (default {DemoSize.clips})")
     p.add_argument("--pairs", type=int, help=f"pairs per judge (default {DemoSize.pairs})")
-    p.add_argument("--epochs", type=float, help="training epochs of every judge (default: " + ", ".join(
-        f"{task.upper()} {epochs:g}" for task, epochs in DemoSize().judge_epochs.items()) + f", others {DemoSize.epochs:g})")
+    p.add_argument(
+        "--epochs",
+        type=float,
+        help="training epochs of every judge (default: "
+        + ", ".join(f"{task.upper()} {epochs:g}" for task, epochs in DemoSize().judge_epochs.items())
+        + f", others {DemoSize.epochs:g})",
+    )
     p.add_argument("--judges", default="av,vt,at", help="which judges to build pairs for and train")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="training option for every judge, over train_configs/tiny_world_*.yaml (repeatable)")
-    p.add_argument("--cache", type=Path, default=None,
-                   help="where tiny judges are built (default: $AVJUDGE_CACHE or ~/.cache/avjudge)")
-    p.add_argument("--encoders", type=Path, default=ALIGNED_ENCODERS, metavar="FILE",
-                   help="encoder weights the tiny Qwen2.5-Omni thinker starts from (default: the committed aligned "
-                        "ones, %(default)s; scripts/align_tiny_encoders.py writes others)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="training option for every judge, over train_configs/tiny_world_*.yaml (repeatable)",
+    )
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="where tiny judges are built (default: $AVJUDGE_CACHE or ~/.cache/avjudge)",
+    )
+    p.add_argument(
+        "--encoders",
+        type=Path,
+        default=ALIGNED_ENCODERS,
+        metavar="FILE",
+        help="encoder weights the tiny Qwen2.5-Omni thinker starts from (default: the committed aligned "
+        "ones, %(default)s; scripts/align_tiny_encoders.py writes others)",
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -474,20 +625,34 @@ def _demo(args: argparse.Namespace) -> int:
     if not tasks or set(tasks) - {"av", "vt", "at"}:
         raise ConfigError(f"--judges takes a comma-separated subset of av, vt, at, not {args.judges!r}")
     if not args.encoders.is_file():
-        raise ConfigError(f"--encoders {args.encoders}: no such file; give encoder weights that "
-                          "scripts/align_tiny_encoders.py wrote, or leave it out for the committed ones")
+        raise ConfigError(
+            f"--encoders {args.encoders}: no such file; give encoder weights that "
+            "scripts/align_tiny_encoders.py wrote, or leave it out for the committed ones"
+        )
     size = (QUICK if args.quick else DemoSize()).scaled(args.clips, args.pairs, args.epochs)
-    report = run_demo(args.out, size=size, seed=args.seed, cache=args.cache, tasks=tasks, overrides=args.overrides,
-                      encoders=args.encoders)
+    report = run_demo(
+        args.out,
+        size=size,
+        seed=args.seed,
+        cache=args.cache,
+        tasks=tasks,
+        overrides=args.overrides,
+        encoders=args.encoders,
+    )
     print(report["text"])
     return 0
 
 
-register("demo", "run the end-to-end demo on built-in defaults", _demo_args, _demo,
-         "Make a synthetic world and check it against its ground truth, build AV / VT / AT pairs\n"
-         "with hard negatives, score held-out pairs with untrained tiny judges, train them on the\n"
-         "CPU, score again, and print held-out accuracy per negative type before and after\n"
-         "(OUT/demo_report.json and OUT/demo_report.png, with learning curves).\n\n"
-         "examples (a larger AV-only run; one with more frames and pixels per clip):\n"
-         "  avjudge demo --judges av --clips 300 --pairs 2400 --epochs 2.5 --out demo_av\n"
-         "  avjudge demo --judges av --clips 300 --pairs 960 --epochs 4 --set fps=4.0 --set max_pixels=50176")
+register(
+    "demo",
+    "run the end-to-end demo on built-in defaults",
+    _demo_args,
+    _demo,
+    "Make a synthetic world and check it against its ground truth, build AV / VT / AT pairs\n"
+    "with hard negatives, score held-out pairs with untrained tiny judges, train them on the\n"
+    "CPU, score again, and print held-out accuracy per negative type before and after\n"
+    "(OUT/demo_report.json and OUT/demo_report.png, with learning curves).\n\n"
+    "examples (a larger AV-only run; one with more frames and pixels per clip):\n"
+    "  avjudge demo --judges av --clips 300 --pairs 2400 --epochs 2.5 --out demo_av\n"
+    "  avjudge demo --judges av --clips 300 --pairs 960 --epochs 4 --set fps=4.0 --set max_pixels=50176",
+)

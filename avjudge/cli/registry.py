@@ -1,4 +1,5 @@
 """The command registry: commands register by their words ("world make"); the parser is built from it."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,9 +41,16 @@ class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionH
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """Where and how a judge model runs: the options every command that loads judges shares."""
     p.add_argument("--device", default="auto", help="auto: CUDA when there is one, else CPU")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
-                   help="auto: bfloat16 on a GPU, float32 on CPU")
-    p.add_argument("--attention", default="auto",
-                   help="auto: packed window attention in the Omni encoders (Qwen2.5-Omni scores up to 2.6x "
-                        "faster on an H100 than with one call per window); or a transformers implementation: "
-                        "sdpa, eager, flash_attention_2 (needs flash-attn)")
+    p.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        help="auto: bfloat16 on a GPU, float32 on CPU",
+    )
+    p.add_argument(
+        "--attention",
+        default="auto",
+        help="auto: packed window attention in the Omni encoders (Qwen2.5-Omni scores up to 2.6x "
+        "faster on an H100 than with one call per window); or a transformers implementation: "
+        "sdpa, eager, flash_attention_2 (needs flash-attn)",
+    )

@@ -1,9 +1,24 @@
 """Pair datasets: manifests, recipes, splits, the builder, loading pairs, exports."""
+
 from .build import build_dataset, built_recipe, dataset_hash, split_sources
 from .manifest import ManifestError, load_manifest
 from .pairs import DecodedSources, PairDataset, load_pairs, pair_clip
 from .recipe import JudgeRecipe, Recipe, load_recipe
 from .splits import assign_splits
 
-__all__ = ["DecodedSources", "JudgeRecipe", "ManifestError", "PairDataset", "Recipe", "assign_splits", "build_dataset",
-           "built_recipe", "dataset_hash", "load_manifest", "load_pairs", "load_recipe", "pair_clip", "split_sources"]
+__all__ = [
+    "DecodedSources",
+    "JudgeRecipe",
+    "ManifestError",
+    "PairDataset",
+    "Recipe",
+    "assign_splits",
+    "build_dataset",
+    "built_recipe",
+    "dataset_hash",
+    "load_manifest",
+    "load_pairs",
+    "load_recipe",
+    "pair_clip",
+    "split_sources",
+]

@@ -1,5 +1,6 @@
 """`avjudge data annotate`: dense captions for real clips from an OpenAI-compatible omni model
 (AVBench used Qwen3-Omni), written as a source manifest; cached and resumable."""
+
 from __future__ import annotations
 
 import base64
@@ -31,8 +32,12 @@ def clip_items(folder: str | Path) -> list[dict]:
 def _request(path: Path, model_prompt: str) -> ChatRequest:
     data = base64.b64encode(path.read_bytes()).decode()
     mime = {".webm": "video/webm", ".mkv": "video/x-matroska", ".mov": "video/quicktime"}.get(path.suffix, "video/mp4")
-    return ChatRequest(prompt=model_prompt, json_mode=True, temperature=0.0,
-                       media=({"type": "video_url", "video_url": {"url": f"data:{mime};base64,{data}"}},))
+    return ChatRequest(
+        prompt=model_prompt,
+        json_mode=True,
+        temperature=0.0,
+        media=({"type": "video_url", "video_url": {"url": f"data:{mime};base64,{data}"}},),
+    )
 
 
 def annotate(folder: str | Path, out: str | Path, backend, prompt: str = CAPTION_PROMPT, progress: bool = True) -> dict:
@@ -44,8 +49,11 @@ def annotate(folder: str | Path, out: str | Path, backend, prompt: str = CAPTION
         records = []
         for item in chunk:
             video = Path(item["video"])
-            rel = Path(video).resolve().relative_to(root.resolve()) if video.resolve().is_relative_to(root.resolve()) \
+            rel = (
+                Path(video).resolve().relative_to(root.resolve())
+                if video.resolve().is_relative_to(root.resolve())
                 else video.resolve()
+            )
             record = {"id": item["id"], "video": str(rel), "meta": {"annotator": getattr(backend, "model", "")}}
             try:
                 reply = parse_json_object(backend.complete(_request(video, prompt)))

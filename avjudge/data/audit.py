@@ -6,6 +6,7 @@ media. `text_leak` measures it: a logistic regression on which words and word pa
 question holds (caption and spoken line), and nothing else, scored on the held-out pairs. AUROC 0.5 means
 the text alone says nothing.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,8 +50,10 @@ def text_only_scores(train: list[tuple[int, str]], test: list[str], l2: float = 
 
     def closure():
         optimiser.zero_grad()
-        loss = (torch.nn.functional.binary_cross_entropy_with_logits(model(x).squeeze(1), y)
-                + l2 * model.weight.pow(2).sum())
+        loss = (
+            torch.nn.functional.binary_cross_entropy_with_logits(model(x).squeeze(1), y)
+            + l2 * model.weight.pow(2).sum()
+        )
         loss.backward()
         return loss
 
@@ -59,8 +62,9 @@ def text_only_scores(train: list[tuple[int, str]], test: list[str], l2: float = 
         return torch.sigmoid(model(gram_features(test, index)).squeeze(1)).numpy()
 
 
-def text_only_held_out(dataset: str | Path, task: str, train_split: str = "train",
-                       eval_split: str = "test") -> tuple[list[dict], np.ndarray]:
+def text_only_held_out(
+    dataset: str | Path, task: str, train_split: str = "train", eval_split: str = "test"
+) -> tuple[list[dict], np.ndarray]:
     """(``eval_split``'s pair records, the text-only classifier's score of each), the classifier fitted on
     ``train_split``'s pairs of ``task`` in a folder made by `avjudge data build`."""
     if not judge_task(task).needs_text:
@@ -78,5 +82,8 @@ def text_leak(dataset: str | Path, task: str, train_split: str = "train", eval_s
     the text-only classifier on ``task``'s pairs in a folder made by `avjudge data build`."""
     held_out, scores = text_only_held_out(dataset, task, train_split, eval_split)
     labels = np.array([r["label"] for r in held_out])
-    return {"overall": auroc(scores, labels), "pairs": len(held_out),
-            "per_type": per_negative_type(scores, labels, [r["negative_type"] for r in held_out], auroc)}
+    return {
+        "overall": auroc(scores, labels),
+        "pairs": len(held_out),
+        "per_type": per_negative_type(scores, labels, [r["negative_type"] for r in held_out], auroc),
+    }

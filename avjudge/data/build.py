@@ -6,6 +6,7 @@ same dataset as an uninterrupted run. A negative is stored as its recipe (strate
 params, seed); ``--materialize`` also writes its audio (float32 WAV beside the untouched
 source video), which loads bit-identically to applying the recipe on the fly.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,6 +43,7 @@ TEXT_WORKERS = 8  # text negatives requested at once (an HTTP backend's own limi
 @dataclass
 class Slot:
     """One place in a split's output: a finished pair or a counted rejection."""
+
     record: dict | None = None
     rejection: dict | None = None
 
@@ -56,8 +58,18 @@ def _split_sizes(total: int, weights: list[int]) -> list[int]:
 
 
 class _SplitBuilder:
-    def __init__(self, recipe: Recipe, judge: str, split: str, split_index: int, sources: list[dict],
-                 n_pairs: int, out: Path, backend, materialize: bool):
+    def __init__(
+        self,
+        recipe: Recipe,
+        judge: str,
+        split: str,
+        split_index: int,
+        sources: list[dict],
+        n_pairs: int,
+        out: Path,
+        backend,
+        materialize: bool,
+    ):
         self.recipe, self.judge, self.split, self.sources = recipe, judge, split, sources
         self.cfg = recipe.judges[judge]
         self.key = [recipe.seed, JUDGE_INDEX[judge], split_index]
@@ -72,11 +84,18 @@ class _SplitBuilder:
         field = judge_task(self.judge).caption_field
         text = captions.get(field) if field else None
         return {
-            "id": f"{self.judge}-{self.split}-{kind}{k:07d}", "source_id": source["id"], "dimension": self.judge,
-            "label": label, "strategy": "positive", "negative_type": "positive", "params": {},
-            "media": {"video": source["video"]}, "text": text,
+            "id": f"{self.judge}-{self.split}-{kind}{k:07d}",
+            "source_id": source["id"],
+            "dimension": self.judge,
+            "label": label,
+            "strategy": "positive",
+            "negative_type": "positive",
+            "params": {},
+            "media": {"video": source["video"]},
+            "text": text,
             "utterance": (captions.get("utterance") or None) if self.judge == "at" else None,
-            "split": self.split, "seed": [*self.key, k],
+            "split": self.split,
+            "seed": [*self.key, k],
         }
 
     def positives(self) -> Iterator[Slot]:
@@ -114,8 +133,9 @@ class _SplitBuilder:
 
     def _text_candidates(self) -> Iterator[tuple[dict, str]]:
         """(source, dimension) in rotation order, round after round over the sources."""
-        rotation = iter_rotation(self.judge, self.recipe.seed + JUDGE_INDEX[self.judge], self.cfg.dimensions_per_sample,
-                                 self.dims)
+        rotation = iter_rotation(
+            self.judge, self.recipe.seed + JUDGE_INDEX[self.judge], self.cfg.dimensions_per_sample, self.dims
+        )
         for _ in range(self.cfg.max_rounds):
             for source, keys in zip(self.order, rotation):
                 for key in keys:
@@ -130,8 +150,20 @@ class _SplitBuilder:
             c, (source, key) = item
             original = (source.get("captions") or {}).get(judge_task(self.judge).caption_field) or ""
             seed = int(np.random.default_rng([*self.key, 2, c]).integers(2**31))
-            return c, source, key, make_text_negative(original, self.judge, dims[key], self.backend, seed,
-                                                      self.recipe.max_regenerations, self.recipe.similarity_range)
+            return (
+                c,
+                source,
+                key,
+                make_text_negative(
+                    original,
+                    self.judge,
+                    dims[key],
+                    self.backend,
+                    seed,
+                    self.recipe.max_regenerations,
+                    self.recipe.similarity_range,
+                ),
+            )
 
         candidates = enumerate(self._text_candidates())
         with ThreadPoolExecutor(TEXT_WORKERS) as pool:
@@ -146,15 +178,24 @@ class _SplitBuilder:
                     if isinstance(result, TextNegative) and not duplicate:
                         seen.add((source["id"], result.text))
                         record = self._base("n", accepted, source, 0)
-                        record.update(strategy="text_edit", negative_type=key, text=result.text,
-                                      params={"dimension": key, "detail": result.detail, "attempts": result.attempts,
-                                              "similarity": round(result.similarity, 4)})
+                        record.update(
+                            strategy="text_edit",
+                            negative_type=key,
+                            text=result.text,
+                            params={
+                                "dimension": key,
+                                "detail": result.detail,
+                                "attempts": result.attempts,
+                                "similarity": round(result.similarity, 4),
+                            },
+                        )
                         accepted += 1
                         yield Slot(record=record)
                     else:
                         reasons = ["duplicate"] if duplicate else list(result.reasons)
-                        yield Slot(rejection={"candidate": c, "source_id": source["id"], "dimension": key,
-                                              "reasons": reasons})
+                        yield Slot(
+                            rejection={"candidate": c, "source_id": source["id"], "dimension": key, "reasons": reasons}
+                        )
 
     def slots(self) -> Iterator[Slot]:
         yield from self.positives()
@@ -164,9 +205,13 @@ class _SplitBuilder:
         pairs_path = self.out / "pairs" / self.judge / f"{self.split}.jsonl"
         rejected_path = pairs_path.with_name(f"{self.split}.rejected.jsonl")
         done = sum(1 for _ in read_jsonl(pairs_path)) + sum(1 for _ in read_jsonl(rejected_path))
-        with JsonlWriter(pairs_path) as pairs, JsonlWriter(rejected_path) as rejected, \
-                tqdm(total=self.n_pos + self.n_neg, desc=f"{self.judge}/{self.split}", disable=not progress,
-                     unit="pair") as bar:
+        with (
+            JsonlWriter(pairs_path) as pairs,
+            JsonlWriter(rejected_path) as rejected,
+            tqdm(
+                total=self.n_pos + self.n_neg, desc=f"{self.judge}/{self.split}", disable=not progress, unit="pair"
+            ) as bar,
+        ):
             for index, slot in enumerate(self.slots()):
                 if index < done:
                     if slot.record is not None:
@@ -189,15 +234,18 @@ def dataset_hash(out: Path) -> str:
     return h.hexdigest()
 
 
-def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materialize: bool = False,
-                  progress: bool = True) -> dict:
+def build_dataset(
+    recipe: Recipe, manifest: str | Path, out: str | Path, materialize: bool = False, progress: bool = True
+) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     saved = out / RECIPE_FILE
     text = dump_yaml(recipe) + f"materialize: {str(materialize).lower()}\n"
     if saved.exists() and saved.read_text() != text:
-        raise ConfigError(f"{out} holds a dataset built from another recipe ({saved}); use another --out, or "
-                          "delete the folder to start over")
+        raise ConfigError(
+            f"{out} holds a dataset built from another recipe ({saved}); use another --out, or "
+            "delete the folder to start over"
+        )
     saved.write_text(text)
     for leftover in (out / "media").rglob(".*.wav"):  # temp files of a killed run (one writer per folder)
         leftover.unlink()
@@ -230,8 +278,16 @@ def build_dataset(recipe: Recipe, manifest: str | Path, out: str | Path, materia
 def dataset_stats(out: Path, recipe: Recipe) -> dict:
     stats = {"name": recipe.name, "dataset_hash": dataset_hash(out), "judges": {}}
     for judge, cfg in recipe.judges.items():
-        entry = {"requested": cfg.pairs, "pairs": 0, "positives": 0, "negatives": 0, "splits": {},
-                 "negative_types": Counter(), "rejected": 0, "rejection_reasons": Counter()}
+        entry = {
+            "requested": cfg.pairs,
+            "pairs": 0,
+            "positives": 0,
+            "negatives": 0,
+            "splits": {},
+            "negative_types": Counter(),
+            "rejected": 0,
+            "rejection_reasons": Counter(),
+        }
         for pairs_path in sorted((out / "pairs" / judge).glob("*.jsonl")):
             if pairs_path.name.endswith(".rejected.jsonl"):
                 for r in read_jsonl(pairs_path):
@@ -262,9 +318,16 @@ def export_hf(out: Path, judges: list[str]) -> None:
         for path in sorted((out / "pairs" / judge).glob("*.jsonl")):
             if path.name.endswith(".rejected.jsonl"):
                 continue
-            rows = [{**{k: v for k, v in r.items() if k not in ("params", "media", "seed")},
-                     "params": json.dumps(r["params"], sort_keys=True), "video": r["media"]["video"],
-                     "audio": r["media"].get("audio"), "seed": r["seed"]} for r in read_jsonl(path)]
+            rows = [
+                {
+                    **{k: v for k, v in r.items() if k not in ("params", "media", "seed")},
+                    "params": json.dumps(r["params"], sort_keys=True),
+                    "video": r["media"]["video"],
+                    "audio": r["media"].get("audio"),
+                    "seed": r["seed"],
+                }
+                for r in read_jsonl(path)
+            ]
             if rows:
                 splits[path.stem] = Dataset.from_list(rows)
         target = out / "hf" / judge

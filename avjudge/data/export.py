@@ -3,15 +3,16 @@
 Both use ``{"messages", "videos", "audios"}`` with ``<video>`` / ``<audio>`` tags, and the
 same system prompt, query and answer the judges are scored with (avjudge.prompts).
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from ..errors import AvjudgeError
+from ..jsonl import read_jsonl
 from ..prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
 from ..prompts import task as judge_task
-from ..jsonl import read_jsonl
 
 TAGS = {"video": "<video>", "audio": "<audio>"}
 
@@ -31,7 +32,9 @@ def to_messages(record: dict, root: Path, family: str | None = None) -> dict:
     if "audio" in kinds:
         if record["label"] == 0 and record["strategy"] != "text_edit":
             if not media.get("audio"):
-                raise ExportError(f"pair {record['id']} is a lazy audio negative; rebuild with --materialize to export it")
+                raise ExportError(
+                    f"pair {record['id']} is a lazy audio negative; rebuild with --materialize to export it"
+                )
             audios.append(str(root / media["audio"]))
         else:
             audios.append(media["video"])  # the source's own audio track
@@ -56,9 +59,18 @@ def _write_llamafactory(rows_by_name: dict[str, list[dict]], out: Path) -> list[
         path.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
         columns = {"messages": "messages"}
         columns.update({k: k for k in ("videos", "audios") if rows and k in rows[0]})
-        info[name] = {"file_name": path.name, "formatting": "sharegpt", "columns": columns,
-                      "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user",
-                               "assistant_tag": "assistant", "system_tag": "system"}}
+        info[name] = {
+            "file_name": path.name,
+            "formatting": "sharegpt",
+            "columns": columns,
+            "tags": {
+                "role_tag": "role",
+                "content_tag": "content",
+                "user_tag": "user",
+                "assistant_tag": "assistant",
+                "system_tag": "system",
+            },
+        }
         written.append(path)
     (out / "dataset_info.json").write_text(json.dumps(info, indent=2))
     return written + [out / "dataset_info.json"]

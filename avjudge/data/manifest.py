@@ -1,4 +1,5 @@
 """Source manifests: JSONL of ``{id, video, captions: {video, audio, utterance}, meta}``."""
+
 from __future__ import annotations
 
 from pathlib import Path

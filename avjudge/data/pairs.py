@@ -1,4 +1,5 @@
 """Turn a stored pair record into a judge sample: decode its source, apply its negative recipe."""
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -29,8 +30,14 @@ def load_pairs(dataset: str | Path, task: str, split: str, limit: int | None = N
 
 
 def _decode_source(path: str, video: bool, audio: bool, fps: float | None, sample_rate: int) -> MediaClip:
-    return decode(path, video=video, audio=audio, fps=fps, sample_rate=sample_rate if audio else None,
-                  channels=1 if audio else None)
+    return decode(
+        path,
+        video=video,
+        audio=audio,
+        fps=fps,
+        sample_rate=sample_rate if audio else None,
+        channels=1 if audio else None,
+    )
 
 
 def _nbytes(clip: MediaClip) -> int:
@@ -77,9 +84,16 @@ class PairDataset:
     ``sources`` keeps decoded source clips for later pairs (None: every pair decodes its source).
     """
 
-    def __init__(self, records: list[dict], pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
-                 root: Path | None = None, strategies: dict[str, Strategy] | None = None,
-                 sources: DecodedSources | None = None):
+    def __init__(
+        self,
+        records: list[dict],
+        pool: SourcePool,
+        sample_rate: int = 16000,
+        fps: float | None = None,
+        root: Path | None = None,
+        strategies: dict[str, Strategy] | None = None,
+        sources: DecodedSources | None = None,
+    ):
         self.records, self.pool, self.sample_rate, self.fps, self.root = records, pool, sample_rate, fps, root
         self.strategies, self.sources = strategies or {}, sources
 
@@ -107,8 +121,15 @@ class PairDataset:
         return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root, self.sources)
 
 
-def pair_clip(record: dict, pool: SourcePool, sample_rate: int = 16000, fps: float | None = None,
-              root: Path | None = None, sources: DecodedSources | None = None, frames: bool = True) -> MediaClip:
+def pair_clip(
+    record: dict,
+    pool: SourcePool,
+    sample_rate: int = 16000,
+    fps: float | None = None,
+    root: Path | None = None,
+    sources: DecodedSources | None = None,
+    frames: bool = True,
+) -> MediaClip:
     """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now; ``sources``
     decodes (and keeps) the source clip if given; ``frames=False`` decodes no frames, all that writing a
     negative's audio needs (every media strategy changes the audio alone)."""

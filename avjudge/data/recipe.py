@@ -1,4 +1,5 @@
 """Dataset recipes: what to build from which sources, as a dataclass loadable from YAML."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,8 +12,15 @@ from ..perturb.base import Strategy
 
 # AVBench §7.2: about a quarter to temporal and a quarter to semantic negatives, the rest even.
 AV_STRATEGY_WEIGHTS = {
-    "time_shift_micro": 0.125, "time_shift_medium": 0.125, "random_mismatch": 0.125, "semantic_mismatch": 0.125,
-    "speed_change": 0.1, "pitch_shift": 0.1, "filter": 0.1, "noise_addition": 0.1, "ambience_swap": 0.05,
+    "time_shift_micro": 0.125,
+    "time_shift_medium": 0.125,
+    "random_mismatch": 0.125,
+    "semantic_mismatch": 0.125,
+    "speed_change": 0.1,
+    "pitch_shift": 0.1,
+    "filter": 0.1,
+    "noise_addition": 0.1,
+    "ambience_swap": 0.05,
     "speaker_count": 0.05,
 }
 
@@ -56,8 +64,10 @@ class Recipe:
         if abs(sum(self.splits.values()) - 1) > 1e-6 or min(self.splits.values()) < 0:
             raise ConfigError(f"split fractions must be non-negative and sum to 1, got {self.splits}")
         if self.text_backend_options.get("closed_vocabulary") and self.text_backend != "rules":
-            raise ConfigError(f"closed_vocabulary is an option of the rules text backend, not of "
-                              f"{self.text_backend!r}: remove it from text_backend_options")
+            raise ConfigError(
+                f"closed_vocabulary is an option of the rules text backend, not of "
+                f"{self.text_backend!r}: remove it from text_backend_options"
+            )
 
     def strategy_weights(self, judge: str) -> dict[str, float]:
         weights = self.judges[judge].strategies or (AV_STRATEGY_WEIGHTS if judge == "av" else {})
@@ -65,8 +75,10 @@ class Recipe:
 
     def audio_strategies(self, judge: str) -> dict[str, Strategy]:
         """name -> the audio strategy ``judge``'s negatives draw from, with this recipe's parameter overrides."""
-        return {name: get_strategy(name, self.judges[judge].strategy_params.get(name))
-                for name in sorted(self.strategy_weights(judge))}
+        return {
+            name: get_strategy(name, self.judges[judge].strategy_params.get(name))
+            for name in sorted(self.strategy_weights(judge))
+        }
 
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> tuple[Recipe, Path]:

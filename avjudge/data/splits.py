@@ -1,4 +1,5 @@
 """Splits by source clip, with hash-based dedupe: identical media never lands in two splits."""
+
 from __future__ import annotations
 
 import hashlib
@@ -15,7 +16,9 @@ def dedupe_key(record: dict, mode: str) -> str:
         return record["content_hash"]
     path = Path(record["video"])
     if not path.is_file():
-        raise MediaError(path, f"source {record['id']!r} has no media file to hash; fix the manifest or set dedupe: none")
+        raise MediaError(
+            path, f"source {record['id']!r} has no media file to hash; fix the manifest or set dedupe: none"
+        )
     return file_hash(path)
 
 
@@ -37,7 +40,7 @@ def assign_splits(records: list[dict], fractions: dict[str, float], seed: int, m
         counts[i] += 1
     assignment, start = {}, 0
     for name, count in zip(names, counts):
-        for key in ordered[start:start + count]:
+        for key in ordered[start : start + count]:
             for source_id in groups[key]:
                 assignment[source_id] = name
         start += count

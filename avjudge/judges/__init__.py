@@ -1,9 +1,23 @@
 """Judges: prompts, model adapters, continuous Yes/No scoring, rewards; multiple-choice answers on the same models."""
+
+from ..prompts import CHOICE_TASKS, TASKS, render_choice_question, render_prompt, render_query
 from .adapters import ADAPTERS, CheckpointError, JudgeSample
 from .judge import Judge, JudgeSettings
-from ..prompts import CHOICE_TASKS, TASKS, render_choice_question, render_prompt, render_query
 from .scorer import ChoiceHead, ChoiceResult, ScoreResult, YesNoHead
 
-__all__ = ["ADAPTERS", "CHOICE_TASKS", "CheckpointError", "ChoiceHead", "ChoiceResult", "Judge", "JudgeSample",
-           "JudgeSettings", "ScoreResult", "TASKS", "YesNoHead", "render_choice_question", "render_prompt",
-           "render_query"]
+__all__ = [
+    "ADAPTERS",
+    "CHOICE_TASKS",
+    "CheckpointError",
+    "ChoiceHead",
+    "ChoiceResult",
+    "Judge",
+    "JudgeSample",
+    "JudgeSettings",
+    "ScoreResult",
+    "TASKS",
+    "YesNoHead",
+    "render_choice_question",
+    "render_prompt",
+    "render_query",
+]

@@ -3,6 +3,7 @@
 One registry keyed by the checkpoint's ``model_type``. Checkpoints load only from a local
 directory (``local_files_only``), never with ``trust_remote_code`` unless asked.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,12 +16,19 @@ import torch
 
 from ..config import ConfigError
 from ..errors import AvjudgeError
+from ..prompts import CHAT_FORMATS, ChatFormat, render_prompt
 from .attention import pack_encoder_windows
 from .media_inputs import (
-    VisionPreprocess, audio_feature_tokens, chunked_audio_tokens, interleaved_video_audio, log_mel_torch,
-    merged_video_audio, video_patches, video_patches_torch, whisper_features,
+    VisionPreprocess,
+    audio_feature_tokens,
+    chunked_audio_tokens,
+    interleaved_video_audio,
+    log_mel_torch,
+    merged_video_audio,
+    video_patches,
+    video_patches_torch,
+    whisper_features,
 )
-from ..prompts import CHAT_FORMATS, ChatFormat, render_prompt
 
 
 class CheckpointError(AvjudgeError):
@@ -30,6 +38,7 @@ class CheckpointError(AvjudgeError):
 @dataclass
 class JudgeSample:
     """One thing to judge: frames sampled at the judge's fps, 16 kHz mono audio, texts."""
+
     frames: np.ndarray | None = None
     fps: float | None = None
     audio: np.ndarray | None = None
@@ -40,6 +49,7 @@ class JudgeSample:
 @dataclass
 class PreparedSample:
     """Model-ready pieces of one sample, built on the CPU (in DataLoader workers when training)."""
+
     input_ids: list[int]
     pixel_values_videos: np.ndarray | None = None
     video_grid_thw: tuple[int, int, int] | None = None
@@ -98,8 +108,15 @@ class Adapter:
         raise NotImplementedError
 
     @classmethod
-    def load(cls, checkpoint: Path, device: str = "auto", dtype: str = "auto", trust_remote_code: bool = False,
-             config=None, attention: str = "auto") -> "Adapter":
+    def load(
+        cls,
+        checkpoint: Path,
+        device: str = "auto",
+        dtype: str = "auto",
+        trust_remote_code: bool = False,
+        config=None,
+        attention: str = "auto",
+    ) -> "Adapter":
         dev = resolve_device(device)
         kwargs = dict(local_files_only=True, trust_remote_code=trust_remote_code, dtype=resolve_dtype(dtype, dev))
         if config is not None:
@@ -175,12 +192,14 @@ class Adapter:
     def token_ids(self, text: str, video_tokens: int = 0, audio_tokens: int = 0) -> list[int]:
         """Tokenise a rendered prompt, expanding each media placeholder to its token count."""
         fmt = self.chat_format
-        text = text.replace(fmt.video_pad, fmt.video_pad * video_tokens).replace(fmt.audio_pad,
-                                                                              fmt.audio_pad * audio_tokens)
+        text = text.replace(fmt.video_pad, fmt.video_pad * video_tokens).replace(
+            fmt.audio_pad, fmt.audio_pad * audio_tokens
+        )
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def prepare(self, task: str, sample: JudgeSample, answer: str | None = None,
-                system: str | None = None) -> PreparedSample:
+    def prepare(
+        self, task: str, sample: JudgeSample, answer: str | None = None, system: str | None = None
+    ) -> PreparedSample:
         raise NotImplementedError
 
     def collate(self, samples: list[PreparedSample], padding_side: str = "left") -> dict[str, torch.Tensor]:
@@ -203,8 +222,8 @@ class Adapter:
             features = torch.zeros((len(samples), samples[0].input_features.shape[0], frames))
             masks = torch.zeros((len(samples), frames), dtype=torch.long)
             for i, s in enumerate(samples):
-                features[i, :, :s.input_features.shape[1]] = torch.from_numpy(s.input_features)
-                masks[i, :len(s.feature_attention_mask)] = torch.from_numpy(s.feature_attention_mask)
+                features[i, :, : s.input_features.shape[1]] = torch.from_numpy(s.input_features)
+                masks[i, : len(s.feature_attention_mask)] = torch.from_numpy(s.feature_attention_mask)
             batch["input_features"], batch["feature_attention_mask"] = features, masks
         if samples[0].pixel_values_videos is not None:
             # torch.cat: several times faster than np.concatenate on these large arrays
@@ -269,14 +288,16 @@ class Qwen25OmniThinkerAdapter(Adapter):
     @classmethod
     def load(cls, checkpoint: Path, **kwargs) -> "Adapter":
         if _read_json(checkpoint / "config.json").get("model_type") == cls.full_model_type:  # never load the talker
-            kwargs["config"] = cls.full_config_class().from_pretrained(str(checkpoint),
-                                                                       local_files_only=True).thinker_config
+            kwargs["config"] = (
+                cls.full_config_class().from_pretrained(str(checkpoint), local_files_only=True).thinker_config
+            )
         return super().load(checkpoint, **kwargs)
 
     def video_with_audio(self, grid_thw, second_per_grid: float, audio_tokens: int) -> str:
         """The placeholder run of a video carrying its own audio: 2 s chunks of video then audio tokens."""
-        return interleaved_video_audio(grid_thw, self.vision.merge_size, second_per_grid, audio_tokens,
-                                       self.chat_format)
+        return interleaved_video_audio(
+            grid_thw, self.vision.merge_size, second_per_grid, audio_tokens, self.chat_format
+        )
 
     def prepare(self, task, sample, answer=None, system=None):
         video_tokens = audio_tokens = 0
@@ -292,8 +313,9 @@ class Qwen25OmniThinkerAdapter(Adapter):
             # the audio rides inside the video item, its tokens interleaved with the frames' in time
             text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system, media=["video"])
             run = self.video_with_audio(prepared.video_grid_thw, prepared.video_second_per_grid, audio_tokens)
-            prepared.input_ids = self.tokenizer(text.replace(self.chat_format.video_pad, run),
-                                                add_special_tokens=False)["input_ids"]
+            prepared.input_ids = self.tokenizer(
+                text.replace(self.chat_format.video_pad, run), add_special_tokens=False
+            )["input_ids"]
             return prepared
         text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system)
         prepared.input_ids = self.token_ids(text, video_tokens, audio_tokens)
@@ -302,15 +324,25 @@ class Qwen25OmniThinkerAdapter(Adapter):
     def forward_kwargs(self, batch):
         return {**batch, "use_audio_in_video": self.use_audio_in_video}
 
-    def differentiable_inputs(self, task: str, frames: torch.Tensor | None, fps: float | None,
-                              waveform: torch.Tensor | None, text: str | None, utterance: str | None):
+    def differentiable_inputs(
+        self,
+        task: str,
+        frames: torch.Tensor | None,
+        fps: float | None,
+        waveform: torch.Tensor | None,
+        text: str | None,
+        utterance: str | None,
+    ):
         """Inputs whose pixel values and audio features keep their autograd history."""
         batch: dict[str, torch.Tensor] = {}
         video_tokens = audio_tokens = 0
         if frames is not None:
             patches, grid = video_patches_torch(frames, self.vision)
-            batch.update(pixel_values_videos=patches, video_grid_thw=torch.tensor([grid]),
-                         video_second_per_grid=torch.tensor([self.vision.temporal_patch_size / fps]))
+            batch.update(
+                pixel_values_videos=patches,
+                video_grid_thw=torch.tensor([grid]),
+                video_second_per_grid=torch.tensor([self.vision.temporal_patch_size / fps]),
+            )
             video_tokens = self.vision.tokens(grid)
         if waveform is not None:
             features, mask, audio_tokens = self.differentiable_audio(waveform)
@@ -329,8 +361,12 @@ class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
     full_model_type = "qwen3_omni_moe"
     module_groups = {
         "llm": ("model.language_model.", "lm_head."),
-        "connector": ("model.audio_tower.proj1.", "model.audio_tower.proj2.", "model.visual.merger.",
-                      "model.visual.merger_list."),
+        "connector": (
+            "model.audio_tower.proj1.",
+            "model.audio_tower.proj2.",
+            "model.visual.merger.",
+            "model.visual.merger_list.",
+        ),
         "audio_encoder": ("model.audio_tower.",),
         "vision_encoder": ("model.visual.",),
     }
@@ -354,11 +390,14 @@ class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
         # Qwen3-Omni's processor pads to the longest clip of a batch; alone, a clip is not padded at all
         # (the STFT reflects its own ends), which is what every clip gets here, whatever its batch.
         if len(audio) < self.feature_extractor.n_fft:
-            raise ValueError(f"audio of {len(audio)} samples is shorter than one "
-                             f"{self.feature_extractor.n_fft}-sample analysis window")
+            raise ValueError(
+                f"audio of {len(audio)} samples is shorter than one "
+                f"{self.feature_extractor.n_fft}-sample analysis window"
+            )
         with torch.no_grad():
-            features = log_mel_torch(torch.from_numpy(np.ascontiguousarray(audio, np.float32)),
-                                     self.feature_extractor).numpy()
+            features = log_mel_torch(
+                torch.from_numpy(np.ascontiguousarray(audio, np.float32)), self.feature_extractor
+            ).numpy()
         mask = np.ones(features.shape[1], np.int64)
         return features, mask, self.audio_tokens(len(mask))
 
@@ -367,8 +406,14 @@ class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
         return features, torch.ones(1, features.shape[-1], dtype=torch.long), self.audio_tokens(features.shape[-1])
 
     def video_with_audio(self, grid_thw, second_per_grid, audio_tokens):
-        return merged_video_audio(grid_thw, self.vision.merge_size, second_per_grid, audio_tokens, self.chat_format,
-                                  self.model.config.position_id_per_seconds)
+        return merged_video_audio(
+            grid_thw,
+            self.vision.merge_size,
+            second_per_grid,
+            audio_tokens,
+            self.chat_format,
+            self.model.config.position_id_per_seconds,
+        )
 
 
 class Qwen2AudioAdapter(Adapter):
@@ -393,8 +438,9 @@ class Qwen2AudioAdapter(Adapter):
             raise ValueError("the Qwen2-Audio judge needs audio")
         features, mask, audio_tokens = self.audio_features(sample.audio)
         text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system)
-        return PreparedSample(input_ids=self.token_ids(text, 0, audio_tokens), input_features=features,
-                              feature_attention_mask=mask)
+        return PreparedSample(
+            input_ids=self.token_ids(text, 0, audio_tokens), input_features=features, feature_attention_mask=mask
+        )
 
     def forward_kwargs(self, batch):
         # Positions count real tokens only, so a left-padded row matches the same row alone.
@@ -404,12 +450,17 @@ class Qwen2AudioAdapter(Adapter):
     def differentiable_inputs(self, task, frames, fps, waveform, text, utterance):
         features, mask, audio_tokens = self.differentiable_audio(waveform)
         ids = self.token_ids(render_prompt(task, self.family, text, utterance), 0, audio_tokens)
-        return {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long),
-                "input_features": features, "feature_attention_mask": mask}
+        return {
+            "input_ids": torch.tensor([ids]),
+            "attention_mask": torch.ones(1, len(ids), dtype=torch.long),
+            "input_features": features,
+            "feature_attention_mask": mask,
+        }
 
 
 ADAPTERS: dict[str, type[Adapter]] = {
-    model_type: cls for cls in (Qwen25OmniThinkerAdapter, Qwen3OmniThinkerAdapter, Qwen2AudioAdapter)
+    model_type: cls
+    for cls in (Qwen25OmniThinkerAdapter, Qwen3OmniThinkerAdapter, Qwen2AudioAdapter)
     for model_type in cls.model_types
 }
 

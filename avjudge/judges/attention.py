@@ -9,6 +9,7 @@ where that kernel runs (CUDA, half precision), and elsewhere does what transform
 registered under a name containing "flash" because that is what makes transformers pass the window
 bounds instead of splitting the windows itself.
 """
+
 from __future__ import annotations
 
 import torch
@@ -24,15 +25,29 @@ def _varlen_kernel():
     return varlen_attn
 
 
-def packed_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, cu_seq_lens_q=None,
-                     cu_seq_lens_k=None, max_length_q=None, max_length_k=None, is_causal=False, **kwargs):
+def packed_attention(
+    module,
+    query,
+    key,
+    value,
+    attention_mask,
+    scaling=None,
+    dropout=0.0,
+    cu_seq_lens_q=None,
+    cu_seq_lens_k=None,
+    max_length_q=None,
+    max_length_k=None,
+    is_causal=False,
+    **kwargs,
+):
     """transformers' attention interface; ``query``, ``key``, ``value``: (1, heads, tokens, head_dim) with windows
     bounded by ``cu_seq_lens_q``. Returns ((1, tokens, heads, head_dim), None)."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     if cu_seq_lens_q is None:  # an attention call without windows
-        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
-                                      is_causal=is_causal, **kwargs)
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
+        )
     kernel = _varlen_kernel()
     if kernel is not None and query.is_cuda and query.dtype in (torch.bfloat16, torch.float16) and not dropout:
         bounds_q = cu_seq_lens_q.to(torch.int32)
@@ -42,8 +57,10 @@ def packed_attention(module, query, key, value, attention_mask, scaling=None, dr
         return out.unsqueeze(0), None
     lengths = (cu_seq_lens_q[1:] - cu_seq_lens_q[:-1]).tolist()
     windows = zip(*(torch.split(t, lengths, dim=2) for t in (query, key, value)))
-    outputs = [sdpa_attention_forward(module, q, k, v, None, dropout=dropout, scaling=scaling, is_causal=False)[0]
-               for q, k, v in windows]
+    outputs = [
+        sdpa_attention_forward(module, q, k, v, None, dropout=dropout, scaling=scaling, is_causal=False)[0]
+        for q, k, v in windows
+    ]
     return torch.cat(outputs, dim=1), None
 
 

@@ -1,4 +1,5 @@
 """Score a source manifest (see avjudge.data) or a list of files with one judge, resumably."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,15 +33,27 @@ def score_items(judge: Judge, items: list[dict], out: str | Path, chunk_size: in
     def process(chunk: list[dict]) -> list[dict]:
         texts, utterances = texts_of(chunk)
         results = judge.score([item["video"] for item in chunk], texts, utterances)
-        return [{"id": item["id"], "video": item["video"], "judge": judge.task.name, **result.to_dict()}
-                for item, result in zip(chunk, results)]
+        return [
+            {"id": item["id"], "video": item["video"], "judge": judge.task.name, **result.to_dict()}
+            for item, result in zip(chunk, results)
+        ]
 
     def summarize(records: list[dict]) -> dict:
         scores = np.array([r["score"] for r in records if r.get("score") is not None], float)
-        return {"judge": judge.task.name, "checkpoint": str(judge.adapter.checkpoint),
-                "mean_score": float(scores.mean()) if scores.size else None,
-                "std_score": float(scores.std()) if scores.size else None,
-                "error_reasons": sorted({r["error"] for r in records if r.get("error")})[:20]}
+        return {
+            "judge": judge.task.name,
+            "checkpoint": str(judge.adapter.checkpoint),
+            "mean_score": float(scores.mean()) if scores.size else None,
+            "std_score": float(scores.std()) if scores.size else None,
+            "error_reasons": sorted({r["error"] for r in records if r.get("error")})[:20],
+        }
 
-    return run_job(items, out, process, chunk_size=chunk_size, progress=progress, desc=f"score {judge.task.name}",
-                   summarize=summarize)
+    return run_job(
+        items,
+        out,
+        process,
+        chunk_size=chunk_size,
+        progress=progress,
+        desc=f"score {judge.task.name}",
+        summarize=summarize,
+    )

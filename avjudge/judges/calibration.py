@@ -1,4 +1,5 @@
 """Temperature calibration: S = sigmoid(delta / T) with T fitted on held-out labelled pairs."""
+
 from __future__ import annotations
 
 import json

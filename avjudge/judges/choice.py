@@ -8,6 +8,7 @@ Questions are JSONL, one per line: ``{"id", "media", "question", "options": [...
 answers of a synthetic world. `answer_questions` writes one result per question as it goes and resumes; a
 question whose clip cannot be read is recorded with its error and counted apart, never as a wrong answer.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -53,22 +54,31 @@ def load_questions(path: str | Path) -> list[ChoiceQuestion]:
         where = f"{path}:{line}"
         missing = [k for k in ("id", "media", "question", "options", "answer") if k not in raw]
         if missing:
-            raise QuestionError(f"{where}: question has no {', '.join(missing)} (each line needs id, media, "
-                                "question, options, answer)")
+            raise QuestionError(
+                f"{where}: question has no {', '.join(missing)} (each line needs id, media, question, options, answer)"
+            )
         options = raw["options"]
         if not isinstance(options, list) or not 2 <= len(options) <= len(OPTION_LETTERS):
             raise QuestionError(f"{where}: options must be a list of 2 to {len(OPTION_LETTERS)} texts")
-        offered = OPTION_LETTERS[:len(options)]
+        offered = OPTION_LETTERS[: len(options)]
         if raw["answer"] not in offered:
-            raise QuestionError(f"{where}: answer {raw['answer']!r} is not one of the offered letters "
-                                f"{''.join(offered)}")
+            raise QuestionError(
+                f"{where}: answer {raw['answer']!r} is not one of the offered letters {''.join(offered)}"
+            )
         if raw["id"] in seen:
             raise QuestionError(f"{where}: id {raw['id']!r} appears twice")
         seen.add(raw["id"])
         media = Path(raw["media"])
-        questions.append(ChoiceQuestion(str(raw["id"]), str(media if media.is_absolute() else path.parent / media),
-                                        raw["question"], tuple(map(str, options)), raw["answer"],
-                                        str(raw.get("category") or "all")))
+        questions.append(
+            ChoiceQuestion(
+                str(raw["id"]),
+                str(media if media.is_absolute() else path.parent / media),
+                raw["question"],
+                tuple(map(str, options)),
+                raw["answer"],
+                str(raw.get("category") or "all"),
+            )
+        )
     return questions
 
 
@@ -92,15 +102,30 @@ def _beat_count(scene: dict) -> str | None:
 # category -> (what the question needs: "video" / "audio", the question, its options, the record's right option;
 # None where the options do not hold it, and the clip is not asked that question)
 WORLD_QUESTIONS = {
-    "object_count": ("video", "How many shapes are visible in the video?", _counted(4),
-                     lambda r: vocab.number_word(len(r["scene"]["objects"]))),
-    "place": ("video", "Where does the scene take place?", ["indoors", "outdoors"],
-              lambda r: {"indoor": "indoors", "outdoor": "outdoors"}[r["scene"]["background"]]),
-    "beat_count": ("audio", "How many beats are heard in total?", ["none"] + _counted(7),
-                   lambda r: _beat_count(r["scene"])),
-    "background_sound": ("audio", "What is heard in the background?",
-                         [vocab.AMBIENCE_PHRASES[a] for a in ("none", "hum", "babble", "rain", "wind")],
-                         lambda r: vocab.AMBIENCE_PHRASES[r["scene"]["ambience"]]),
+    "object_count": (
+        "video",
+        "How many shapes are visible in the video?",
+        _counted(4),
+        lambda r: vocab.number_word(len(r["scene"]["objects"])),
+    ),
+    "place": (
+        "video",
+        "Where does the scene take place?",
+        ["indoors", "outdoors"],
+        lambda r: {"indoor": "indoors", "outdoor": "outdoors"}[r["scene"]["background"]],
+    ),
+    "beat_count": (
+        "audio",
+        "How many beats are heard in total?",
+        ["none"] + _counted(7),
+        lambda r: _beat_count(r["scene"]),
+    ),
+    "background_sound": (
+        "audio",
+        "What is heard in the background?",
+        [vocab.AMBIENCE_PHRASES[a] for a in ("none", "hum", "babble", "rain", "wind")],
+        lambda r: vocab.AMBIENCE_PHRASES[r["scene"]["ambience"]],
+    ),
 }
 
 
@@ -111,8 +136,10 @@ def world_questions(manifest: str | Path, audio_only: bool = False, seed: int = 
     questions = []
     for i, record in enumerate(load_manifest(manifest)):
         if "scene" not in record:
-            raise QuestionError(f"{manifest}: record {record['id']!r} has no scene; world questions need a world "
-                                "made by `avjudge world make`")
+            raise QuestionError(
+                f"{manifest}: record {record['id']!r} has no scene; world questions need a world "
+                "made by `avjudge world make`"
+            )
         for c, (category, (needs, question, options, right)) in enumerate(WORLD_QUESTIONS.items()):
             answer = right(record)
             if answer is None or (audio_only and needs != "audio"):
@@ -120,8 +147,11 @@ def world_questions(manifest: str | Path, audio_only: bool = False, seed: int = 
             order = np.random.default_rng([seed, i, c]).permutation(len(options))
             shuffled = [options[k] for k in order]
             letter = OPTION_LETTERS[shuffled.index(answer)]
-            questions.append(ChoiceQuestion(f"{record['id']}/{category}", record["video"], question,
-                                            tuple(shuffled), letter, category))
+            questions.append(
+                ChoiceQuestion(
+                    f"{record['id']}/{category}", record["video"], question, tuple(shuffled), letter, category
+                )
+            )
     return questions
 
 
@@ -132,8 +162,7 @@ def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
     if not result.ok:
         return {**row, "predicted": None, "correct": None, "error": result.error}
     probs, predicted = result.offered(len(question.options)), result.answer(len(question.options))
-    return {**row, "predicted": predicted, "correct": predicted == question.answer, "probs": probs,
-            "mass": result.mass}
+    return {**row, "predicted": predicted, "correct": predicted == question.answer, "probs": probs, "mass": result.mass}
 
 
 def question_samples(judge, questions: list[ChoiceQuestion]) -> list:
@@ -155,21 +184,27 @@ def question_samples(judge, questions: list[ChoiceQuestion]) -> list:
     return samples
 
 
-def answer_questions(judge, questions: list[ChoiceQuestion], out: str | Path, chunk: int = 64,
-                     progress: bool = True) -> list[dict]:
+def answer_questions(
+    judge, questions: list[ChoiceQuestion], out: str | Path, chunk: int = 64, progress: bool = True
+) -> list[dict]:
     """Each question answered by ``judge`` (a `Judge` of a multiple-choice task), written to ``out`` (JSONL) as
     each chunk is done; questions already there are not asked again, and a clip is decoded once per chunk however
     many of its questions the chunk holds. Returns every question's result."""
     if not judge.task.choices:
-        raise QuestionError(f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice "
-                            "task (choice_av, choice_a)")
+        raise QuestionError(
+            f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice task (choice_av, choice_a)"
+        )
     out = Path(out)
     done = {r["id"]: r for r in read_jsonl(out)}
     todo = [q for q in questions if q.id not in done]
-    with JsonlWriter(out) as writer, tqdm(total=len(questions), initial=len(questions) - len(todo), desc="questions",
-                                          unit="q", disable=not progress) as bar:
+    with (
+        JsonlWriter(out) as writer,
+        tqdm(
+            total=len(questions), initial=len(questions) - len(todo), desc="questions", unit="q", disable=not progress
+        ) as bar,
+    ):
         for start in range(0, len(todo), chunk):
-            batch = todo[start:start + chunk]
+            batch = todo[start : start + chunk]
             for q, result in zip(batch, judge.score_samples(question_samples(judge, batch))):
                 row = answer_row(q, result)
                 writer.write(row)
@@ -185,13 +220,19 @@ def summarize(results: list[dict], questions: list[ChoiceQuestion]) -> dict:
 
     def block(rows: list[dict]) -> dict:
         answered = [r for r in rows if r.get("error") is None]
-        return {"questions": len(rows), "answered": len(answered), "errors": len(rows) - len(answered),
-                "accuracy": float(np.mean([r["correct"] for r in answered])) if answered else None,
-                "chance": float(np.mean([1 / n_options[r["id"]] for r in answered])) if answered else None}
+        return {
+            "questions": len(rows),
+            "answered": len(answered),
+            "errors": len(rows) - len(answered),
+            "accuracy": float(np.mean([r["correct"] for r in answered])) if answered else None,
+            "chance": float(np.mean([1 / n_options[r["id"]] for r in answered])) if answered else None,
+        }
 
     categories = sorted({r["category"] for r in results})
-    return {**block(results), "per_category": {c: block([r for r in results if r["category"] == c])
-                                               for c in categories}}
+    return {
+        **block(results),
+        "per_category": {c: block([r for r in results if r["category"] == c]) for c in categories},
+    }
 
 
 def compare_answers(rows: list[dict], baseline: list[dict]) -> dict:
@@ -202,10 +243,12 @@ def compare_answers(rows: list[dict], baseline: list[dict]) -> dict:
     shared = [r for r in rows if r.get("error") is None and r["id"] in theirs]
 
     def block(mine: list[dict]) -> dict:
-        return {"questions": len(mine),
-                "accuracy": float(np.mean([r["correct"] for r in mine])) if mine else None,
-                "baseline_accuracy": float(np.mean([theirs[r["id"]]["correct"] for r in mine])) if mine else None,
-                "changed": sum(r["predicted"] != theirs[r["id"]]["predicted"] for r in mine)}
+        return {
+            "questions": len(mine),
+            "accuracy": float(np.mean([r["correct"] for r in mine])) if mine else None,
+            "baseline_accuracy": float(np.mean([theirs[r["id"]]["correct"] for r in mine])) if mine else None,
+            "changed": sum(r["predicted"] != theirs[r["id"]]["predicted"] for r in mine),
+        }
 
     categories = sorted({r["category"] for r in shared})
     return {**block(shared), "per_category": {c: block([r for r in shared if r["category"] == c]) for c in categories}}

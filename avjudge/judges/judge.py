@@ -1,4 +1,5 @@
 """`Judge`: load a checkpoint for one task and score clips in true batches."""
+
 from __future__ import annotations
 
 import json
@@ -13,17 +14,22 @@ import torch
 from tqdm import tqdm
 
 from ..media import MediaClip, MediaError, decode, resample
+from ..prompts import task as get_task
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for
 from .calibration import load_temperature
-from ..prompts import task as get_task
 from .scorer import NO_VARIANTS, YES_VARIANTS, ChoiceHead, ChoiceResult, ScoreResult, YesNoHead
 
 Result = ScoreResult | ChoiceResult  # what a Yes / No judge or a multiple-choice one gives per sample
 
 # AVBench's frame sampling per task (fps, max pixels per frame).
 # Multiple-choice questions are sampled as the AV judge's clips are.
-TASK_VISION_DEFAULTS = {"av": (1.0, 480 * 640), "vt": (1.0, 360 * 420), "at": (1.0, 480 * 640),
-                        "choice_av": (1.0, 480 * 640), "choice_a": (1.0, 480 * 640)}
+TASK_VISION_DEFAULTS = {
+    "av": (1.0, 480 * 640),
+    "vt": (1.0, 360 * 420),
+    "at": (1.0, 480 * 640),
+    "choice_av": (1.0, 480 * 640),
+    "choice_a": (1.0, 480 * 640),
+}
 
 
 @dataclass(frozen=True)
@@ -53,8 +59,9 @@ class JudgeSettings:
         return replace(self, fps=self.fps or fps, max_pixels=self.max_pixels or max_pixels)
 
 
-def sampled_frames(timestamps: np.ndarray, start: float, duration: float, fps: float,
-                   max_frames: int) -> tuple[np.ndarray, float]:
+def sampled_frames(
+    timestamps: np.ndarray, start: float, duration: float, fps: float, max_frames: int
+) -> tuple[np.ndarray, float]:
     """(indices into ``timestamps`` of the frames a judge sees, the rate they are at): one every 1 / ``fps`` s
     from ``start``, each the frame shown at that moment; longer clips are spread over ``max_frames``."""
     n = max(1, int(np.ceil(duration * fps - 1e-9)))
@@ -101,8 +108,9 @@ class Judge:
             self.head = ChoiceHead.from_tokenizer(adapter.tokenizer, self.task.choices)
         else:
             temperature = self.settings.temperature or load_temperature(adapter.checkpoint, self.task.name) or 1.0
-            self.head = YesNoHead.from_tokenizer(adapter.tokenizer, self.settings.yes_variants,
-                                                 self.settings.no_variants, temperature)
+            self.head = YesNoHead.from_tokenizer(
+                adapter.tokenizer, self.settings.yes_variants, self.settings.no_variants, temperature
+            )
 
     @classmethod
     def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":
@@ -112,16 +120,22 @@ class Judge:
         trained = {k: v for k, v in trained_settings(path).items() if settings.get(k) is None}
         s = JudgeSettings(task=get_task(task).name, **{**settings, **trained})
         adapter_cls = adapter_for(path)
-        adapter = adapter_cls.load(path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code,
-                                   attention=s.attention)
+        adapter = adapter_cls.load(
+            path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code, attention=s.attention
+        )
         return cls(adapter, s)
 
     # -- media -----------------------------------------------------------------------------
     def decode(self, path: str | Path) -> MediaClip:
         """Decode what this judge needs, at its own frame rate and audio rate."""
-        return decode(path, video=self.task.needs_video, audio=self.task.needs_audio,
-                      fps=self.settings.fps if self.task.needs_video else None,
-                      sample_rate=self.settings.sample_rate if self.task.needs_audio else None, channels=1)
+        return decode(
+            path,
+            video=self.task.needs_video,
+            audio=self.task.needs_audio,
+            fps=self.settings.fps if self.task.needs_video else None,
+            sample_rate=self.settings.sample_rate if self.task.needs_audio else None,
+            channels=1,
+        )
 
     def sample(self, clip: MediaClip, text: str | None = None, utterance: str | None = None) -> JudgeSample:
         """A judge sample from a clip decoded by anyone (frames and audio re-sampled as needed)."""
@@ -141,9 +155,12 @@ class Judge:
             limit = int(self.adapter.max_audio_seconds * s.sample_rate)
             if len(audio) > limit:
                 if s.long_audio == "error":
-                    raise MediaError(clip.source, f"audio lasts {len(audio) / s.sample_rate:.1f} s, longer than the "
-                                     f"judge's {self.adapter.max_audio_seconds:.0f} s window; set long_audio=head to "
-                                     "score its beginning, or cut the clip")
+                    raise MediaError(
+                        clip.source,
+                        f"audio lasts {len(audio) / s.sample_rate:.1f} s, longer than the "
+                        f"judge's {self.adapter.max_audio_seconds:.0f} s window; set long_audio=head to "
+                        "score its beginning, or cut the clip",
+                    )
                 audio = audio[:limit]
         return JudgeSample(frames=frames, fps=fps, audio=audio, text=text, utterance=utterance)
 
@@ -151,8 +168,13 @@ class Judge:
         return self.adapter.prepare(self.task.name, sample, answer, self.settings.system_prompt)
 
     # -- scoring ---------------------------------------------------------------------------
-    def score(self, videos: Sequence[str | Path | MediaClip] | None = None, texts: Sequence[str] | None = None,
-              utterances: Sequence[str | None] | None = None, progress: bool = False) -> list[Result]:
+    def score(
+        self,
+        videos: Sequence[str | Path | MediaClip] | None = None,
+        texts: Sequence[str] | None = None,
+        utterances: Sequence[str | None] | None = None,
+        progress: bool = False,
+    ) -> list[Result]:
         """Score media (paths or decoded clips) with optional texts; one result per input, in order.
 
         A clip that cannot be decoded or prepared gets a result with ``error`` set, never a score.
@@ -217,6 +239,7 @@ class Judge:
         results: list[Result | None] = [None] * n
         window: list[_Work] = []
         with tqdm(total=n, desc=f"{self.task.name} judge", disable=not progress, unit="clip") as bar:
+
             def flush():
                 for w in self._score_window(window):
                     results[w.index] = w.result
@@ -238,21 +261,27 @@ class Judge:
         todo = sorted(window, key=lambda w: w.prepared.length)
         size = self.settings.batch_size
         for start in range(0, len(todo), size):
-            batch = todo[start:start + size]
+            batch = todo[start : start + size]
             with torch.inference_mode():
                 logits = self.adapter.next_token_logits(self.adapter.collate([w.prepared for w in batch]))
             for w, result in zip(batch, self.head.results(logits)):
                 w.result = result
         return todo
 
-    def score_differentiable(self, frames: torch.Tensor | None = None, fps: float | None = None,
-                             waveform: torch.Tensor | None = None, text: str | None = None,
-                             utterance: str | None = None) -> torch.Tensor:
+    def score_differentiable(
+        self,
+        frames: torch.Tensor | None = None,
+        fps: float | None = None,
+        waveform: torch.Tensor | None = None,
+        text: str | None = None,
+        utterance: str | None = None,
+    ) -> torch.Tensor:
         """The score of one sample as a tensor whose gradient reaches ``frames`` ((T, H, W, 3) in [0, 1],
         sampled at ``fps``) and ``waveform`` ((N,) at the judge's sample rate)."""
         if not isinstance(self.head, YesNoHead):
             raise ValueError(f"a differentiable score needs a Yes / No judge, not the {self.task.name} task")
-        batch = self.adapter.differentiable_inputs(self.task.name, frames, fps or self.settings.fps, waveform,
-                                                   text, utterance)
+        batch = self.adapter.differentiable_inputs(
+            self.task.name, frames, fps or self.settings.fps, waveform, text, utterance
+        )
         logits = self.adapter.next_token_logits(batch)
         return self.head.score_tensor(logits)[0]

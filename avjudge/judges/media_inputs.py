@@ -5,6 +5,7 @@ bicubic resize, rescale, normalise, patchify in its token order); a test checks 
 transformers' own PIL image processor. Audio uses transformers' WhisperFeatureExtractor as
 the checkpoint configures it. Torch twins of both keep gradients for the differentiable mode.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,11 @@ class VisionPreprocess:
 
     @classmethod
     def from_config(cls, cfg: dict) -> "VisionPreprocess":
-        known = {f: cfg[f] for f in ("patch_size", "temporal_patch_size", "merge_size", "min_pixels", "max_pixels")
-                 if f in cfg}
+        known = {
+            f: cfg[f]
+            for f in ("patch_size", "temporal_patch_size", "merge_size", "min_pixels", "max_pixels")
+            if f in cfg
+        }
         size = cfg.get("size") or {}  # newer processor configs give the pixel bounds as a size dict
         for field, key in (("min_pixels", "shortest_edge"), ("max_pixels", "longest_edge")):
             if field not in known and key in size:
@@ -60,7 +64,7 @@ class VisionPreprocess:
 
     def tokens(self, grid_thw) -> int:
         t, h, w = (int(v) for v in grid_thw)
-        return t * h * w // self.merge_size ** 2
+        return t * h * w // self.merge_size**2
 
 
 def _patchify(video, p: VisionPreprocess):
@@ -169,6 +173,7 @@ def audio_feature_tokens(valid_frames: int) -> int:
 def chunked_audio_tokens(valid_frames: int, n_window: int) -> int:
     """Tokens Qwen3-Omni's audio encoder emits: windows of 2*n_window mel frames, each downsampled 8x by three
     stride-2 convolutions (13 tokens per full 100-frame window), plus the shorter last window."""
+
     def downsampled(frames: int) -> int:
         for _ in range(3):
             frames = (frames - 1) // 2 + 1
@@ -206,8 +211,15 @@ def _runs(kinds: np.ndarray, tokens: tuple[str, str]) -> str:
     return "".join(tokens[kinds[a]] * int(b - a) for a, b in zip(starts, ends))
 
 
-def interleaved_video_audio(grid_thw, merge_size: int, second_per_grid: float, audio_tokens: int, fmt,
-                            position_id_per_seconds: float = 25, seconds_per_chunk: float = 2.0) -> str:
+def interleaved_video_audio(
+    grid_thw,
+    merge_size: int,
+    second_per_grid: float,
+    audio_tokens: int,
+    fmt,
+    position_id_per_seconds: float = 25,
+    seconds_per_chunk: float = 2.0,
+) -> str:
     """Qwen2.5-Omni: the placeholder run of a video whose audio is interleaved with its frames, chunk by chunk
     (``fmt``: the family's ChatFormat, which names the tokens)."""
     video_times = _video_token_times(grid_thw, merge_size, second_per_grid, position_id_per_seconds)
@@ -224,12 +236,14 @@ def interleaved_video_audio(grid_thw, merge_size: int, second_per_grid: float, a
     return "".join(parts)
 
 
-def merged_video_audio(grid_thw, merge_size: int, second_per_grid: float, audio_tokens: int, fmt,
-                       position_id_per_seconds: float) -> str:
+def merged_video_audio(
+    grid_thw, merge_size: int, second_per_grid: float, audio_tokens: int, fmt, position_id_per_seconds: float
+) -> str:
     """Qwen3-Omni: a video's tokens and its own audio's merged one by one in time order (audio token i sits
     at time position i; a video token goes first on a tie)."""
-    times = np.r_[_video_token_times(grid_thw, merge_size, second_per_grid, position_id_per_seconds),
-                  np.arange(audio_tokens)]
+    times = np.r_[
+        _video_token_times(grid_thw, merge_size, second_per_grid, position_id_per_seconds), np.arange(audio_tokens)
+    ]
     kinds = np.r_[np.zeros(len(times) - audio_tokens, np.int64), np.ones(audio_tokens, np.int64)]
     order = np.lexsort((kinds, times))  # stable: each stream keeps its own order
     return fmt.audio_start + _runs(kinds[order], (fmt.video_pad, fmt.audio_pad)) + fmt.audio_end

@@ -6,6 +6,7 @@ weighted mean. Terms are judges or plain callables ``metric(clip) -> float``. Wi
 slope where the probability saturates. A clip that fails gets ``None`` (TRL treats it as
 missing), never 0.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,14 @@ class RewardTerm:
 
 
 class AVReward:
-    def __init__(self, terms: dict[str, RewardTerm | Judge | Metric], use_delta: bool = False,
-                 media_key: str = "video", text_key: str = "caption", utterance_key: str | None = None):
+    def __init__(
+        self,
+        terms: dict[str, RewardTerm | Judge | Metric],
+        use_delta: bool = False,
+        media_key: str = "video",
+        text_key: str = "caption",
+        utterance_key: str | None = None,
+    ):
         if not terms:
             raise ValueError("a reward needs at least one term")
         self.terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(t) for name, t in terms.items()}
@@ -49,8 +56,12 @@ class AVReward:
         need_audio = any(j.task.needs_audio for j in judges)
         return decode(item, video=need_video, audio=need_audio)
 
-    def score(self, media: Sequence[str | Path | MediaClip], texts: Sequence[str] | None = None,
-              utterances: Sequence[str | None] | None = None) -> tuple[list[float | None], dict[str, list]]:
+    def score(
+        self,
+        media: Sequence[str | Path | MediaClip],
+        texts: Sequence[str] | None = None,
+        utterances: Sequence[str | None] | None = None,
+    ) -> tuple[list[float | None], dict[str, list]]:
         """(combined reward per clip, {term: per-clip values, "errors": per-clip error or None})."""
         clips: list[MediaClip | None] = []
         errors: list[str | None] = []

@@ -4,6 +4,7 @@ Each answer is a set of token variants ("Yes", " Yes", "yes", ...) whose probabi
 summed (logsumexp of log-probabilities). delta = log P(Yes) - log P(No) is the same as
 logit_yes - logit_no for single tokens, and S = sigmoid(delta / temperature).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -17,6 +18,7 @@ NO_VARIANTS = ("No", " No", "no", " no", "NO")
 @dataclass(frozen=True)
 class ScoreResult:
     """One judged sample; an unscorable sample has ``error`` set and every number None (never 0)."""
+
     score: float | None
     delta: float | None = None
     mass: float | None = None
@@ -90,6 +92,7 @@ class ChoiceResult:
     """One multiple-choice answer: the probability of each option letter, renormalised over the letters (``probs``,
     letter -> P), and the share of the next-token probability the letters hold (``mass``). An unanswerable sample
     has ``error`` set and no probabilities."""
+
     probs: dict[str, float] | None
     mass: float | None = None
     error: str | None = None
@@ -118,6 +121,7 @@ class ChoiceResult:
 class ChoiceHead:
     """Reads a multiple-choice answer from next-token logits: each letter's probability (its one-token variants
     summed, "A" and " A"), renormalised over the letters."""
+
     letters: tuple[str, ...]
     ids: tuple[tuple[int, ...], ...]  # per letter, its single-token variants
 

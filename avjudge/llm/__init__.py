@@ -1,4 +1,5 @@
 """Text backends behind one interface: offline rules, an OpenAI-compatible server, a local LM."""
+
 from .base import BackendError, ChatRequest, TextBackend
 from .http import OpenAIChatBackend
 from .rules import RuleBackend
@@ -19,5 +20,4 @@ def make_backend(name: str, **options) -> TextBackend:
     return BACKENDS[name](**options)
 
 
-__all__ = ["BACKENDS", "BackendError", "ChatRequest", "OpenAIChatBackend", "RuleBackend", "TextBackend",
-           "make_backend"]
+__all__ = ["BACKENDS", "BackendError", "ChatRequest", "OpenAIChatBackend", "RuleBackend", "TextBackend", "make_backend"]

@@ -1,4 +1,5 @@
 """One interface for text backends: a chat request in, the reply text out."""
+
 from __future__ import annotations
 
 import hashlib

@@ -4,6 +4,7 @@ a concurrency limit and an on-disk cache keyed by the request (a rerun costs not
 Uses only the standard library, so it works with any server that speaks the protocol
 (vLLM, SGLang, llama.cpp, Ollama, OpenAI, DashScope's compatible mode...).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,17 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 class OpenAIChatBackend:
     name = "openai"
 
-    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 60.0,
-                 max_retries: int = 4, backoff_s: float = 1.0, max_concurrency: int = 8,
-                 cache_dir: str | Path | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_s: float = 1.0,
+        max_concurrency: int = 8,
+        cache_dir: str | Path | None = None,
+    ):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = os.environ.get(api_key_env, "")
@@ -49,8 +58,12 @@ class OpenAIChatBackend:
         tmp.replace(self.cache_dir / f"{key}.json")
 
     def _post(self, request: ChatRequest) -> str:
-        body = {"model": self.model, "messages": request.messages(), "temperature": request.temperature,
-                "max_tokens": request.max_tokens}
+        body = {
+            "model": self.model,
+            "messages": request.messages(),
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
         if request.seed is not None:
             body["seed"] = request.seed
         if request.json_mode:
@@ -85,11 +98,12 @@ class OpenAIChatBackend:
             except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as err:
                 last = f"{type(err).__name__}: {err}"
             if attempt < self.max_retries:
-                time.sleep(self.backoff_s * 2 ** attempt)
+                time.sleep(self.backoff_s * 2**attempt)
         raise BackendError(f"{self.url}: no answer after {self.max_retries + 1} attempts ({last})")
 
     def complete_many(self, requests: Sequence[ChatRequest]) -> list[str | BackendError]:
         """Replies in order; a request that failed yields its BackendError instead of raising."""
+
         def one(req: ChatRequest):
             try:
                 return self.complete(req)

@@ -1,5 +1,6 @@
 """Word categories for the offline rule backend: a swap stays inside its category
 ("red" -> "blue", "twice" -> "three times"), so a negative is minimal and plausible."""
+
 from __future__ import annotations
 
 from ..world import vocab
@@ -20,8 +21,20 @@ LEXICONS: dict[str, tuple[str, ...]] = {
     "gender": ("man", "woman", "boy", "girl"),
     "voice_gender": ("male", "female"),
     "age": ("young", "old", "elderly", "middle-aged", "teenage", "little"),
-    "emotion": ("happy", "sad", "angry", "calm", "tense", "excited", "nervous", "cheerful", "frightened",
-                "relaxed", "distressed", "confident"),
+    "emotion": (
+        "happy",
+        "sad",
+        "angry",
+        "calm",
+        "tense",
+        "excited",
+        "nervous",
+        "cheerful",
+        "frightened",
+        "relaxed",
+        "distressed",
+        "confident",
+    ),
     "intensity": ("slightly", "very", "extremely", "mildly", "softly", "loudly", "quietly"),
     "relation": ("friends", "colleagues", "strangers", "siblings", "couple", "parent and child"),
     "interaction": ("hands", "hugs", "pushes", "pulls", "holds", "throws", "catches", "points at"),

@@ -11,6 +11,7 @@ sky below dark grass", where every caption's sky is above its grass), gives a ne
 text alone, and a judge trained on such pairs learns to read instead of to look (``avjudge data
 audit``, a classifier of words and word pairs, measures it).
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,7 +56,7 @@ def _fix_article(text: str, start: int, new_word: str) -> tuple[str, int]:
         return text, 0
     want = "an" if _VOWEL_SOUND.match(new_word) else "a"
     want = _match_case(m.group(1), want)
-    return text[:m.start(1)] + want + text[m.end(1):], len(want) - len(m.group(1))
+    return text[: m.start(1)] + want + text[m.end(1) :], len(want) - len(m.group(1))
 
 
 # lexicon categories whose phrases name a place relative to something else, edited whole or not at all
@@ -83,14 +84,17 @@ class CorpusUsage:
     """How a corpus's own texts use words: its pairs of neighbouring words, and how often each lexicon phrase
     occurs (lower-cased). An edit that makes a pair no text has, or draws its new phrase more evenly than the texts
     do ("five times" as often as "twice"), can be told from the words alone."""
+
     pairs: frozenset
     phrase_counts: Counter
 
     @classmethod
     def of(cls, texts: list[str], lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> CorpusUsage:
         corpus = "\n".join(texts)
-        return cls(frozenset().union(*map(word_pairs, texts)),
-                   Counter(phrase.lower() for phrases in lexicons.values() for _, _, phrase in _occurrences(corpus, phrases)))
+        return cls(
+            frozenset().union(*map(word_pairs, texts)),
+            Counter(phrase.lower() for phrases in lexicons.values() for _, _, phrase in _occurrences(corpus, phrases)),
+        )
 
     def fits(self, original: str, edited: str) -> bool:
         """Whether every pair of neighbouring words that ``edited`` has and ``original`` has not is one of the
@@ -108,9 +112,13 @@ def _pick(edits: list[tuple], rng: np.random.Generator, weights: list[float] | N
     return edits[int(rng.choice(len(edits), p=p))]
 
 
-def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
-                     lexicons: dict[str, tuple[str, ...]] = LEXICONS,
-                     usage: CorpusUsage | None = None) -> tuple[str, str] | None:
+def swap_in_category(
+    text: str,
+    categories: list[str],
+    rng: np.random.Generator,
+    lexicons: dict[str, tuple[str, ...]] = LEXICONS,
+    usage: CorpusUsage | None = None,
+) -> tuple[str, str] | None:
     """Replace a phrase of a category with another phrase of the same category, at every place the text
     uses it: a caption that calls an object "purple" once and "cyan" twice contradicts itself, and that
     gives the negative away without looking at the clip. With the corpus's ``usage``, a swap that makes a pair of
@@ -120,8 +128,12 @@ def swap_in_category(text: str, categories: list[str], rng: np.random.Generator,
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
     # a word inside a relation another dimension edits ("right" in "to the right of") states where something is,
     # not where it goes: swapped, it leaves "to the downward of", or a spatial edit filed under motion
-    relations = [(s, e) for c in RELATIONS if c in lexicons and c not in categories
-                 for s, e, _ in _occurrences(text, lexicons[c])]
+    relations = [
+        (s, e)
+        for c in RELATIONS
+        if c in lexicons and c not in categories
+        for s, e, _ in _occurrences(text, lexicons[c])
+    ]
     found = [f for f in found if not any(s <= f[0] and f[1] <= e for s, e in relations)]
     edits, weights, options_of = [], [], {}
     for start, end, phrase, category in found:
@@ -149,13 +161,17 @@ def _replaced(text: str, mentions: list[tuple[int, int, str, str]], new: str) ->
     for start, end, *_ in sorted(mentions, reverse=True):
         word = _match_case(text[start:end], new)
         text, shift = _fix_article(text, start, word)
-        text = text[:start + shift] + word + text[end + shift:]
+        text = text[: start + shift] + word + text[end + shift :]
     return text
 
 
-def swap_order(text: str, categories: list[str], rng: np.random.Generator,
-               lexicons: dict[str, tuple[str, ...]] = LEXICONS,
-               usage: CorpusUsage | None = None) -> tuple[str, str] | None:
+def swap_order(
+    text: str,
+    categories: list[str],
+    rng: np.random.Generator,
+    lexicons: dict[str, tuple[str, ...]] = LEXICONS,
+    usage: CorpusUsage | None = None,
+) -> tuple[str, str] | None:
     """Exchange two different phrases of one category inside a sentence that states an order; with the corpus's
     ``usage``, not where that makes a pair of neighbouring words no text of it has."""
     sentences = [m for m in _SENTENCE.finditer(text) if re.search(r"\b(then|before|after|first)\b", m.group(), re.I)]
@@ -163,11 +179,25 @@ def swap_order(text: str, categories: list[str], rng: np.random.Generator,
     for m in sentences:
         for c in categories:
             hits = sorted(_occurrences(text, lexicons.get(c, ()), m.start(), m.end()))
-            pairs = [(a, b) for i, a in enumerate(hits) for b in hits[i + 1:]
-                     if a[2].lower() != b[2].lower() and a[1] <= b[0]]
+            pairs = [
+                (a, b)
+                for i, a in enumerate(hits)
+                for b in hits[i + 1 :]
+                if a[2].lower() != b[2].lower() and a[1] <= b[0]
+            ]
             options += pairs
-    edits = [(text[s1:e1], text[s2:e2], text[:s1] + _match_case(text[s1:e1], text[s2:e2].lower()) + text[e1:s2]
-              + _match_case(text[s2:e2], text[s1:e1].lower()) + text[e2:]) for (s1, e1, _), (s2, e2, _) in options]
+    edits = [
+        (
+            text[s1:e1],
+            text[s2:e2],
+            text[:s1]
+            + _match_case(text[s1:e1], text[s2:e2].lower())
+            + text[e1:s2]
+            + _match_case(text[s2:e2], text[s1:e1].lower())
+            + text[e2:],
+        )
+        for (s1, e1, _), (s2, e2, _) in options
+    ]
     edit = _pick([edit for edit in edits if usage is None or usage.fits(text, edit[2])], rng)
     if edit is None:
         return None
@@ -175,13 +205,16 @@ def swap_order(text: str, categories: list[str], rng: np.random.Generator,
     return swapped, f"Swapped the order of '{first}' and '{second}'"
 
 
-def closed_lexicons(texts: Iterable[str], lexicons: dict[str, tuple[str, ...]] = LEXICONS) -> dict[str, tuple[str, ...]]:
+def closed_lexicons(
+    texts: Iterable[str], lexicons: dict[str, tuple[str, ...]] = LEXICONS
+) -> dict[str, tuple[str, ...]]:
     """Each category cut to the phrases that occur in ``texts``; a category left with fewer than two
     phrases has nothing to swap to and is dropped."""
     corpus = "\n".join(texts)
-    closed = {category: tuple(sorted({phrase for _, _, phrase in _occurrences(corpus, phrases)},
-                                     key=phrases.index))
-              for category, phrases in lexicons.items()}
+    closed = {
+        category: tuple(sorted({phrase for _, _, phrase in _occurrences(corpus, phrases)}, key=phrases.index))
+        for category, phrases in lexicons.items()
+    }
     return {category: phrases for category, phrases in closed.items() if len(phrases) >= 2}
 
 
@@ -202,8 +235,13 @@ class RuleBackend:
         meta = request.meta
         rng = np.random.default_rng(request.seed)
         edit = (swap_order if meta.get("mode") == "order" else swap_in_category)(
-            meta["original"], list(meta.get("categories", ())), rng, self.lexicons, self.usage)
+            meta["original"], list(meta.get("categories", ())), rng, self.lexicons, self.usage
+        )
         if edit is None:
-            return json.dumps({"modified_description": meta["original"],
-                               "modification_detail": "no word of the target dimension could be changed"})
+            return json.dumps(
+                {
+                    "modified_description": meta["original"],
+                    "modification_detail": "no word of the target dimension could be changed",
+                }
+            )
         return json.dumps({"modified_description": edit[0], "modification_detail": edit[1]})

@@ -1,4 +1,5 @@
 """Opening files with PyAV, turning every failure into a MediaError that names the file."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -28,8 +29,9 @@ def open_media(path: str | Path) -> Iterator[av.container.InputContainer]:
         container = av.open(str(p), metadata_errors="ignore")
     except av.error.FFmpegError as err:
         raise MediaError(
-            p, f"not a readable audio/video file ({err.strerror or err}); it may be truncated, "
-            "corrupt, or not media at all"
+            p,
+            f"not a readable audio/video file ({err.strerror or err}); it may be truncated, "
+            "corrupt, or not media at all",
         ) from err
     try:
         yield container

@@ -1,4 +1,5 @@
 """The decoded-once contract shared by every perturbation, metric and judge."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -1,5 +1,6 @@
 """Decode a file once into a MediaClip: frames at native or requested fps and size, audio at
 native or requested rate and channel count, over a time window [start, end)."""
+
 from __future__ import annotations
 
 import math
@@ -22,9 +23,18 @@ TRUNCATION_TOLERANCE_S = 0.25
 _ITU_SIDE = 1.0 / math.sqrt(2.0)
 # Gains of each source channel into (left, right) for a stereo downmix (ITU-R BS.775 style; LFE dropped).
 _STEREO_GAINS = {
-    "FL": (1.0, 0.0), "FR": (0.0, 1.0), "FC": (_ITU_SIDE, _ITU_SIDE), "LFE": (0.0, 0.0),
-    "BL": (_ITU_SIDE, 0.0), "BR": (0.0, _ITU_SIDE), "SL": (_ITU_SIDE, 0.0), "SR": (0.0, _ITU_SIDE),
-    "BC": (0.5, 0.5), "FLC": (1.0, 0.0), "FRC": (0.0, 1.0), "TC": (0.5, 0.5),
+    "FL": (1.0, 0.0),
+    "FR": (0.0, 1.0),
+    "FC": (_ITU_SIDE, _ITU_SIDE),
+    "LFE": (0.0, 0.0),
+    "BL": (_ITU_SIDE, 0.0),
+    "BR": (0.0, _ITU_SIDE),
+    "SL": (_ITU_SIDE, 0.0),
+    "SR": (0.0, _ITU_SIDE),
+    "BC": (0.5, 0.5),
+    "FLC": (1.0, 0.0),
+    "FRC": (0.0, 1.0),
+    "TC": (0.5, 0.5),
 }
 _INT_SCALE = {np.dtype(np.int16): 32768.0, np.dtype(np.int32): 2147483648.0}
 
@@ -36,9 +46,9 @@ def _frame_samples(frame: av.AudioFrame) -> np.ndarray:
     if not frame.format.is_planar:
         arr = arr.reshape(-1, nch).T
     if arr.dtype == np.uint8:
-        return ((arr.astype(np.float32) - 128.0) / 128.0)
+        return (arr.astype(np.float32) - 128.0) / 128.0
     if arr.dtype in _INT_SCALE:
-        return (arr.astype(np.float32) / _INT_SCALE[arr.dtype])
+        return arr.astype(np.float32) / _INT_SCALE[arr.dtype]
     return arr.astype(np.float32, copy=False)
 
 
@@ -192,7 +202,7 @@ class _AudioAssembler:
         for offset, data in self.chunks:
             lo, hi = max(offset, 0), min(offset + data.shape[1], n)
             if hi > lo:
-                buf[:, lo:hi] = data[:, lo - offset:hi - offset]
+                buf[:, lo:hi] = data[:, lo - offset : hi - offset]
         if channels is not None:
             buf = remix(buf, self.channel_names, channels)
         rate = sample_rate or self.rate
@@ -292,8 +302,14 @@ def decode(
             _check_truncation(path, "audio", assembler.end_time or start, stop)
             samples, rate = assembler.finish(path, sample_rate, channels)
     return MediaClip(
-        frames=frames, fps=out_fps, timestamps=timestamps, audio=samples, sample_rate=rate,
-        duration=float(stop - start), start=float(start), source=str(path),
+        frames=frames,
+        fps=out_fps,
+        timestamps=timestamps,
+        audio=samples,
+        sample_rate=rate,
+        duration=float(stop - start),
+        start=float(start),
+        source=str(path),
         content_hash=file_hash(path) if compute_hash else None,
     )
 
@@ -301,6 +317,7 @@ def decode(
 def _check_truncation(path, kind: str, content_end: float, stop: float) -> None:
     if content_end < stop - TRUNCATION_TOLERANCE_S:
         raise MediaError(
-            path, f"truncated: the {kind} stream ends at {content_end:.2f} s but the file declares "
-            f"{stop:.2f} s; re-encode or re-download it"
+            path,
+            f"truncated: the {kind} stream ends at {content_end:.2f} s but the file declares "
+            f"{stop:.2f} s; re-encode or re-download it",
         )

@@ -3,6 +3,7 @@
 Files are written to a temporary name beside the target and renamed at the end, so an
 interrupted job never leaves a half-written file under the final name.
 """
+
 from __future__ import annotations
 
 import os
@@ -84,7 +85,7 @@ def _encode_audio_stream(container, stream, audio: np.ndarray, sample_rate: int)
     layout = _layout(audio.shape[0])
     chunk = 4096
     for i in range(0, audio.shape[1], chunk):
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(audio[:, i:i + chunk]), format="fltp", layout=layout)
+        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(audio[:, i : i + chunk]), format="fltp", layout=layout)
         frame.sample_rate = sample_rate
         frame.pts = i
         frame.time_base = Fraction(1, sample_rate)
@@ -122,8 +123,10 @@ def encode_video(
         raise ValueError(f"frames must be non-empty (T, H, W, 3) uint8, got {frames.shape} {frames.dtype}")
     height, width = frames.shape[1:3]
     if width % 2 or height % 2:
-        raise ValueError(f"{path}: {profile.video_codec} with {profile.pix_fmt} needs an even width and "
-                         f"height, got {width}x{height}; crop or pad the frames by one pixel")
+        raise ValueError(
+            f"{path}: {profile.video_codec} with {profile.pix_fmt} needs an even width and "
+            f"height, got {width}x{height}; crop or pad the frames by one pixel"
+        )
     if fps <= 0:
         raise ValueError(f"fps must be positive, got {fps}")
     if audio is not None:

@@ -1,4 +1,5 @@
 """What a media file holds, read from its headers (and its first video frame for rotation)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -51,9 +52,7 @@ def stream_origin(container: av.container.InputContainer) -> float:
 def container_duration(container: av.container.InputContainer) -> float | None:
     if container.duration is not None and container.duration > 0:
         return container.duration / av.time_base
-    durations = [
-        float(s.duration * s.time_base) for s in container.streams if s.duration and s.time_base
-    ]
+    durations = [float(s.duration * s.time_base) for s in container.streams if s.duration and s.time_base]
     return max(durations) if durations else None
 
 
@@ -79,18 +78,26 @@ def probe(path: str | Path) -> MediaInfo:
                 w, h = h, w
             rate = vs.average_rate or vs.guessed_rate
             video = VideoInfo(
-                codec=cc.name, width=w, height=h, fps=float(rate) if rate else None,
-                frames=vs.frames or None, rotation=rotation, pix_fmt=cc.pix_fmt,
+                codec=cc.name,
+                width=w,
+                height=h,
+                fps=float(rate) if rate else None,
+                frames=vs.frames or None,
+                rotation=rotation,
+                pix_fmt=cc.pix_fmt,
             )
         if c.streams.audio:
             aus = c.streams.audio[0]
             cc = aus.codec_context
-            audio = AudioInfo(codec=cc.name, sample_rate=cc.sample_rate, channels=cc.channels,
-                              layout=cc.layout.name)
+            audio = AudioInfo(codec=cc.name, sample_rate=cc.sample_rate, channels=cc.channels, layout=cc.layout.name)
         if video is None and audio is None:
             raise MediaError(path, "contains neither a video nor an audio stream")
         return MediaInfo(
-            path=str(path), format=c.format.name, duration=container_duration(c),
-            size_bytes=Path(path).stat().st_size, start_time=stream_origin(c),
-            video=video, audio=audio,
+            path=str(path),
+            format=c.format.name,
+            duration=container_duration(c),
+            size_bytes=Path(path).stat().st_size,
+            start_time=stream_origin(c),
+            video=video,
+            audio=audio,
         )

@@ -11,6 +11,7 @@ decoder replaces. avjudge builds the model from the checkpoint's ``config.json``
 windows every 10 s, the last zero-padded and masked, each axis un-normalised with the checkpoint's
 target statistics and averaged over windows weighted by how much audio each holds.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,8 @@ def window_batch(audio: np.ndarray):
     mask = torch.zeros(len(starts), 1, WINDOW, dtype=torch.bool)
     weights = torch.empty(len(starts))
     for i, start in enumerate(starts):
-        chunk = torch.from_numpy(audio[start:start + WINDOW])
-        wav[i, 0, :len(chunk)], mask[i, 0, :len(chunk)] = chunk, True
+        chunk = torch.from_numpy(audio[start : start + WINDOW])
+        wav[i, 0, : len(chunk)], mask[i, 0, : len(chunk)] = chunk, True
         weights[i] = len(chunk) / WINDOW
     return wav, mask, weights
 
@@ -58,8 +59,10 @@ class AudioboxAesthetics(Metric):
             from audiobox_aesthetics.model.aes import AesMultiOutput
             from safetensors.torch import load_file
         except ImportError as err:
-            raise MetricError("audiobox needs Meta's model code: pip install --no-deps audiobox-aesthetics==0.0.4 "
-                              "(`make install` does; torchaudio is not needed)") from err
+            raise MetricError(
+                "audiobox needs Meta's model code: pip install --no-deps audiobox-aesthetics==0.0.4 "
+                "(`make install` does; torchaudio is not needed)"
+            ) from err
         paths = resolve("audiobox_aesthetics", root)
         config = json.loads(paths["config.json"].read_text())
         what = "an Audiobox aesthetics checkpoint this version of the model code loads"
@@ -68,8 +71,10 @@ class AudioboxAesthetics(Metric):
         except TypeError as err:
             raise MetricError(f"{paths['config.json']} is not {what}: {err}") from err
         self.model = load_strict(model, load_file(paths["model.safetensors"]), paths["model.safetensors"], what)
-        self.stats = {axis: (float(config["target_transform"][axis]["mean"]),
-                             float(config["target_transform"][axis]["std"])) for axis in AXES}
+        self.stats = {
+            axis: (float(config["target_transform"][axis]["mean"]), float(config["target_transform"][axis]["std"]))
+            for axis in AXES
+        }
         self.batch_size, self._torch = batch_size, torch
 
     def predict(self, audio: np.ndarray) -> dict[str, float]:
@@ -80,8 +85,9 @@ class AudioboxAesthetics(Metric):
         preds = {axis: [] for axis in AXES}
         with torch.inference_mode():
             for start in range(0, len(wav), self.batch_size):
-                out = self.model({"wav": wav[start:start + self.batch_size],
-                                  "mask": mask[start:start + self.batch_size]})
+                out = self.model(
+                    {"wav": wav[start : start + self.batch_size], "mask": mask[start : start + self.batch_size]}
+                )
                 for axis in AXES:
                     preds[axis].append(out[axis].float())
         axes = {}

@@ -1,4 +1,5 @@
 """Signal metrics: one registry; each metric says which media it needs and which checkpoints it loads."""
+
 from __future__ import annotations
 
 import math
@@ -69,8 +70,10 @@ def load_torch_file(path):
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - torch raises several types for a file it will not unpickle
-        raise MetricError(f"{path} is not a plain state dict of tensors and data (avjudge never unpickles code "
-                          f"from a checkpoint): {err}") from err
+        raise MetricError(
+            f"{path} is not a plain state dict of tensors and data (avjudge never unpickles code "
+            f"from a checkpoint): {err}"
+        ) from err
 
 
 def load_strict(module, state: dict, path, what: str):

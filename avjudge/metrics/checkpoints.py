@@ -1,4 +1,5 @@
 """The checkpoint manifest: what each metric loads, where avjudge looks, and verification."""
+
 from __future__ import annotations
 
 import json
@@ -54,10 +55,19 @@ def _pins(root: Path) -> dict:
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, CheckpointEntry]:
     data = yaml.safe_load(path.read_text()) or {}
-    return {key: CheckpointEntry(key, e["description"], e["licence"], e["source"], e["obtain"],
-                                 tuple(CheckpointFile(**f) for f in e["files"]), e.get("folder", key),
-                                 e.get("whole_folder", False))
-            for key, e in data.items()}
+    return {
+        key: CheckpointEntry(
+            key,
+            e["description"],
+            e["licence"],
+            e["source"],
+            e["obtain"],
+            tuple(CheckpointFile(**f) for f in e["files"]),
+            e.get("folder", key),
+            e.get("whole_folder", False),
+        )
+        for key, e in data.items()
+    }
 
 
 def _verified_hash(path: Path) -> str:
@@ -85,8 +95,11 @@ def _entry(key: str, manifest: dict[str, CheckpointEntry] | None) -> CheckpointE
 
 def _folder_files(folder: Path) -> list[str]:
     """Every file under a folder, relative, leaving out dotfiles (hash caches)."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
-                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return sorted(
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEntry] | None = None) -> dict[str, Path]:
@@ -104,19 +117,23 @@ def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEn
         if not (folder / f.name).is_file():
             raise CheckpointMissing(
                 f"{folder / f.name} is missing ({entry.description}). To get it: {entry.obtain} (source: "
-                f"{entry.source}; licence: {entry.licence}). Set {ENV} to use another folder.")
+                f"{entry.source}; licence: {entry.licence}). Set {ENV} to use another folder."
+            )
     expected = {f.name: f for f in entry.files if f.sha256}
     unpinned = [f.name for f in entry.files if not f.sha256 and f.name not in pinned]
     if unpinned:
         raise CheckpointMissing(
             f"avjudge publishes no sha256 for {folder / unpinned[0]} yet: check the file against {entry.source}, "
-            f"then record its hash with {pin_hint}; later loads refuse any other file")
+            f"then record its hash with {pin_hint}; later loads refuse any other file"
+        )
     expected.update({name: CheckpointFile(name, **v) for name, v in pinned.items()})
     if entry.whole_folder:
         extra = sorted(set(_folder_files(folder)) - set(expected))
         if extra:
-            raise CheckpointMissing(f"{folder} holds files that were not there when it was pinned: {extra}; "
-                                    f"remove them, or check them and pin again with {pin_hint}")
+            raise CheckpointMissing(
+                f"{folder} holds files that were not there when it was pinned: {extra}; "
+                f"remove them, or check them and pin again with {pin_hint}"
+            )
     paths = {}
     for name, want in expected.items():
         path = folder / name
@@ -124,7 +141,8 @@ def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEn
             origin = f" (pinned in {root / PINS})" if name in pinned else ""
             raise CheckpointMissing(
                 f"{path} is not the expected file (want sha256 {want.sha256}, {want.size} bytes{origin}); "
-                f"replace it: {entry.obtain}")
+                f"replace it: {entry.obtain}"
+            )
         paths[name] = path
     return paths
 

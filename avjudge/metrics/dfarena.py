@@ -10,6 +10,7 @@ ending at the end of the audio; audio shorter than one window is tiled to fill i
 evaluation does. Per window: softmax of the logits at the label named bona fide. Per clip: mean and
 minimum over windows (the minimum catches a short synthetic stretch).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,15 +33,17 @@ def windows(audio: np.ndarray, window: int = WINDOW, hop: int = HOP) -> np.ndarr
     starts = list(range(0, len(audio) - window + 1, hop))
     if starts[-1] != len(audio) - window:
         starts.append(len(audio) - window)
-    return np.stack([audio[s:s + window] for s in starts])
+    return np.stack([audio[s : s + window] for s in starts])
 
 
 def bonafide_index(id2label: dict) -> int:
     for index, label in id2label.items():
         if str(label).strip().lower() in BONAFIDE_LABELS:
             return int(index)
-    raise MetricError(f"the classifier's labels {sorted(map(str, id2label.values()))} name no bona fide class "
-                      f"(one of {BONAFIDE_LABELS})")
+    raise MetricError(
+        f"the classifier's labels {sorted(map(str, id2label.values()))} name no bona fide class "
+        f"(one of {BONAFIDE_LABELS})"
+    )
 
 
 @register
@@ -59,9 +62,13 @@ class DFArena(Metric):
         folder = resolve("dfarena", root)["config.json"].parent
         # every file in the folder, its code too, was pinned and verified just above
         self.model = AutoModelForAudioClassification.from_pretrained(
-            folder, trust_remote_code=True, local_files_only=True).eval()
-        self.extractor = (AutoFeatureExtractor.from_pretrained(folder, trust_remote_code=True, local_files_only=True)
-                          if (folder / "preprocessor_config.json").is_file() else None)
+            folder, trust_remote_code=True, local_files_only=True
+        ).eval()
+        self.extractor = (
+            AutoFeatureExtractor.from_pretrained(folder, trust_remote_code=True, local_files_only=True)
+            if (folder / "preprocessor_config.json").is_file()
+            else None
+        )
         self.bonafide = bonafide_index(self.model.config.id2label)
         self.batch_size = batch_size
 
@@ -72,14 +79,20 @@ class DFArena(Metric):
         scores = []
         with torch.inference_mode():
             for start in range(0, len(chunks), self.batch_size):
-                batch = chunks[start:start + self.batch_size]
-                inputs = (self.extractor(list(batch), sampling_rate=SAMPLE_RATE, return_tensors="pt")
-                          if self.extractor else {"input_values": torch.from_numpy(batch)})
+                batch = chunks[start : start + self.batch_size]
+                inputs = (
+                    self.extractor(list(batch), sampling_rate=SAMPLE_RATE, return_tensors="pt")
+                    if self.extractor
+                    else {"input_values": torch.from_numpy(batch)}
+                )
                 logits = self.model(**inputs).logits.float()
                 scores.append(torch.softmax(logits, dim=-1)[:, self.bonafide].numpy())
         return np.concatenate(scores)
 
     def compute(self, clip, **ctx):
         scores = self.window_scores(self.audio_of(clip))
-        return {"dfarena_bonafide_mean": float(scores.mean()), "dfarena_bonafide_min": float(scores.min()),
-                "dfarena_windows": float(len(scores))}
+        return {
+            "dfarena_bonafide_mean": float(scores.mean()),
+            "dfarena_bonafide_min": float(scores.min()),
+            "dfarena_windows": float(len(scores)),
+        }

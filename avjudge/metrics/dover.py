@@ -16,6 +16,7 @@ upsampled with bilinear interpolation and truncated to uint8, and its fragment g
 laid out on the original size; the aesthetic resize is bilinear without antialiasing (torchvision
 0.14 on tensors, the version DOVER was trained with).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,8 +59,9 @@ def fragment_view(frames, rng: np.random.Generator):
         raise ValueError(f"{t} frames is not a whole number of {CLIP_LEN}-frame segments")
     ratio = min(height / VIEW, width / VIEW)
     if ratio < 1:
-        video = (torch.nn.functional.interpolate(video / 255.0, scale_factor=1 / ratio, mode="bilinear")
-                 * 255.0).to(torch.uint8)
+        video = (torch.nn.functional.interpolate(video / 255.0, scale_factor=1 / ratio, mode="bilinear") * 255.0).to(
+            torch.uint8
+        )
     # the official grid and offsets come from the size before upsampling
     rows = [min(height // GRID * i, height - FRAGMENT) for i in range(GRID)]
     cols = [min(width // GRID * j, width - FRAGMENT) for j in range(GRID)]
@@ -71,9 +73,12 @@ def fragment_view(frames, rng: np.random.Generator):
         for j, x0 in enumerate(cols):
             for s in range(segments):
                 y, x = y0 + int(dy[i, j, s]), x0 + int(dx[i, j, s])
-                out[:, s * CLIP_LEN:(s + 1) * CLIP_LEN, i * FRAGMENT:(i + 1) * FRAGMENT,
-                    j * FRAGMENT:(j + 1) * FRAGMENT] = video[:, s * CLIP_LEN:(s + 1) * CLIP_LEN, y:y + FRAGMENT,
-                                                             x:x + FRAGMENT]
+                out[
+                    :,
+                    s * CLIP_LEN : (s + 1) * CLIP_LEN,
+                    i * FRAGMENT : (i + 1) * FRAGMENT,
+                    j * FRAGMENT : (j + 1) * FRAGMENT,
+                ] = video[:, s * CLIP_LEN : (s + 1) * CLIP_LEN, y : y + FRAGMENT, x : x + FRAGMENT]
     return out
 
 
@@ -82,8 +87,9 @@ def resized_view(frames, antialias: bool = False):
     import torch
 
     video = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2).float()  # T, C, H, W
-    video = torch.nn.functional.interpolate(video, size=(VIEW, VIEW), mode="bilinear", align_corners=False,
-                                            antialias=antialias)
+    video = torch.nn.functional.interpolate(
+        video, size=(VIEW, VIEW), mode="bilinear", align_corners=False, antialias=antialias
+    )
     return video.round().clamp(0, 255).permute(1, 0, 2, 3)
 
 
@@ -97,8 +103,9 @@ def normalise(view, clips: int):
 
 
 def fuse(technical: float, aesthetic: float) -> float:
-    x = sum(weight * (score - mean) / std
-            for score, (mean, std, weight) in zip((technical, aesthetic), FUSION.values()))
+    x = sum(
+        weight * (score - mean) / std for score, (mean, std, weight) in zip((technical, aesthetic), FUSION.values())
+    )
     return float(1.0 / (1.0 + np.exp(-x)))
 
 
@@ -121,8 +128,10 @@ def build_dover(swin=None, convnext=None, head_hidden: int = 64):
 
         def forward(self, technical, aesthetic):
             """Raw (technical, aesthetic) scores: each head's map averaged over positions and segments."""
-            return (self.technical_head(self.technical_backbone(technical)).mean(),
-                    self.aesthetic_head(self.aesthetic_backbone(aesthetic)).mean())
+            return (
+                self.technical_head(self.technical_backbone(technical)).mean(),
+                self.aesthetic_head(self.aesthetic_backbone(aesthetic)).mean(),
+            )
 
     return Dover()
 
@@ -136,8 +145,9 @@ def dover_scores(model, frames: np.ndarray, seed: int = 0, antialias: bool = Fal
     technical = frames[segment_frames(n, TECHNICAL_CLIPS, CLIP_LEN, INTERVAL, rng)]
     aesthetic = frames[segment_frames(n, CLIP_LEN, 1, INTERVAL, rng)]
     with torch.inference_mode():
-        t, a = model(normalise(fragment_view(technical, rng), TECHNICAL_CLIPS),
-                     normalise(resized_view(aesthetic, antialias), 1))
+        t, a = model(
+            normalise(fragment_view(technical, rng), TECHNICAL_CLIPS), normalise(resized_view(aesthetic, antialias), 1)
+        )
     t, a = float(t), float(a)
     return {"dover_technical": t, "dover_aesthetic": a, "dover_overall": fuse(t, a)}
 
@@ -145,8 +155,9 @@ def dover_scores(model, frames: np.ndarray, seed: int = 0, antialias: bool = Fal
 @register
 class DoverPlusPlus(Metric):
     name = "dover"
-    description = ("DOVER++ video quality: technical (fragments, Swin-T) and aesthetic (ConvNeXt-T) views, "
-                   "fused overall in [0, 1]")
+    description = (
+        "DOVER++ video quality: technical (fragments, Swin-T) and aesthetic (ConvNeXt-T) views, fused overall in [0, 1]"
+    )
     video_fps = NATIVE_FPS
     checkpoints = ("dover",)
 

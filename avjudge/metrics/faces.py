@@ -5,6 +5,7 @@ The default detector is OpenCV's frontal-face Haar cascade: its XML ships inside
 opencv-python-headless wheel (4.x; the 5.0 wheels no longer carry it), so it runs offline with
 no download. Detectors are a registry, so a stronger one (S3FD) can be added with its weights.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,19 +20,19 @@ from .base import MetricError
 
 @dataclass(frozen=True)
 class TrackOptions:
-    min_face: int = 50          # smallest face side in pixels worth scoring
-    iou: float = 0.5            # overlap that continues a track from one detection to the next
-    max_gap: int = 25           # frames a track may go undetected (interpolated across)
-    min_frames: int = 25        # shorter tracks are dropped (one second at 25 fps)
-    crop_size: int = 224        # SyncNet's input
-    crop_scale: float = 0.4     # margin around the face box; the crop reaches below the chin
-    smooth: int = 13            # median-filter length over box centre and size
+    min_face: int = 50  # smallest face side in pixels worth scoring
+    iou: float = 0.5  # overlap that continues a track from one detection to the next
+    max_gap: int = 25  # frames a track may go undetected (interpolated across)
+    min_frames: int = 25  # shorter tracks are dropped (one second at 25 fps)
+    crop_size: int = 224  # SyncNet's input
+    crop_scale: float = 0.4  # margin around the face box; the crop reaches below the chin
+    smooth: int = 13  # median-filter length over box centre and size
 
 
 @dataclass(frozen=True)
 class FaceTrack:
     frames: np.ndarray  # (n,) consecutive frame indices
-    boxes: np.ndarray   # (n, 4) x1, y1, x2, y2 per frame, gaps interpolated
+    boxes: np.ndarray  # (n, 4) x1, y1, x2, y2 per frame, gaps interpolated
 
 
 class FaceDetector:
@@ -49,8 +50,9 @@ def _cv2():
     try:
         import cv2
     except ImportError as err:
-        raise MetricError("face detection needs OpenCV: pip install 'avjudge[metrics]' "
-                          "(opencv-python-headless<5)") from err
+        raise MetricError(
+            "face detection needs OpenCV: pip install 'avjudge[metrics]' (opencv-python-headless<5)"
+        ) from err
     return cv2
 
 
@@ -63,8 +65,10 @@ class HaarDetector(FaceDetector):
         path = cv2.data.haarcascades + "haarcascade_frontalface_default.xml"
         self.cascade = cv2.CascadeClassifier(path)
         if self.cascade.empty():
-            raise MetricError(f"OpenCV could not load its face cascade {path}; opencv-python-headless 5.x wheels "
-                              "do not ship it: install 'opencv-python-headless<5'")
+            raise MetricError(
+                f"OpenCV could not load its face cascade {path}; opencv-python-headless 5.x wheels "
+                "do not ship it: install 'opencv-python-headless<5'"
+            )
 
     def detect(self, frame, min_face):
         cv2 = _cv2()
@@ -119,8 +123,9 @@ def crop_track(frames: np.ndarray, track: FaceTrack, options: TrackOptions = Tra
     on the sides and below (where the mouth is), outside-the-frame parts filled with grey."""
     cv2 = _cv2()
     boxes = track.boxes
-    half = median_filter(np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) / 2, options.smooth,
-                         mode="nearest")
+    half = median_filter(
+        np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) / 2, options.smooth, mode="nearest"
+    )
     cx = median_filter((boxes[:, 0] + boxes[:, 2]) / 2, options.smooth, mode="nearest")
     cy = median_filter((boxes[:, 1] + boxes[:, 3]) / 2, options.smooth, mode="nearest")
     crops = np.empty((len(track.frames), options.crop_size, options.crop_size, 3), np.uint8)
@@ -129,7 +134,7 @@ def crop_track(frames: np.ndarray, track: FaceTrack, options: TrackOptions = Tra
         pad = int(half[k] * (1 + 2 * cs))
         padded = np.pad(frames[index], ((pad, pad), (pad, pad), (0, 0)), constant_values=110)
         y, x, h = cy[k] + pad, cx[k] + pad, half[k]
-        face = padded[int(y - h):int(y + h * (1 + 2 * cs)), int(x - h * (1 + cs)):int(x + h * (1 + cs))]
+        face = padded[int(y - h) : int(y + h * (1 + 2 * cs)), int(x - h * (1 + cs)) : int(x + h * (1 + cs))]
         crops[k] = cv2.resize(face, (options.crop_size, options.crop_size), interpolation=cv2.INTER_LINEAR)
     return crops
 

@@ -4,6 +4,7 @@ by the predictor's MLP head (about 1-10, higher is more pleasing), on frames at 
 CLIP comes from a local transformers directory (``CLIPModel`` + its image processor), the head from
 ``sac+logos+ava1-l14-linearMSE.pth`` loaded with ``weights_only=True`` and ``strict=True``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,16 +52,18 @@ class LaionAesthetic(Metric):
             import torch  # noqa: F401
             from transformers import CLIPImageProcessorPil, CLIPModel
         except ImportError as err:
-            raise MetricError("laion_aesthetic needs torch and transformers: pip install 'avjudge[metrics,judges]'") \
-                from err
+            raise MetricError(
+                "laion_aesthetic needs torch and transformers: pip install 'avjudge[metrics,judges]'"
+            ) from err
         clip_dir = resolve("clip_vit_l14", root)["config.json"].parent
         (head_path,) = resolve("laion_aesthetic", root).values()
         # the PIL pipeline (bicubic resize, centre crop) is the one CLIP and the head were trained with
         self.processor = CLIPImageProcessorPil.from_pretrained(clip_dir)
         self.clip = CLIPModel.from_pretrained(clip_dir).eval()
         dim = self.clip.config.projection_dim
-        self.head = load_strict(build_head(dim), load_torch_file(head_path), head_path,
-                                f"an aesthetic head for {dim}-d CLIP embeddings")
+        self.head = load_strict(
+            build_head(dim), load_torch_file(head_path), head_path, f"an aesthetic head for {dim}-d CLIP embeddings"
+        )
         self.batch_size = batch_size
 
     def frame_scores(self, frames: np.ndarray) -> np.ndarray:
@@ -70,7 +73,7 @@ class LaionAesthetic(Metric):
         scores = []
         with torch.inference_mode():
             for start in range(0, len(frames), self.batch_size):
-                pixels = self.processor(images=list(frames[start:start + self.batch_size]), return_tensors="pt")
+                pixels = self.processor(images=list(frames[start : start + self.batch_size]), return_tensors="pt")
                 embeds = self.clip.get_image_features(pixel_values=pixels["pixel_values"]).pooler_output
                 embeds = embeds / embeds.norm(dim=-1, keepdim=True)
                 scores.append(self.head(embeds)[:, 0].float().numpy())

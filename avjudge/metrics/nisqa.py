@@ -8,6 +8,7 @@ rate (no resampling; 10 ms hop, 20 ms Hann window, 4096-point FFT, 48 Slaney mel
 ``ms_seg_hop_length`` frames, then a CNN per segment, a time model (self-attention or BiLSTM) and
 one pooling head per output. ``scripts/nisqa_parity.py`` compares it with the official package.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -18,8 +19,14 @@ import numpy as np
 from .base import AudioNeeds, Metric, MetricError, load_strict, load_torch_file, register
 from .checkpoints import resolve
 
-SUPPORTED = {"cnn_model": ("adapt", "standard"), "td": ("self_att", "lstm"), "td_2": ("skip", None),
-             "pool": ("att", "last_step_bi"), "ms_sr": (None,), "double_ended": (False,)}
+SUPPORTED = {
+    "cnn_model": ("adapt", "standard"),
+    "td": ("self_att", "lstm"),
+    "td_2": ("skip", None),
+    "pool": ("att", "last_step_bi"),
+    "ms_sr": (None,),
+    "double_ended": (False,),
+}
 DIMENSION_OUTPUTS = ("mos", "noi", "dis", "col", "loud")
 
 
@@ -30,9 +37,21 @@ def nisqa_melspec(audio: np.ndarray, sample_rate: int, args: dict) -> np.ndarray
     with warnings.catch_warnings():  # fmax above Nyquist leaves the top bands empty, as in training
         warnings.filterwarnings("ignore", message="Empty filters detected")
         mel = librosa.feature.melspectrogram(
-            y=audio, sr=sample_rate, n_fft=args["ms_n_fft"], hop_length=int(sample_rate * args["ms_hop_length"]),
-            win_length=int(sample_rate * args["ms_win_length"]), window="hann", center=True, pad_mode="reflect",
-            power=1.0, n_mels=args["ms_n_mels"], fmin=0.0, fmax=args["ms_fmax"], htk=False, norm="slaney")
+            y=audio,
+            sr=sample_rate,
+            n_fft=args["ms_n_fft"],
+            hop_length=int(sample_rate * args["ms_hop_length"]),
+            win_length=int(sample_rate * args["ms_win_length"]),
+            window="hann",
+            center=True,
+            pad_mode="reflect",
+            power=1.0,
+            n_mels=args["ms_n_mels"],
+            fmin=0.0,
+            fmax=args["ms_fmax"],
+            htk=False,
+            norm="slaney",
+        )
     return librosa.amplitude_to_db(mel, ref=1.0, amin=1e-4, top_db=80.0)
 
 
@@ -60,10 +79,19 @@ def build_network(args: dict):
         def __init__(self, last_kernel, last_padding):
             super().__init__()
             c1, c2, c3 = args["cnn_c_out_1"], args["cnn_c_out_2"], args["cnn_c_out_3"]
-            k = tuple(args["cnn_kernel_size"]) if not isinstance(args["cnn_kernel_size"], int) else (
-                args["cnn_kernel_size"],) * 2
-            specs = [(1, c1, k, 1), (c1, c2, k, 1), (c2, c3, k, 1), (c3, c3, k, 1), (c3, c3, k, 1),
-                     (c3, c3, last_kernel, last_padding)]
+            k = (
+                tuple(args["cnn_kernel_size"])
+                if not isinstance(args["cnn_kernel_size"], int)
+                else (args["cnn_kernel_size"],) * 2
+            )
+            specs = [
+                (1, c1, k, 1),
+                (c1, c2, k, 1),
+                (c2, c3, k, 1),
+                (c3, c3, k, 1),
+                (c3, c3, k, 1),
+                (c3, c3, last_kernel, last_padding),
+            ]
             for i, (c_in, c_out, kernel, pad) in enumerate(specs, start=1):
                 conv, bn = conv_bn(c_in, c_out, kernel, pad)
                 setattr(self, f"conv{i}", conv)
@@ -137,8 +165,13 @@ def build_network(args: dict):
     class BiLSTMModel(nn.Module):
         def __init__(self, d_in: int):
             super().__init__()
-            self.lstm = nn.LSTM(d_in, args["td_lstm_h"], num_layers=args["td_lstm_num_layers"], batch_first=True,
-                                bidirectional=bool(args["td_lstm_bidirectional"]))
+            self.lstm = nn.LSTM(
+                d_in,
+                args["td_lstm_h"],
+                num_layers=args["td_lstm_num_layers"],
+                batch_first=True,
+                bidirectional=bool(args["td_lstm_bidirectional"]),
+            )
             self.fan_out = args["td_lstm_h"] * (2 if args["td_lstm_bidirectional"] else 1)
 
         def forward(self, x):
@@ -172,8 +205,11 @@ def build_network(args: dict):
             super().__init__()
             cnn = AdaptivePoolCNN() if args["cnn_model"] == "adapt" else FixedPoolCNN()
             self.cnn = Holder(cnn)
-            d_cnn = cnn.fc_out.out_features if args["cnn_model"] == "standard" else (
-                args["cnn_c_out_3"] * args["cnn_pool_3"][0])
+            d_cnn = (
+                cnn.fc_out.out_features
+                if args["cnn_model"] == "standard"
+                else (args["cnn_c_out_3"] * args["cnn_pool_3"][0])
+            )
             td = SelfAttentionModel(d_cnn) if args["td"] == "self_att" else BiLSTMModel(d_cnn)
             self.time_dependency = Holder(td)
             make_pool = AttentionPool if args["pool"] == "att" else LastStepBiPool
@@ -211,8 +247,9 @@ class _NISQA(Metric):
         (path,) = resolve(self.checkpoints[0], root).values()
         checkpoint = load_torch_file(path)
         self.args = checkpoint["args"]
-        self.network = load_strict(build_network(self.args), checkpoint["model_state_dict"], path,
-                                   f"a {self.args['model']} checkpoint")
+        self.network = load_strict(
+            build_network(self.args), checkpoint["model_state_dict"], path, f"a {self.args['model']} checkpoint"
+        )
 
     def predict(self, audio: np.ndarray, sample_rate: int) -> dict[str, float]:
         import torch
@@ -220,13 +257,18 @@ class _NISQA(Metric):
         a = self.args
         min_samples = int(sample_rate * a["ms_hop_length"]) * (a["ms_seg_length"] - 1)
         if len(audio) < min_samples:
-            raise MetricError(f"{len(audio) / sample_rate:.3f} s of audio is too short for {self.name} "
-                              f"(at least {min_samples / sample_rate:.2f} s)")
-        x = segments(nisqa_melspec(audio.astype(np.float32), sample_rate, a), a["ms_seg_length"],
-                     a["ms_seg_hop_length"])
+            raise MetricError(
+                f"{len(audio) / sample_rate:.3f} s of audio is too short for {self.name} "
+                f"(at least {min_samples / sample_rate:.2f} s)"
+            )
+        x = segments(
+            nisqa_melspec(audio.astype(np.float32), sample_rate, a), a["ms_seg_length"], a["ms_seg_hop_length"]
+        )
         if len(x) > a["ms_max_segments"]:
-            raise MetricError(f"{len(audio) / sample_rate:.1f} s of audio is longer than {self.name} was trained "
-                              f"for ({a['ms_max_segments']} segments); cut the clip")
+            raise MetricError(
+                f"{len(audio) / sample_rate:.1f} s of audio is longer than {self.name} was trained "
+                f"for ({a['ms_max_segments']} segments); cut the clip"
+            )
         with torch.inference_mode():
             values = self.network(x).tolist()
         return {f"{self.name}_{k}": float(v) for k, v in zip(self.outputs, values)}

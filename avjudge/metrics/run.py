@@ -1,4 +1,5 @@
 """`avjudge metrics run`: decode each clip once, share it with every metric, record per-metric errors."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,7 +44,9 @@ def run_metrics(names: list[str], source: str | Path, out: str | Path, progress:
     items = input_items(source)
 
     def process(chunk: list[dict]) -> list[dict]:
-        return [{"id": item["id"], "video": item["video"], **score_clip(metrics, item["video"], item.get("captions"))}
-                for item in chunk]
+        return [
+            {"id": item["id"], "video": item["video"], **score_clip(metrics, item["video"], item.get("captions"))}
+            for item in chunk
+        ]
 
     return run_job(items, out, process, chunk_size=8, progress=progress, desc="metrics")

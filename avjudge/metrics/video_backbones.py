@@ -9,6 +9,7 @@
 
 Both return a spatio-temporal feature map (N, C, D, H, W); the heads score every position.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -213,8 +214,16 @@ class FragmentSwin3D(nn.Module):
         self.patch_embed = PatchEmbed3D(size.patch, size.embed_dim)
         stages = len(size.depths)
         self.layers = nn.ModuleList(
-            SwinStage(size.embed_dim * 2 ** i, size.depths[i], size.heads[i], size.window, size.fragment_bias[i],
-                      downsample=i < stages - 1) for i in range(stages))
+            SwinStage(
+                size.embed_dim * 2**i,
+                size.depths[i],
+                size.heads[i],
+                size.window,
+                size.fragment_bias[i],
+                downsample=i < stages - 1,
+            )
+            for i in range(stages)
+        )
         self.norm = nn.LayerNorm(size.embed_dim * 2 ** (stages - 1))
 
     def forward(self, x):  # N, 3, T, H, W (normalised pixels)
@@ -244,8 +253,9 @@ class ChannelsLayerNorm(nn.Module):
 class ConvNeXtBlock3D(nn.Module):
     def __init__(self, dim: int, temporal_kernel: int):
         super().__init__()
-        self.dwconv = nn.Conv3d(dim, dim, kernel_size=(temporal_kernel, 7, 7), padding=(temporal_kernel // 2, 3, 3),
-                                groups=dim)
+        self.dwconv = nn.Conv3d(
+            dim, dim, kernel_size=(temporal_kernel, 7, 7), padding=(temporal_kernel // 2, 3, 3), groups=dim
+        )
         self.norm = ChannelsLayerNorm(dim, channels_first=False)
         self.pwconv1, self.act, self.pwconv2 = nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim)
         self.gamma = nn.Parameter(torch.full((dim,), 1e-6))
@@ -260,15 +270,26 @@ class ConvNeXt3D(nn.Module):
     def __init__(self, size: ConvNeXtSize = ConvNeXtSize()):
         super().__init__()
         dims = size.dims
-        self.downsample_layers = nn.ModuleList([nn.Sequential(
-            nn.Conv3d(3, dims[0], kernel_size=(2, 4, 4), stride=(2, 4, 4)), ChannelsLayerNorm(dims[0], True))])
+        self.downsample_layers = nn.ModuleList(
+            [
+                nn.Sequential(
+                    nn.Conv3d(3, dims[0], kernel_size=(2, 4, 4), stride=(2, 4, 4)), ChannelsLayerNorm(dims[0], True)
+                )
+            ]
+        )
         for i in range(len(dims) - 1):
-            self.downsample_layers.append(nn.Sequential(
-                ChannelsLayerNorm(dims[i], True), nn.Conv3d(dims[i], dims[i + 1], kernel_size=(1, 2, 2),
-                                                            stride=(1, 2, 2))))
+            self.downsample_layers.append(
+                nn.Sequential(
+                    ChannelsLayerNorm(dims[i], True),
+                    nn.Conv3d(dims[i], dims[i + 1], kernel_size=(1, 2, 2), stride=(1, 2, 2)),
+                )
+            )
         self.stages = nn.ModuleList(
-            nn.Sequential(*[ConvNeXtBlock3D(dims[i], int(size.inflate[j % len(size.inflate)]))
-                            for j in range(size.depths[i])]) for i in range(len(dims)))
+            nn.Sequential(
+                *[ConvNeXtBlock3D(dims[i], int(size.inflate[j % len(size.inflate)])) for j in range(size.depths[i])]
+            )
+            for i in range(len(dims))
+        )
         self.norm = nn.LayerNorm(dims[-1], eps=1e-6)
 
     def forward(self, x):

@@ -3,6 +3,7 @@
 Default ranges are the paper's main text (§3.2); its appendix (§7.1) gives others (micro
 < 0.1 s, medium 0.5-2 s), which a recipe sets as parameter overrides.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -30,9 +31,9 @@ def shift(audio: np.ndarray, samples: int) -> np.ndarray:
     n = audio.shape[1]
     out = np.zeros_like(audio)
     if samples >= 0:
-        out[:, samples:] = audio[:, :max(n - samples, 0)]
+        out[:, samples:] = audio[:, : max(n - samples, 0)]
     else:
-        out[:, :max(n + samples, 0)] = audio[:, -samples:]
+        out[:, : max(n + samples, 0)] = audio[:, -samples:]
     return out
 
 
@@ -103,8 +104,13 @@ class PitchShift(Strategy):
 
         audio = _audio(clip)
         # offline Rubber Band: no latency to undo; the faster engine measured as accurate as the high-quality one
-        shifted = pedalboard.time_stretch(audio, clip.sample_rate, stretch_factor=1.0,
-                                          pitch_shift_in_semitones=params["semitones"], high_quality=False)
+        shifted = pedalboard.time_stretch(
+            audio,
+            clip.sample_rate,
+            stretch_factor=1.0,
+            pitch_shift_in_semitones=params["semitones"],
+            high_quality=False,
+        )
         return _with_audio(clip, fit_length(shifted, audio.shape[1]))
 
 
@@ -113,8 +119,12 @@ class Filter(Strategy):
     name = "filter"
     family = "acoustic"
     description = "high- or low-pass filtering, zero phase (acoustic structural negative)"
-    defaults = {"kind": Choice(("lowpass", "highpass")), "lowpass_hz": Range(300.0, 1000.0, unit="Hz"),
-                "highpass_hz": Range(2000.0, 4000.0, unit="Hz"), "order": Range(6, 6)}
+    defaults = {
+        "kind": Choice(("lowpass", "highpass")),
+        "lowpass_hz": Range(300.0, 1000.0, unit="Hz"),
+        "highpass_hz": Range(2000.0, 4000.0, unit="Hz"),
+        "order": Range(6, 6),
+    }
 
     def sample(self, rng, clip, ctx):
         kind = self.ranges["kind"].sample(rng)
@@ -145,8 +155,11 @@ class NoiseAddition(Strategy):
     name = "noise_addition"
     family = "scene"
     description = "noise mixed in at a set SNR: white, pink, babble of other clips, or another clip's ambience"
-    defaults = {"kind": Choice(("white", "pink", "babble", "ambience")), "snr_db": Range(0.0, 15.0, unit="dB"),
-                "babble_voices": Range(3, 5)}
+    defaults = {
+        "kind": Choice(("white", "pink", "babble", "ambience")),
+        "snr_db": Range(0.0, 15.0, unit="dB"),
+        "babble_voices": Range(3, 5),
+    }
 
     def sample(self, rng, clip, ctx):
         kind = self.ranges["kind"].sample(rng)
@@ -154,7 +167,9 @@ class NoiseAddition(Strategy):
         if kind in ("babble", "ambience"):
             pool = _need_pool(ctx, f"noise_addition ({kind})")
             count = int(rng.integers(self.ranges["babble_voices"].low, self.ranges["babble_voices"].high + 1))
-            params["sources"] = [pool.random_other(rng, _record_id(ctx)) for _ in range(count if kind == "babble" else 1)]
+            params["sources"] = [
+                pool.random_other(rng, _record_id(ctx)) for _ in range(count if kind == "babble" else 1)
+            ]
         return params
 
     def apply(self, clip, params, ctx):
@@ -206,8 +221,11 @@ class SpeakerCount(Strategy):
     name = "speaker_count"
     family = "scene"
     description = "an extra voice speaking over the clip (speaker-count conflict); needs espeak-ng"
-    defaults = {"voice": Choice(("male", "female")), "snr_db": Range(0.0, 6.0, unit="dB"),
-                "offset_s": Range(0.0, 1.5, unit="s")}
+    defaults = {
+        "voice": Choice(("male", "female")),
+        "snr_db": Range(0.0, 6.0, unit="dB"),
+        "offset_s": Range(0.0, 1.5, unit="s"),
+    }
 
     def sample(self, rng, clip, ctx):
         pool = _need_pool(ctx, self.name)
@@ -223,8 +241,10 @@ class SpeakerCount(Strategy):
             voice = synthesize(params["text"], params["voice"], clip.sample_rate)
         except RuntimeError as err:
             raise PerturbError(str(err)) from err
-        extra = shift(fit_length(np.repeat(voice[None], audio.shape[0], 0), audio.shape[1]),
-                      int(params["offset_s"] * clip.sample_rate))
+        extra = shift(
+            fit_length(np.repeat(voice[None], audio.shape[0], 0), audio.shape[1]),
+            int(params["offset_s"] * clip.sample_rate),
+        )
         return _with_audio(clip, mix_at_snr(audio, extra, params["snr_db"]))
 
 
@@ -242,8 +262,11 @@ class AmbienceSwap(Strategy):
     def sample(self, rng, clip, ctx):
         background = ((ctx.record or {}).get("meta") or {}).get("background")
         options = _OPPOSITE_AMBIENCE.get(background, ("rain", "wind", "hum", "babble"))
-        return {"ambience": str(options[int(rng.integers(len(options)))]),
-                "snr_db": self.ranges["snr_db"].sample(rng), "seed": int(rng.integers(2**31))}
+        return {
+            "ambience": str(options[int(rng.integers(len(options)))]),
+            "snr_db": self.ranges["snr_db"].sample(rng),
+            "seed": int(rng.integers(2**31)),
+        }
 
     def apply(self, clip, params, ctx):
         from ..world.sound import ambience

@@ -5,6 +5,7 @@ parameters (from ranges a recipe may override) and ``apply`` is a pure function 
 clip and those parameters. Applying a stored recipe later, in a data loader or when
 materialising files, gives bit-identical samples.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ class PerturbError(AvjudgeError, ValueError):
 @dataclass(frozen=True)
 class Range:
     """A numeric range; ``signed`` draws a random sign for a magnitude in [low, high]."""
+
     low: float
     high: float
     signed: bool = False
@@ -41,6 +43,7 @@ class Range:
 @dataclass(frozen=True)
 class Choice:
     """Options drawn uniformly; ``allowed`` lists further options a recipe may choose instead."""
+
     options: tuple[str, ...]
     allowed: tuple[str, ...] = ()
 
@@ -74,6 +77,7 @@ def parse_override(spec, value):
 @dataclass
 class Context:
     """What a strategy may look at beyond the clip: its source record and a pool of other clips."""
+
     record: dict | None = None
     pool: Any = None  # avjudge.perturb.pool.SourcePool
 
@@ -121,5 +125,7 @@ class StrategyInfo:
 
 
 def describe_all() -> list[StrategyInfo]:
-    return [StrategyInfo(cls.name, cls.family, cls.description, {k: v.describe() for k, v in cls.defaults.items()})
-            for cls in STRATEGIES.values()]
+    return [
+        StrategyInfo(cls.name, cls.family, cls.description, {k: v.describe() for k, v in cls.defaults.items()})
+        for cls in STRATEGIES.values()
+    ]

@@ -1,4 +1,5 @@
 """Other clips a strategy may borrow from: random or caption-nearest audio, voices, texts."""
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,11 @@ class SourcePool:
         self._cache_size = cache_size
         self._tfidf = None
         self._caption_group = None
-        self._utterances = [(i, (r.get("captions") or {}).get("utterance") or "") for i, r in self.records.items()
-                            if (r.get("captions") or {}).get("utterance")]
+        self._utterances = [
+            (i, (r.get("captions") or {}).get("utterance") or "")
+            for i, r in self.records.items()
+            if (r.get("captions") or {}).get("utterance")
+        ]
 
     def audio(self, source_id: str, sample_rate: int, channels: int) -> np.ndarray:
         key = (source_id, sample_rate, channels)

@@ -1,4 +1,5 @@
 """Signal helpers shared by the audio strategies (numpy / scipy only)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,6 +8,7 @@ similarity to the original within [0.70, 0.995], structural markers kept, someth
 changed). A failing reply is regenerated up to three times, then the sample is rejected
 with its reasons counted.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -131,15 +132,30 @@ class TextRejection:
     reasons: tuple[str, ...] = field(default_factory=tuple)
 
 
-def make_text_negative(original: str, task: str, dimension: Dimension, backend: TextBackend, seed: int,
-                       max_regenerations: int = MAX_REGENERATIONS,
-                       bounds: tuple[float, float] = SIMILARITY_RANGE) -> TextNegative | TextRejection:
+def make_text_negative(
+    original: str,
+    task: str,
+    dimension: Dimension,
+    backend: TextBackend,
+    seed: int,
+    max_regenerations: int = MAX_REGENERATIONS,
+    bounds: tuple[float, float] = SIMILARITY_RANGE,
+) -> TextNegative | TextRejection:
     prompt = render_negative_prompt(task, dimension, original)
     reasons = []
     for attempt in range(max_regenerations + 1):
-        request = ChatRequest(prompt=prompt, json_mode=True, seed=seed * 16 + attempt,
-                              meta={"task": task, "dimension": dimension.key, "original": original,
-                                    "categories": list(dimension.categories), "mode": dimension.mode})
+        request = ChatRequest(
+            prompt=prompt,
+            json_mode=True,
+            seed=seed * 16 + attempt,
+            meta={
+                "task": task,
+                "dimension": dimension.key,
+                "original": original,
+                "categories": list(dimension.categories),
+                "mode": dimension.mode,
+            },
+        )
         try:
             modified, detail = parse_reply(backend.complete(request))
         except BackendError:
@@ -155,8 +171,9 @@ def make_text_negative(original: str, task: str, dimension: Dimension, backend: 
     return TextRejection(dimension.key, max_regenerations + 1, tuple(reasons))
 
 
-def iter_rotation(task: str, seed: int, per_sample: int = 3,
-                  dims: tuple[Dimension, ...] | None = None) -> Iterator[tuple[str, ...]]:
+def iter_rotation(
+    task: str, seed: int, per_sample: int = 3, dims: tuple[Dimension, ...] | None = None
+) -> Iterator[tuple[str, ...]]:
     """Endless ``per_sample`` distinct dimensions per sample; each dimension's share follows its weight.
 
     Each sample takes the dimensions furthest behind their target count (ties broken at
@@ -176,6 +193,7 @@ def iter_rotation(task: str, seed: int, per_sample: int = 3,
         yield tuple(dims[j].key for j in chosen)
 
 
-def rotate_dimensions(task: str, n_samples: int, seed: int, per_sample: int = 3,
-                      dims: tuple[Dimension, ...] | None = None) -> list[tuple[str, ...]]:
+def rotate_dimensions(
+    task: str, n_samples: int, seed: int, per_sample: int = 3, dims: tuple[Dimension, ...] | None = None
+) -> list[tuple[str, ...]]:
     return list(itertools.islice(iter_rotation(task, seed, per_sample, dims), n_samples))

@@ -13,6 +13,7 @@ which uses a yes/no label or touches the language model:
   to say what they see and hear, each where the other modality's tokens do not blur it; which sound goes with
   which picture is left for the judge to learn.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,13 +35,17 @@ AlignmentReport = Callable[[int, float, "float | None"], None]
 
 def world_media(judge, world: Path) -> list:
     """Every clip of a synthetic world prepared for ``judge`` without a question (what the encoders read)."""
-    return [judge.prepare(judge.sample(judge.decode(world / record["video"]))) for record in read_jsonl(world / MANIFEST)]
+    return [
+        judge.prepare(judge.sample(judge.decode(world / record["video"]))) for record in read_jsonl(world / MANIFEST)
+    ]
 
 
 # How a clip's output tokens become one embedding: max-pooling (a feature anywhere in the clip counts) or
 # mean-pooling (what a language model's near-uniform attention over the tokens first sees)
 POOLINGS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "max": lambda tokens: tokens.max(0).values, "mean": lambda tokens: tokens.mean(0)}
+    "max": lambda tokens: tokens.max(0).values,
+    "mean": lambda tokens: tokens.mean(0),
+}
 
 
 def clip_tokens(core, batch: dict) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
@@ -56,8 +61,10 @@ def clip_embeddings(core, batch: dict, pooling: str = "max") -> tuple[torch.Tens
     """(video, audio) unit embeddings per clip of a collated batch; ``core``: the thinker's ``.model``."""
     pool = POOLINGS[pooling]
     video, audio = clip_tokens(core, batch)
-    return (F.normalize(torch.stack([pool(v) for v in video]), dim=-1),
-            F.normalize(torch.stack([pool(a) for a in audio]), dim=-1))
+    return (
+        F.normalize(torch.stack([pool(v) for v in video]), dim=-1),
+        F.normalize(torch.stack([pool(a) for a in audio]), dim=-1),
+    )
 
 
 def own_audio_auroc(core, batch: dict, pooling: str = "max") -> float | None:
@@ -66,19 +73,34 @@ def own_audio_auroc(core, batch: dict, pooling: str = "max") -> float | None:
         video, audio = clip_embeddings(core, batch, pooling)
     similarity = (audio @ video.T).numpy()
     own = np.eye(len(similarity), dtype=bool)
-    return auroc(np.concatenate([similarity[own], similarity[~own]]),
-                 np.concatenate([np.ones(own.sum()), np.zeros((~own).sum())]))
+    return auroc(
+        np.concatenate([similarity[own], similarity[~own]]),
+        np.concatenate([np.ones(own.sum()), np.zeros((~own).sum())]),
+    )
 
 
 def encoder_parameters(core) -> dict[str, torch.nn.Parameter]:
     """The parameters alignment trains, by their name in the thinker's state dict."""
-    return {f"model.{module}.{name}": p for module in ("visual", "audio_tower")
-            for name, p in getattr(core, module).named_parameters()}
+    return {
+        f"model.{module}.{name}": p
+        for module in ("visual", "audio_tower")
+        for name, p in getattr(core, module).named_parameters()
+    }
 
 
-def _train_encoders(judge, loss: Callable[[list[int]], torch.Tensor], measure: Callable[[], "float | None"],
-                    extra: list[torch.nn.Parameter], clips: int, steps: int, every: int, seed: int, batch_size: int,
-                    learning_rate: float, report: AlignmentReport | None) -> list[tuple[int, float, float]]:
+def _train_encoders(
+    judge,
+    loss: Callable[[list[int]], torch.Tensor],
+    measure: Callable[[], "float | None"],
+    extra: list[torch.nn.Parameter],
+    clips: int,
+    steps: int,
+    every: int,
+    seed: int,
+    batch_size: int,
+    learning_rate: float,
+    report: AlignmentReport | None,
+) -> list[tuple[int, float, float]]:
     """Train ``judge``'s encoders (and ``extra`` parameters) on ``loss`` of batches of clip indices below ``clips``;
     every ``every`` steps and at the end, ``measure``. The encoders' requires_grad flags (the caller's freeze
     policy) are restored afterwards."""
@@ -109,9 +131,18 @@ def _train_encoders(judge, loss: Callable[[list[int]], torch.Tensor], measure: C
     return history
 
 
-def align_encoders(judge, media: list, held_out: list, steps: int, every: int, seed: int, batch_size: int = 32,
-                   learning_rate: float = 3e-3, report: AlignmentReport | None = None,
-                   pooling: str = "max") -> list[tuple[int, float, float]]:
+def align_encoders(
+    judge,
+    media: list,
+    held_out: list,
+    steps: int,
+    every: int,
+    seed: int,
+    batch_size: int = 32,
+    learning_rate: float = 3e-3,
+    report: AlignmentReport | None = None,
+    pooling: str = "max",
+) -> list[tuple[int, float, float]]:
     """Align ``judge``'s encoders contrastively on ``media`` (prepared clips without a question); the measure on
     ``held_out``: `own_audio_auroc`. Returns [(step, loss, held-out AUROC)]."""
     core = judge.adapter.model.model
@@ -124,14 +155,28 @@ def align_encoders(judge, media: list, held_out: list, steps: int, every: int, s
         target = torch.arange(len(chosen))
         return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
 
-    return _train_encoders(judge, loss, lambda: own_audio_auroc(core, test_batch, pooling), [log_scale], len(media),
-                           steps, every, seed, batch_size, learning_rate, report)
+    return _train_encoders(
+        judge,
+        loss,
+        lambda: own_audio_auroc(core, test_batch, pooling),
+        [log_scale],
+        len(media),
+        steps,
+        every,
+        seed,
+        batch_size,
+        learning_rate,
+        report,
+    )
 
 
 def heard_objects(scene: dict) -> list[dict]:
     """The objects whose sound is heard in ``scene`` (a world record's scene): sounding ones with an event."""
-    return [scene["objects"][i] for i in sorted({e["object"] for e in scene["events"]})
-            if scene["objects"][i]["sound"] is not None]
+    return [
+        scene["objects"][i]
+        for i in sorted({e["object"] for e in scene["events"]})
+        if scene["objects"][i]["sound"] is not None
+    ]
 
 
 # What each modality shows, as the positions of a multi-hot label: the world's vocabulary, never its links
@@ -171,12 +216,16 @@ def joint_means(core, batch: dict, audio_of: list[int]) -> torch.Tensor:
     return torch.stack([_rms_normalised(torch.cat([v, audio[j]])).mean(0) for v, j in zip(video, audio_of)])
 
 
-def presence_auroc(seen_logits: torch.Tensor, heard_logits: torch.Tensor, seen: torch.Tensor,
-                   heard: torch.Tensor) -> float | None:
+def presence_auroc(
+    seen_logits: torch.Tensor, heard_logits: torch.Tensor, seen: torch.Tensor, heard: torch.Tensor
+) -> float | None:
     """Mean AUROC over the labels that both occur and not among the clips (None if no label does)."""
-    values = [auroc(logits[:, k].numpy(), labels[:, k].numpy())
-              for logits, labels in ((seen_logits, seen), (heard_logits, heard)) for k in range(labels.shape[1])
-              if 0 < labels[:, k].sum() < len(labels)]
+    values = [
+        auroc(logits[:, k].numpy(), labels[:, k].numpy())
+        for logits, labels in ((seen_logits, seen), (heard_logits, heard))
+        for k in range(labels.shape[1])
+        if 0 < labels[:, k].sum() < len(labels)
+    ]
     return float(np.mean(values)) if values else None
 
 
@@ -196,8 +245,10 @@ def linear_presence_auroc(judge, media: list, scenes: list[dict], train: int, st
         torch.nn.init.zeros_(head.bias)
     optimiser = torch.optim.Adam([p for head in heads for p in head.parameters()], lr=1e-2, weight_decay=1e-3)
     for _ in range(steps):
-        loss = sum(F.binary_cross_entropy_with_logits(head(pooled[:train]), labels[:train])
-                   for head, labels in zip(heads, (seen, heard)))
+        loss = sum(
+            F.binary_cross_entropy_with_logits(head(pooled[:train]), labels[:train])
+            for head, labels in zip(heads, (seen, heard))
+        )
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
@@ -205,9 +256,19 @@ def linear_presence_auroc(judge, media: list, scenes: list[dict], train: int, st
         return presence_auroc(heads[0](pooled[train:]), heads[1](pooled[train:]), seen[train:], heard[train:])
 
 
-def pretrain_presence(judge, media: list, scenes: list[dict], held_out: list, held_out_scenes: list[dict],
-                      steps: int, every: int, seed: int, batch_size: int = 32, learning_rate: float = 1e-3,
-                      report: AlignmentReport | None = None) -> list[tuple[int, float, float]]:
+def pretrain_presence(
+    judge,
+    media: list,
+    scenes: list[dict],
+    held_out: list,
+    held_out_scenes: list[dict],
+    steps: int,
+    every: int,
+    seed: int,
+    batch_size: int = 32,
+    learning_rate: float = 1e-3,
+    report: AlignmentReport | None = None,
+) -> list[tuple[int, float, float]]:
     """Train ``judge``'s encoders so that the joint mean of one clip's video tokens and another clip's audio tokens
     tells what the first shows and the second sounds (`presence_labels` of ``scenes``, linear heads, binary
     cross-entropy); each batch pairs its clips' pictures with a shuffle of their sounds. The measure: `presence_auroc`
@@ -223,8 +284,9 @@ def pretrain_presence(judge, media: list, scenes: list[dict], held_out: list, he
         audio_of = torch.randperm(len(chosen), generator=shuffle).tolist()
         pooled = joint_means(core, judge.adapter.collate([media[i] for i in chosen]), audio_of)
         sounds = [chosen[j] for j in audio_of]
-        return (F.binary_cross_entropy_with_logits(seen_head(pooled), seen[chosen])
-                + F.binary_cross_entropy_with_logits(heard_head(pooled), heard[sounds]))
+        return F.binary_cross_entropy_with_logits(seen_head(pooled), seen[chosen]) + F.binary_cross_entropy_with_logits(
+            heard_head(pooled), heard[sounds]
+        )
 
     def measure() -> float | None:
         audio_of = [(k + 1) % len(held_out) for k in range(len(held_out))]
@@ -232,5 +294,16 @@ def pretrain_presence(judge, media: list, scenes: list[dict], held_out: list, he
             pooled = joint_means(core, test_batch, audio_of)
             return presence_auroc(seen_head(pooled), heard_head(pooled), test_seen, test_heard[audio_of])
 
-    return _train_encoders(judge, loss, measure, [*seen_head.parameters(), *heard_head.parameters()], len(media),
-                           steps, every, seed, batch_size, learning_rate, report)
+    return _train_encoders(
+        judge,
+        loss,
+        measure,
+        [*seen_head.parameters(), *heard_head.parameters()],
+        len(media),
+        steps,
+        every,
+        seed,
+        batch_size,
+        learning_rate,
+        report,
+    )

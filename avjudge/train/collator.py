@@ -1,4 +1,5 @@
 """Training examples: the judge's own prompt with the answer appended, loss on the answer token only."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -30,8 +31,9 @@ class AnswerCollator:
             raise ValueError(f"padding_side must be left or right, not {padding_side!r}")
         self.judge, self.padding_side = judge, padding_side
         tok = judge.adapter.tokenizer
-        self.suffix_length = {label: len(tok(text, add_special_tokens=False)["input_ids"])
-                              for label, text in answer_suffix().items()}
+        self.suffix_length = {
+            label: len(tok(text, add_special_tokens=False)["input_ids"]) for label, text in answer_suffix().items()
+        }
         self.answer_id = {label: tok(ANSWERS[label], add_special_tokens=False)["input_ids"][0] for label in ANSWERS}
 
     def example(self, record: dict, clip) -> PreparedSample:
@@ -67,8 +69,9 @@ class TrainingExamples:
     epoch is being built; redrawn examples are never cached.
     """
 
-    def __init__(self, pairs: PairDataset, collator: AnswerCollator, cache: bool = False,
-                 redraw_seed: int | None = None):
+    def __init__(
+        self, pairs: PairDataset, collator: AnswerCollator, cache: bool = False, redraw_seed: int | None = None
+    ):
         self.pairs, self.collator, self.cache, self.redraw_seed = pairs, collator, cache, redraw_seed
         self.epoch = 0
         self._built: dict[int, PreparedSample] = {}

@@ -1,4 +1,5 @@
 """Training configuration: one dataclass, loaded from YAML with key=value overrides."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -69,5 +70,7 @@ class TrainConfig:
         if self.source_cache_mb < 0:
             raise ConfigError(f"source_cache_mb must be 0 (off) or positive, not {self.source_cache_mb}")
         if self.cache_examples and self.dataloader_workers:
-            raise ConfigError("cache_examples keeps examples in this process, so it needs dataloader_workers: 0 "
-                              "(workers would each build and hold their own copies)")
+            raise ConfigError(
+                "cache_examples keeps examples in this process, so it needs dataloader_workers: 0 "
+                "(workers would each build and hold their own copies)"
+            )

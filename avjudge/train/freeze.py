@@ -5,6 +5,7 @@ paper's AV and VT judges). ``llm+connector``: the projectors train too (the pape
 ``lora``: peft LoRA adapters on the language model only. ``all``: everything (tiny models
 trained from scratch).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -48,6 +49,11 @@ def apply_lora(model, r: int, alpha: int, dropout: float):
     """Wrap the language model's linear layers with LoRA adapters (everything else frozen)."""
     from peft import LoraConfig, get_peft_model
 
-    config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, bias="none",
-                        target_modules=rf"model\.language_model\..*\.({'|'.join(LORA_TARGETS)})")
+    config = LoraConfig(
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        bias="none",
+        target_modules=rf"model\.language_model\..*\.({'|'.join(LORA_TARGETS)})",
+    )
     return get_peft_model(model, config)

@@ -1,5 +1,6 @@
 """Held-out judge metrics: accuracy at 0.5, AUROC, balanced accuracy, Yes-bias, calibration
 error, overall and per negative type (each negative type against all held-out positives)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,15 +26,21 @@ def binary_metrics(scores, labels) -> dict:
     tpr = pred[y == 1].mean() if (y == 1).any() else np.nan
     tnr = (~pred[y == 0]).mean() if (y == 0).any() else np.nan
     return {
-        "n": int(len(y)), "accuracy": float((pred == y).mean()), "balanced_accuracy": float(np.nanmean([tpr, tnr])),
-        "auroc": auroc(s, y), "yes_bias": float(pred.mean()), "calibration_error": calibration_error(s, y),
+        "n": int(len(y)),
+        "accuracy": float((pred == y).mean()),
+        "balanced_accuracy": float(np.nanmean([tpr, tnr])),
+        "auroc": auroc(s, y),
+        "yes_bias": float(pred.mean()),
+        "calibration_error": calibration_error(s, y),
     }
 
 
 def judge_metrics(scores, labels, negative_types) -> dict:
     """Overall metrics plus one entry per negative type (its negatives vs every positive)."""
-    return {"overall": binary_metrics(scores, labels),
-            "per_type": per_negative_type(scores, labels, negative_types, binary_metrics)}
+    return {
+        "overall": binary_metrics(scores, labels),
+        "per_type": per_negative_type(scores, labels, negative_types, binary_metrics),
+    }
 
 
 def evaluation_table(results: dict[str, dict]) -> list[str]:
@@ -41,14 +48,25 @@ def evaluation_table(results: dict[str, dict]) -> list[str]:
     "eval_after"}, as `run_training` returns them; "eval_before" is None where a resumed run never saw the model
     untrained): AUROC over all pairs, then each negative type's balanced accuracy; an undefined figure is n/a. The
     first line says what the columns hold."""
+
     def row(name: str, label: str, before: float | None, after: float | None) -> str:
         return f"{name:<6}{label:<22}{format_statistic(before):>8}{format_statistic(after):>8}"
 
-    lines = ["held-out balanced accuracy per negative type (each type against all held-out positives), before and "
-             "after training:", f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}"]
+    lines = [
+        "held-out balanced accuracy per negative type (each type against all held-out positives), before and "
+        "after training:",
+        f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}",
+    ]
     for name, result in results.items():
         before, after = result["eval_before"] or {"overall": {}, "per_type": {}}, result["eval_after"]
         lines.append(row(name, "(all pairs, AUROC)", before["overall"].get("auroc"), after["overall"]["auroc"]))
-        lines += [row("", kind, before["per_type"].get(kind, {}).get("balanced_accuracy"),
-                      after["per_type"][kind]["balanced_accuracy"]) for kind in sorted(after["per_type"])]
+        lines += [
+            row(
+                "",
+                kind,
+                before["per_type"].get(kind, {}).get("balanced_accuracy"),
+                after["per_type"][kind]["balanced_accuracy"],
+            )
+            for kind in sorted(after["per_type"])
+        ]
     return lines

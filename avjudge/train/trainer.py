@@ -7,6 +7,7 @@ writes them as JSON per evaluation step, with the answers to multiple-choice que
 clips if given (what fine-tuning does to the backbone's general perception). Every checkpoint
 holds what the scorer needs to load it, and records its config, dataset hash and code version.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,14 +35,25 @@ from .freeze import apply_freeze, apply_lora
 from .metrics import judge_metrics
 
 # Files a checkpoint needs besides the weights so that `Judge.load` reads it directly.
-SIDE_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
-              "preprocessor_config.json", "generation_config.json")
+SIDE_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+    "preprocessor_config.json",
+    "generation_config.json",
+)
 
 
 def code_version() -> str:
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
-                                cwd=Path(__file__).parent).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).parent,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
     return f"avjudge {__version__}" + (f" ({commit})" if commit else "")
@@ -202,17 +214,30 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     # Trained weights load in fp32 (the master copies the optimiser updates). LoRA leaves its base frozen, so the base
     # loads in the compute dtype: 20 GiB less for the Qwen2.5-Omni thinker at the same speed on an H100
     # (benchmarks/real_size_judges.py); peft keeps the adapters themselves in fp32.
-    adapter = adapter_cls.load(weights_from or model_dir, device=device if not config.deepspeed else "cpu",
-                               dtype=dtype if config.freeze == "lora" else "float32", attention=config.attention)
-    groups = apply_freeze(adapter.model, adapter_cls, "all" if config.freeze == "all" else
-                          ("llm" if config.freeze == "lora" else config.freeze))
+    adapter = adapter_cls.load(
+        weights_from or model_dir,
+        device=device if not config.deepspeed else "cpu",
+        dtype=dtype if config.freeze == "lora" else "float32",
+        attention=config.attention,
+    )
+    groups = apply_freeze(
+        adapter.model,
+        adapter_cls,
+        "all" if config.freeze == "all" else ("llm" if config.freeze == "lora" else config.freeze),
+    )
     if config.freeze == "lora":
         adapter.model = apply_lora(adapter.model, config.lora_r, config.lora_alpha, config.lora_dropout)
     if config.gradient_checkpointing:
         adapter.model.gradient_checkpointing_enable()
-    settings = JudgeSettings(task=config.task, fps=config.fps, max_pixels=config.max_pixels,
-                             batch_size=config.eval_batch_size, workers=1, use_audio_in_video=config.use_audio_in_video,
-                             system_prompt=config.system_prompt)
+    settings = JudgeSettings(
+        task=config.task,
+        fps=config.fps,
+        max_pixels=config.max_pixels,
+        batch_size=config.eval_batch_size,
+        workers=1,
+        use_audio_in_video=config.use_audio_in_video,
+        system_prompt=config.system_prompt,
+    )
     judge = Judge(adapter, settings)
     sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
     train_pool, strategies = pool, None
@@ -220,16 +245,28 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         train_pool = SourcePool(split_sources(dataset, list(pool.records.values()), config.train_split))
         strategies = built_recipe(dataset).audio_strategies(config.task)
     sources = DecodedSources(config.source_cache_mb) if config.source_cache_mb else None
-    train_set = PairDataset(load_pairs(dataset, config.task, config.train_split), train_pool, sample_rate, fps, dataset,
-                            strategies, sources)
-    eval_set = PairDataset(load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs), pool, sample_rate,
-                           fps, dataset, sources=sources)
+    train_set = PairDataset(
+        load_pairs(dataset, config.task, config.train_split), train_pool, sample_rate, fps, dataset, strategies, sources
+    )
+    eval_set = PairDataset(
+        load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs),
+        pool,
+        sample_rate,
+        fps,
+        dataset,
+        sources=sources,
+    )
     out = Path(config.output_dir)
     choice = ChoiceEvaluation(judge, load_questions(config.choice_questions)) if config.choice_questions else None
     evaluation = HeldOutEvaluation(judge, eval_set, out, choice)
-    record = {"config": asdict(config), "dataset_hash": stats["dataset_hash"], "code_version": code_version(),
-              "base_model": str(model_dir), "parameters": groups,
-              "judge_settings": {k: getattr(judge.settings, k) for k in TRAINED_SETTINGS}}
+    record = {
+        "config": asdict(config),
+        "dataset_hash": stats["dataset_hash"],
+        "code_version": code_version(),
+        "base_model": str(model_dir),
+        "parameters": groups,
+        "judge_settings": {k: getattr(judge.settings, k) for k in TRAINED_SETTINGS},
+    }
     if config.deepspeed:
         _ensure_distributed_env()
     if "wandb" in config.report_to:
@@ -237,18 +274,34 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         os.environ.setdefault("WANDB_PROJECT", config.wandb_project)
         os.environ.setdefault("WANDB_DIR", str(out))
     args = TrainingArguments(
-        output_dir=str(out), per_device_train_batch_size=config.batch_size,
-        gradient_accumulation_steps=config.grad_accum, learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay, warmup_steps=config.warmup_steps, lr_scheduler_type=config.lr_scheduler,
-        num_train_epochs=config.epochs, max_steps=config.max_steps, logging_steps=config.logging_steps,
-        save_strategy="steps", save_steps=config.save_steps, save_total_limit=config.save_total_limit,
-        report_to=list(config.report_to) or "none", bf16=dtype == "bfloat16", use_cpu=device == "cpu",
-        deepspeed=config.deepspeed, seed=config.seed, data_seed=config.seed, remove_unused_columns=False,
-        dataloader_num_workers=config.dataloader_workers, eval_strategy="no", disable_tqdm=False,
+        output_dir=str(out),
+        per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.grad_accum,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        warmup_steps=config.warmup_steps,
+        lr_scheduler_type=config.lr_scheduler,
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        logging_steps=config.logging_steps,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit,
+        report_to=list(config.report_to) or "none",
+        bf16=dtype == "bfloat16",
+        use_cpu=device == "cpu",
+        deepspeed=config.deepspeed,
+        seed=config.seed,
+        data_seed=config.seed,
+        remove_unused_columns=False,
+        dataloader_num_workers=config.dataloader_workers,
+        eval_strategy="no",
+        disable_tqdm=False,
     )
     collator = AnswerCollator(judge, config.padding_side)
-    examples = TrainingExamples(train_set, collator, config.cache_examples,
-                                config.seed if config.redraw_negatives else None)
+    examples = TrainingExamples(
+        train_set, collator, config.cache_examples, config.seed if config.redraw_negatives else None
+    )
     trainer = Trainer(model=adapter.model, args=args, train_dataset=examples, data_collator=collator)
     callback = _callbacks(evaluation, config, judge, record)
     callback.trainer = trainer
@@ -289,8 +342,13 @@ def run_training(config: TrainConfig) -> dict:
         from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
         unset_hf_deepspeed_config()  # later from_pretrained calls in this process load plain models again
-    summary = {**record, "steps": trainer.state.global_step, "train_loss": result.training_loss,
-               "loss_history": [h["loss"] for h in trainer.state.log_history if "loss" in h],
-               "eval_before": before, "eval_after": after}
+    summary = {
+        **record,
+        "steps": trainer.state.global_step,
+        "train_loss": result.training_loss,
+        "loss_history": [h["loss"] for h in trainer.state.log_history if "loss" in h],
+        "eval_before": before,
+        "eval_after": after,
+    }
     finish_checkpoint(final, judge, summary)
     return summary

@@ -1,4 +1,5 @@
 """A deterministic synthetic audio-video world whose clips carry exact ground truth."""
+
 from .captions import captions
 from .config import WorldConfig
 from .make import MANIFEST, make_world, render_clip, summarize, world_record
@@ -7,7 +8,20 @@ from .scene import Event, Scene, Speech, WorldObject, sample_scene, scene_id
 from .sound import render_audio
 
 __all__ = [
-    "Event", "MANIFEST", "Scene", "Speech", "WorldConfig", "WorldObject", "captions", "make_world",
-    "object_look", "render_audio", "render_clip", "render_frames", "sample_scene", "scene_id", "summarize",
+    "Event",
+    "MANIFEST",
+    "Scene",
+    "Speech",
+    "WorldConfig",
+    "WorldObject",
+    "captions",
+    "make_world",
+    "object_look",
+    "render_audio",
+    "render_clip",
+    "render_frames",
+    "sample_scene",
+    "scene_id",
+    "summarize",
     "world_record",
 ]

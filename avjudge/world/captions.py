@@ -1,5 +1,6 @@
 """AVBench-style captions generated from scene parameters: a video description, an audio
 description and the utterance. Every fact a caption states is in the ground truth."""
+
 from __future__ import annotations
 
 from . import vocab
@@ -43,8 +44,10 @@ def video_caption(scene: Scene) -> str:
         sentences.append(f"At the start, the {object_name(a)} is {_relation(a, b)} the {object_name(b)}.")
     counts = _event_counts(scene)
     if counts:
-        parts = [f"the {object_name(scene.objects[i])} {vocab.EVENTS[scene.objects[i].event_kind]} {vocab.times_word(c)}"
-                 for i, c in counts]
+        parts = [
+            f"the {object_name(scene.objects[i])} {vocab.EVENTS[scene.objects[i].event_kind]} {vocab.times_word(c)}"
+            for i, c in counts
+        ]
         text = parts[0] if len(parts) == 1 else "first " + ", then ".join(parts)
         sentences.append(text[0].upper() + text[1:] + ".")
     return " ".join(sentences)

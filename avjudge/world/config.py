@@ -1,4 +1,5 @@
 """The world's configuration."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,7 +34,9 @@ class WorldConfig:
         if not 1.0 <= lo <= hi <= 60.0:
             raise ConfigError(f"durations must satisfy 1 <= duration <= max_duration <= 60, got {lo}..{hi}")
         if self.width % 2 or self.height % 2 or min(self.width, self.height) < 32:
-            raise ConfigError(f"size must be even and at least 32x32 (H.264 needs even sizes), got {self.width}x{self.height}")
+            raise ConfigError(
+                f"size must be even and at least 32x32 (H.264 needs even sizes), got {self.width}x{self.height}"
+            )
         if not 1 <= self.min_objects <= self.max_objects <= 4:
             raise ConfigError("objects per clip must satisfy 1 <= min_objects <= max_objects <= 4")
         if self.speech == "on" and not tts.espeak_available():

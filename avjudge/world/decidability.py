@@ -8,6 +8,7 @@ white") when one was, a swapped order when the first event of every acting objec
 be read off counts as told, so that a ceiling made from these answers stays an upper bound. And which random
 mismatches (another clip's sound) give themselves away by an ambience the picture's place cannot have.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -61,19 +62,35 @@ def always(scene: Scene, obj: int, times: np.ndarray) -> bool:
 
 
 # kind of edit -> whether frames shown at `times` tell it (scene, the object the edited words are about, times)
-EDIT_KINDS = {"place": always, "object count": always, "object colour, on screen": always,
-              "object colour, none on screen": always, "object shape": always, "object size": always,
-              "object path": always, "start positions": always, "event count": every_event_caught,
-              "event look": some_event_caught, "event actor": always, "event order": first_events_caught,
-              "unknown": always}
+EDIT_KINDS = {
+    "place": always,
+    "object count": always,
+    "object colour, on screen": always,
+    "object colour, none on screen": always,
+    "object shape": always,
+    "object size": always,
+    "object path": always,
+    "start positions": always,
+    "event count": every_event_caught,
+    "event look": some_event_caught,
+    "event actor": always,
+    "event order": first_events_caught,
+    "unknown": always,
+}
 
 
 def first_change(positive: str, negative: str) -> tuple[int, str] | None:
     """(index of the first word of ``positive`` that ``negative`` changes, the word ``negative`` has there, "" where
     it drops words); None when it changes none."""
     a, b = positive.split(), negative.split()
-    return next(((i, b[j] if j < len(b) else "") for tag, i, _, j, _ in
-                 difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if tag != "equal"), None)
+    return next(
+        (
+            (i, b[j] if j < len(b) else "")
+            for tag, i, _, j, _ in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+            if tag != "equal"
+        ),
+        None,
+    )
 
 
 def object_edit_kind(old: str, new: str, scene: Scene) -> str:
@@ -115,8 +132,9 @@ def edit_kind(positive: str, negative: str, changed: str | None, scene: Scene) -
     if changed is None:
         return "event order", None
     colours = {o.colour: i for i, o in enumerate(scene.objects)}
-    actor = next((colours[w.strip(".,")] for w in reversed(words[sentence_start:at + 1]) if w.strip(".,") in colours),
-                 None)
+    actor = next(
+        (colours[w.strip(".,")] for w in reversed(words[sentence_start : at + 1]) if w.strip(".,") in colours), None
+    )
     if changed in TIMES_PHRASES:
         return ("event count", actor) if actor is not None else ("unknown", None)
     if changed in vocab.COLOURS or changed in vocab.SHAPES:

@@ -1,4 +1,5 @@
 """Make a synthetic world: clips with exact ground truth, written resumably to a folder."""
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,8 @@ from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..media import encode_video
 from . import speech as tts
 from .captions import captions
-from .render import render_frames
 from .config import WorldConfig
+from .render import render_frames
 from .scene import Scene, sample_scene, scene_id
 from .sound import render_audio
 
@@ -31,8 +32,11 @@ def world_record(scene: Scene, video: str) -> dict:
         "duration": scene.duration,
         "captions": captions(scene),
         "meta": {
-            "background": scene.background, "ambience": scene.ambience, "n_objects": len(scene.objects),
-            "n_events": len(scene.events), "has_speech": scene.speech is not None,
+            "background": scene.background,
+            "ambience": scene.ambience,
+            "n_objects": len(scene.objects),
+            "n_events": len(scene.events),
+            "has_speech": scene.speech is not None,
             "speaker": scene.speech.voice if scene.speech else None,
         },
         "scene": scene.to_dict(),
@@ -78,8 +82,10 @@ def make_world(cfg: WorldConfig, out_dir: str | Path, workers: int | None = None
     todo = [i for i in range(cfg.n) if scene_id(cfg.seed, i) not in done]
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
     jobs = [(cfg, i, out) for i in todo]
-    with JsonlWriter(out / MANIFEST) as writer, tqdm(total=cfg.n, initial=cfg.n - len(todo), disable=not progress,
-                                                     desc="world clips", unit="clip") as bar:
+    with (
+        JsonlWriter(out / MANIFEST) as writer,
+        tqdm(total=cfg.n, initial=cfg.n - len(todo), disable=not progress, desc="world clips", unit="clip") as bar,
+    ):
         if workers == 1:
             results = map(_render_job, jobs)
             _write_all(writer, results, bar)

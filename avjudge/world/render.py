@@ -1,4 +1,5 @@
 """Rasterise a scene's frames: flat shapes on a background, events visible while their sound plays."""
+
 from __future__ import annotations
 
 import numpy as np

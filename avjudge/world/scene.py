@@ -1,4 +1,5 @@
 """Scene parameters: sampled deterministically from (seed, index), serialisable as ground truth."""
+
 from __future__ import annotations
 
 import math
@@ -125,9 +126,13 @@ def sample_scene(cfg: "WorldConfig", index: int) -> Scene:
             shape = str(rng.choice(list(vocab.SHAPES)))
             sounding = rng.random() < cfg.sounding_prob or not any(o.sound for o in objects)
             cand = WorldObject(
-                shape=shape, colour=colours[len(objects)], size=size,
-                x=float(rng.uniform(0.1, 0.9)), y=float(rng.uniform(0.2, 0.85)),
-                motion=str(rng.choice(list(vocab.MOTIONS))), event_kind=str(rng.choice(list(vocab.EVENTS))),
+                shape=shape,
+                colour=colours[len(objects)],
+                size=size,
+                x=float(rng.uniform(0.1, 0.9)),
+                y=float(rng.uniform(0.2, 0.85)),
+                motion=str(rng.choice(list(vocab.MOTIONS))),
+                event_kind=str(rng.choice(list(vocab.EVENTS))),
                 sound={"timbre": vocab.SHAPES[shape], "f0": vocab.PITCHES[colours[len(objects)]]} if sounding else None,
             )
             if _trajectory_ok(objects, cand, duration, cfg.width, cfg.height):
@@ -139,12 +144,25 @@ def sample_scene(cfg: "WorldConfig", index: int) -> Scene:
     if speech_prob > 0 and rng.random() < speech_prob:
         obj = objects[int(rng.integers(len(objects)))]
         text = f"the {obj.colour} {obj.shape} {vocab.MOTION_PHRASES[obj.motion]}"
-        speech = Speech(text=text, voice=str(rng.choice(list(vocab.VOICES))),
-                        start=float(round(rng.uniform(0.2, max(0.3, duration - 3.0)), 3)))
+        speech = Speech(
+            text=text,
+            voice=str(rng.choice(list(vocab.VOICES))),
+            start=float(round(rng.uniform(0.2, max(0.3, duration - 3.0)), 3)),
+        )
     return Scene(
-        id=scene_id(cfg.seed, index), seed=cfg.seed, index=index, duration=duration,
-        width=cfg.width, height=cfg.height, fps=cfg.fps, sample_rate=cfg.sample_rate,
-        background=background, ambience=ambience, objects=tuple(objects), events=tuple(events), speech=speech,
+        id=scene_id(cfg.seed, index),
+        seed=cfg.seed,
+        index=index,
+        duration=duration,
+        width=cfg.width,
+        height=cfg.height,
+        fps=cfg.fps,
+        sample_rate=cfg.sample_rate,
+        background=background,
+        ambience=ambience,
+        objects=tuple(objects),
+        events=tuple(events),
+        speech=speech,
     )
 
 

@@ -1,4 +1,5 @@
 """Synthesise a scene's audio: event notes of each object's timbre, ambience, optional speech."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,7 @@ def envelope(n: int, sample_rate: int, attack_s: float = 0.003, release_s: float
     a = min(int(attack_s * sample_rate), n)
     env[:a] *= np.linspace(0.0, 1.0, a, endpoint=False)
     r = min(int(release_s * sample_rate), n)
-    env[n - r:] *= np.linspace(1.0, 0.0, r)
+    env[n - r :] *= np.linspace(1.0, 0.0, r)
     return env
 
 
@@ -63,9 +64,13 @@ def ambience(kind: str, n: int, sample_rate: int, rng: np.random.Generator) -> n
     if kind == "hum":
         x = sum(np.sin(2 * np.pi * 50 * k * t) / k for k in (1, 2, 3, 4))
     elif kind == "rain":
-        x = sosfilt(butter(4, min(4000, 0.45 * sample_rate), "low", fs=sample_rate, output="sos"), rng.standard_normal(n))
+        x = sosfilt(
+            butter(4, min(4000, 0.45 * sample_rate), "low", fs=sample_rate, output="sos"), rng.standard_normal(n)
+        )
         drops = rng.random(n) < 30 / sample_rate  # ~30 droplets a second
-        x = x + sosfilt(butter(2, [1500, min(6000, 0.45 * sample_rate)], "band", fs=sample_rate, output="sos"), drops * 8.0)
+        x = x + sosfilt(
+            butter(2, [1500, min(6000, 0.45 * sample_rate)], "band", fs=sample_rate, output="sos"), drops * 8.0
+        )
     elif kind == "wind":
         x = sosfilt(butter(2, 400, "low", fs=sample_rate, output="sos"), rng.standard_normal(n))
         x *= 0.6 + 0.4 * np.sin(2 * np.pi * 0.3 * t + rng.uniform(0, 2 * np.pi))
@@ -95,11 +100,11 @@ def render_audio(scene: Scene, speech: np.ndarray | None = None) -> np.ndarray:
             continue
         x = note(sound["timbre"], sound["f0"], ev.duration, sr, rng)
         i = int(round(ev.time * sr))
-        mix[i:i + len(x)] += x[: max(0, n - i)]
+        mix[i : i + len(x)] += x[: max(0, n - i)]
     if speech is not None and scene.speech is not None:
         i = int(round(scene.speech.start * sr))
         voice = SPEECH_PEAK * speech / max(np.abs(speech).max(), 1e-9)
-        mix[i:i + len(voice)] += voice[: max(0, n - i)]
+        mix[i : i + len(voice)] += voice[: max(0, n - i)]
     peak = np.abs(mix).max()
     if peak > 0.95:
         mix *= 0.95 / peak

@@ -1,4 +1,5 @@
 """Speech from espeak-ng, when it is installed."""
+
 from __future__ import annotations
 
 import io
@@ -22,7 +23,8 @@ def synthesize(text: str, voice: str, sample_rate: int, words_per_minute: int = 
         raise RuntimeError("espeak-ng is not installed (apt-get install espeak-ng); make the world with speech off")
     out = subprocess.run(
         ["espeak-ng", "-v", vocab.VOICES[voice], "-s", str(words_per_minute), "--stdout", text],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout
     with wave.open(io.BytesIO(out)) as w:
         rate = w.getframerate()

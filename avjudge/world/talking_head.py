@@ -1,19 +1,30 @@
 """A cartoon talking head whose mouth opens with the loudness of its speech: lip-sync clips with an exact
 ground truth (the audio can be delayed by a known number of frames), found by ordinary face detectors."""
+
 from __future__ import annotations
 
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
 SKIN, EYE_WHITE, PUPIL, BROW, MOUTH, BACKDROP = (
-    (220, 180, 150), (250, 250, 250), (30, 30, 30), (50, 40, 40), (120, 30, 40), (120, 90, 60))
+    (220, 180, 150),
+    (250, 250, 250),
+    (30, 30, 30),
+    (50, 40, 40),
+    (120, 30, 40),
+    (120, 90, 60),
+)
 
 
 def mouth_openness(audio: np.ndarray, sample_rate: int, fps: float, frames: int) -> np.ndarray:
     """(frames,) in [0, 1]: RMS of the audio under each frame, relative to the loudest frame."""
     hop = sample_rate / fps
-    rms = np.array([np.sqrt(np.mean(audio[int(k * hop):int((k + 1) * hop)] ** 2)) if int(k * hop) < len(audio)
-                    else 0.0 for k in range(frames)])
+    rms = np.array(
+        [
+            np.sqrt(np.mean(audio[int(k * hop) : int((k + 1) * hop)] ** 2)) if int(k * hop) < len(audio) else 0.0
+            for k in range(frames)
+        ]
+    )
     return np.clip(rms / max(rms.max(), 1e-9), 0.0, 1.0)
 
 
@@ -37,8 +48,9 @@ def render_face(openness: float, width: int = 320, height: int = 240, radius: fl
     return np.clip(gaussian_filter(img, sigma=(1.0, 1.0, 0.0)), 0, 255).astype(np.uint8)
 
 
-def talking_head(audio: np.ndarray, sample_rate: int, fps: float = 25.0, delay_frames: int = 0,
-                 width: int = 320, height: int = 240) -> tuple[np.ndarray, np.ndarray]:
+def talking_head(
+    audio: np.ndarray, sample_rate: int, fps: float = 25.0, delay_frames: int = 0, width: int = 320, height: int = 240
+) -> tuple[np.ndarray, np.ndarray]:
     """(frames, audio): a face mouthing ``audio`` (mono), with the returned audio delayed by
     ``delay_frames`` frames (negative: ahead of the picture), same length as the input."""
     frames = int(len(audio) / sample_rate * fps)
@@ -46,7 +58,7 @@ def talking_head(audio: np.ndarray, sample_rate: int, fps: float = 25.0, delay_f
     shift = int(round(delay_frames * sample_rate / fps))
     shifted = np.zeros_like(audio)
     if shift >= 0:
-        shifted[shift:] = audio[:len(audio) - shift]
+        shifted[shift:] = audio[: len(audio) - shift]
     else:
         shifted[:shift] = audio[-shift:]
     return video, shifted

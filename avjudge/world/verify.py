@@ -3,6 +3,7 @@
 Nothing here calls the renderer or the synthesiser: events are found from object colours
 in the decoded frames and onsets from the decoded waveform, then matched to world.jsonl.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -57,8 +58,9 @@ def _runs(active: np.ndarray, min_length: int = 1) -> list[int]:
     return [int(s) for s, e in zip(starts, ends) if e - s >= min_length]
 
 
-def _robust_trend(t: np.ndarray, y: np.ndarray, degree: int, usable: np.ndarray | None = None,
-                  events_raise: bool = False) -> np.ndarray:
+def _robust_trend(
+    t: np.ndarray, y: np.ndarray, degree: int, usable: np.ndarray | None = None, events_raise: bool = False
+) -> np.ndarray:
     """Polynomial fit refitted on the half of the ``usable`` frames (default all) closest to it, so
     events do not bend it; ``events_raise``: events only raise ``y``, so only frames above the fit by more than the
     median distance are left out, which drops events that cover nearly half the frames and keeps every frame
@@ -134,8 +136,9 @@ def verify_clip(clip: MediaClip, record: dict) -> VerifyResult:
         result.visual_spurious += spurious
         result.max_visual_error_s = max(result.max_visual_error_s, worst)
     if result.visual_found < result.visual_expected or result.visual_spurious:
-        result.problems.append(f"visual events: {result.visual_found}/{result.visual_expected} found, "
-                               f"{result.visual_spurious} spurious")
+        result.problems.append(
+            f"visual events: {result.visual_found}/{result.visual_expected} found, {result.visual_spurious} spurious"
+        )
     quiet = scene["ambience"] == "none" and scene["speech"] is None
     if quiet and clip.audio is not None:
         result.onsets_checked = True
@@ -145,6 +148,7 @@ def verify_clip(clip: MediaClip, record: dict) -> VerifyResult:
         result.onsets_expected, result.onsets_found, result.onsets_spurious = len(expected), matched, spurious
         result.max_onset_error_s = worst
         if matched < len(expected) or spurious:
-            result.problems.append(f"audio onsets: {matched}/{len(expected)} within {ONSET_TOLERANCE_S * 1e3:.0f} ms, "
-                                   f"{spurious} spurious")
+            result.problems.append(
+                f"audio onsets: {matched}/{len(expected)} within {ONSET_TOLERANCE_S * 1e3:.0f} ms, {spurious} spurious"
+            )
     return result
