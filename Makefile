@@ -1,12 +1,13 @@
 # Two entry points that work on a fresh machine: `make demo` and `make test`.
 PYTHON ?= python3
 VENV ?= .venv
-EXTRAS ?= judges,train,perturb,metrics,asr,report,test
+EXTRAS ?= judges,train,perturb,metrics,asr,report,test,dev
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
+export NO_MKDOCS_2_WARNING ?= 1
 
-.PHONY: install demo test test-all lock clean
+.PHONY: install demo test test-all test-research lint docs wheel-smoke lock clean
 
 $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +33,22 @@ test: install
 test-all: install
 	$(BIN)/python -m pytest -q -m "not gpu"
 
+test-research: install
+	$(BIN)/python -m pytest -q -m research research/tests
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+docs: install
+	$(BIN)/mkdocs build --strict
+
+# the built wheel in a clean virtual environment outside the checkout: what a user's `pip install` gets
+wheel-smoke: install
+	bash scripts/wheel_smoke.sh $(BIN)/python
+
 lock: install
 	(grep "^#" constraints.txt; $(BIN)/pip freeze --exclude-editable | sed -E "s/^torch==([0-9.]+)\+cpu/torch==\1/") > constraints.tmp && mv constraints.tmp constraints.txt
 
 clean:
-	rm -rf $(VENV) demo_out .pytest_cache
+	rm -rf $(VENV) demo_out site dist build .pytest_cache

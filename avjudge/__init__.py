@@ -1,3 +1,3 @@
 """avjudge: train and run judges of generated audio-video."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"

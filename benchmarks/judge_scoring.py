@@ -79,14 +79,13 @@ def main() -> None:
         records = list(read_jsonl(Path(tmp) / "world" / MANIFEST))
         videos = [str(Path(tmp) / "world" / r["video"]) for r in records]
         texts = [r["captions"]["video"] for r in records]
+
         # The reference reads single Yes/No tokens: compare like with like.
-        load = lambda task, family: Judge.load(
-            task,
-            tiny[family],
-            batch_size=args.batch_size,  # noqa: E731
-            yes_variants=("Yes",),
-            no_variants=("No",),
-        )
+        def load(task: str, family: str) -> Judge:
+            return Judge.load(
+                task, tiny[family], batch_size=args.batch_size, yes_variants=("Yes",), no_variants=("No",)
+            )
+
         runs = {
             "AV judge": {"av": load("av", "qwen2_5_omni")},
             "AV + VT + AT judges": {

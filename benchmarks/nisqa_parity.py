@@ -126,7 +126,8 @@ def main() -> None:
     for name, r in report.items():
         worst = ", ".join(f"{k} {v:.5f}" for k, v in r["max_abs_diff"].items())
         print(
-            f"{name}: {r['files']} files, official predictions {r['official_range'][0]:.2f}..{r['official_range'][1]:.2f}; "
+            f"{name}: {r['files']} files, official predictions "
+            f"{r['official_range'][0]:.2f}..{r['official_range'][1]:.2f}; "
             f"largest |avjudge - official|: {worst}"
         )
 

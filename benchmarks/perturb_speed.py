@@ -11,10 +11,10 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from avjudge.media import MediaClip, encode_audio  # noqa: E402
-from avjudge.perturb import STRATEGIES, Context, SourcePool, get_strategy  # noqa: E402
+from avjudge.media import MediaClip, encode_audio
+from avjudge.perturb import STRATEGIES, Context, SourcePool, get_strategy
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 import shutil
 import subprocess
 from fractions import Fraction
+from html.parser import HTMLParser
 from pathlib import Path
 
 import av
@@ -15,6 +16,58 @@ requires_ffmpeg = pytest.mark.skipif(
 requires_espeak = pytest.mark.skipif(
     shutil.which("espeak-ng") is None, reason="needs espeak-ng (apt-get install espeak-ng)"
 )
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+requires_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+
+
+def rendered_dom(page: Path, profile: Path) -> str:
+    """The page's DOM after headless Chromium loaded it and ran its scripts."""
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
+def table_rows(dom: str) -> dict[str, list[int]]:
+    """Rows of each table (named by its id, else its class), one count per table of that name, in page order."""
+
+    class Tables(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.stack, self.rows = [], {}
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "table":
+                name = attrs.get("id") or attrs.get("class")
+                self.rows.setdefault(name, []).append(0)
+                self.stack.append(name)
+            elif tag == "tr" and self.stack:
+                self.rows[self.stack[-1]][-1] += 1
+
+        def handle_endtag(self, tag):
+            if tag == "table":
+                self.stack.pop()
+
+    parser = Tables()
+    parser.feed(dom)
+    return parser.rows
 
 
 def colour_of_frame(k: int) -> tuple[int, int, int]:

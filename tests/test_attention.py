@@ -120,10 +120,8 @@ def test_an_attention_transformers_does_not_know_is_a_clean_cli_error(tiny_judge
             [
                 "score",
                 "--judge",
-                "at",
-                "--checkpoint",
-                str(tiny_judges["qwen2_audio"]),
-                "--manifest",
+                f"at={tiny_judges['qwen2_audio']}",
+                "--input",
                 str(small_world / MANIFEST),
                 "--out",
                 str(out),

@@ -2,7 +2,6 @@
 
 import json
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -17,10 +16,7 @@ from avjudge.bench.suite import write_suite
 from avjudge.bench.synthetic import make_model_folders, world_suite
 from avjudge.jsonl import read_jsonl
 
-from .helpers import requires_espeak
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
+from .helpers import rendered_dom, requires_chromium, requires_espeak, table_rows
 
 # ---- human alignment: every number below is worked out by hand in the comments --------------
 
@@ -249,7 +245,7 @@ def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, t
     assert written["html"] == [str(out / "report.html")]
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+@requires_chromium
 def test_html_report_renders_in_headless_chromium(tmp_path):
     records = [
         {
@@ -283,48 +279,10 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     (tmp_path / SAMPLES).write_text("".join(json.dumps(r) + "\n" for r in records))
     write_report(tmp_path)
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'chromium'}",
-            "--dump-dom",
-            (tmp_path / "report.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    from html.parser import HTMLParser
-
-    class Tables(HTMLParser):
-        def __init__(self):
-            super().__init__()
-            self.stack, self.rows = [], {}
-
-        def handle_starttag(self, tag, attrs):
-            attrs = dict(attrs)
-            if tag == "table":
-                self.stack.append(attrs.get("id") or attrs.get("class"))
-            elif tag == "tr" and self.stack:
-                self.rows[self.stack[-1]] = self.rows.get(self.stack[-1], 0) + 1
-
-        def handle_endtag(self, tag):
-            if tag == "table":
-                self.stack.pop()
-
-    parser = Tables()
-    parser.feed(dom)
+    dom = rendered_dom(tmp_path / "report.html", tmp_path / "chromium")
+    rows = table_rows(dom)
     # the drill-down rows exist only if the page's script ran in the browser
-    assert parser.rows == {"leaderboard": 2 * 3, "samples": 4 + 1}
+    assert rows == {"leaderboard": [3, 3], "samples": [4 + 1]}
     assert "4 samples" in dom and dom.count('class="err"') == 1 and "<video" in dom
 
 
@@ -390,7 +348,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
     from avjudge.cli import main
 
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path / "no_checkpoints"))
-    assert main(["bench", "synth", "--world", str(small_world), "--out", str(tmp_path / "in")]) == 0
+    assert main(["bench", "synth", "--input", str(small_world), "--out", str(tmp_path / "in")]) == 0
     assert sorted(p.name for p in (tmp_path / "in" / "videos").iterdir()) == [
         "mismatched",
         "noisy",
@@ -405,7 +363,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
                 "run",
                 "--suite",
                 str(tmp_path / "in" / "suite.json"),
-                "--videos",
+                "--input",
                 str(tmp_path / "in" / "videos"),
                 "--models",
                 "reference,noisy",
@@ -420,7 +378,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
     )
     printed = capsys.readouterr().out
     assert "skipping av: no av judge checkpoint: pass --judge av=DIR" in printed
-    assert main(["bench", "report", "--bench", str(out)]) == 0
+    assert main(["bench", "report", "--input", str(out)]) == 0
     assert "| reference |" in capsys.readouterr().out and (out / "report.html").exists()
     # people preferred the reference on every prompt: DNSMOS agrees on the clips with speech
     prompts = [e["id"] for e in json.loads((tmp_path / "in" / "suite.json").read_text()) if e["utterance"]]
@@ -429,7 +387,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
         "prompt_id,model_a,model_b,dimension,winner,annotator\n"
         + "".join(f"{p},reference,noisy,dnsmos,A,x\n" for p in prompts)
     )
-    assert main(["bench", "align", "--bench", str(out), "--judgments", str(csv_path), "--bootstrap", "50"]) == 0
+    assert main(["bench", "align", "--input", str(out), "--judgments", str(csv_path), "--bootstrap", "50"]) == 0
     result = json.loads((out / "align.json").read_text())["dnsmos"]
     assert result["accuracy_2afc"] == 1.0 and result["models"]["reference"]["human_win_ratio"] == 1.0
     assert (out / "align_dnsmos.png").exists()
@@ -440,7 +398,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
                 "run",
                 "--suite",
                 str(tmp_path / "in" / "suite.json"),
-                "--videos",
+                "--input",
                 str(tmp_path / "in" / "videos"),
                 "--dims",
                 "av",

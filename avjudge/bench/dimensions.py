@@ -14,7 +14,7 @@ class BenchError(AvjudgeError):
 
 @dataclass(frozen=True)
 class Dimension:
-    name: str  # what users type: --dims av,nisqa
+    name: str  # what users type: --dims av,nisqa; a metric's dimension has the metric's registry name
     label: str  # column header of the leaderboard
     source: Literal["judge", "metric"]
     provider: str  # the judge task (av, vt, at) or the metric's registry name
@@ -30,23 +30,27 @@ DIMENSIONS: dict[str, Dimension] = {
         Dimension("vt", "Video-Text", "judge", "vt", "score"),
         Dimension("at", "Audio-Text", "judge", "at", "score"),
         Dimension("syncnet", "Lip Sync (LSE-C)", "metric", "syncnet", "syncnet_confidence"),
-        Dimension("sc", "Speech Content", "metric", "speech_content", "sc_score"),
+        Dimension("speech_content", "Speech Content", "metric", "speech_content", "sc_score"),
         Dimension("dfarena", "Speech Realism", "metric", "dfarena", "dfarena_bonafide_mean"),
         Dimension("nisqa", "Audio Quality (NISQA)", "metric", "nisqa", "nisqa_mos"),
         Dimension("dnsmos", "Audio Quality (DNSMOS)", "metric", "dnsmos", "dnsmos_ovrl"),
         Dimension("audiobox", "Audio Aesthetics", "metric", "audiobox", "audiobox_aggregate"),
         Dimension("dover", "Video Quality (DOVER++)", "metric", "dover", "dover_overall"),
-        Dimension("aesthetic", "Video Aesthetics (LAION)", "metric", "laion_aesthetic", "laion_aesthetic"),
+        Dimension("laion_aesthetic", "Video Aesthetics (LAION)", "metric", "laion_aesthetic", "laion_aesthetic"),
     )
 }
 
 
+# short names AVBench's paper uses
+ALIASES = {"sc": "speech_content", "aesthetic": "laion_aesthetic"}
+
+
 def parse_dimensions(text: str | None) -> list[Dimension]:
-    """``"av,nisqa"`` -> dimensions in the order given; None or "all": every dimension."""
+    """``"av,nisqa"`` -> dimensions in the order given (ALIASES allowed); None or "all": every dimension."""
     if not text or text == "all":
         return list(DIMENSIONS.values())
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    names = [ALIASES.get(n.strip(), n.strip()) for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in DIMENSIONS]
     if unknown:
-        raise BenchError(f"unknown dimension(s) {unknown}; known: {list(DIMENSIONS)}")
+        raise BenchError(f"unknown dimension(s) {unknown}; known: {list(DIMENSIONS)} (and the short names {ALIASES})")
     return [DIMENSIONS[n] for n in dict.fromkeys(names)]

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data import load_manifest
+from ..data import input_items
 from ..jobs import run_job, summary_path
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from .dimensions import BenchError, Dimension, parse_dimensions
@@ -45,10 +45,10 @@ def parse_rules(text: str) -> list[Rule]:
         m = re.fullmatch(r"([a-z_]+)\s*(>=|<=|>|<)\s*(-?[0-9.]+(?:e-?[0-9]+)?)", part)
         if not m:
             raise BenchError(f"cannot read rule {part!r}; rules look like av>=0.7,nisqa>=3.0")
-        rules.append(Rule(m.group(1), m.group(2), float(m.group(3))))
+        # the dimension's own name (a short alias becomes it); an unknown name fails here, listing the known
+        rules.append(Rule(parse_dimensions(m.group(1))[0].name, m.group(2), float(m.group(3))))
     if not rules:
         raise BenchError("no rules given; e.g. --rules 'av>=0.7,nisqa>=3.0'")
-    parse_dimensions(",".join(r.dimension for r in rules))  # unknown names fail here, listing the known
     return rules
 
 
@@ -111,7 +111,7 @@ def _complete(path: Path, expected: int) -> bool:
 
 
 def run_filter(
-    manifest: str | Path,
+    manifest: str | Path | list,
     rules: list[Rule],
     out: str | Path,
     scorer: ClipScorer,
@@ -119,6 +119,20 @@ def run_filter(
     chunk_size: int = 16,
     progress: bool = True,
 ) -> dict:
+    """Keep the clips whose scores pass every rule; resumable, and shardable across machines.
+
+    Args:
+        manifest: what `avjudge.data.input_items` reads: a manifest, a folder of clips, a file, or a list of them.
+        rules: from `parse_rules` (``"av>=0.7,nisqa>=3.0"``).
+        out: folder for ``kept.jsonl``, ``dropped.jsonl`` and ``failed.jsonl``.
+        scorer: a `ClipScorer` for the dimensions the rules name (`rule_dimensions`).
+        shard: ``(i, n)``: score every n-th clip from i; the shard that completes the set writes the result.
+        chunk_size: clips decoded and scored together.
+        progress: show a progress bar.
+
+    Returns:
+        The summary: counts of kept, dropped and failed clips (a clip that cannot be scored fails, never drops).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     missing = [r.dimension for r in rules if r.dimension in scorer.skipped]
@@ -127,7 +141,7 @@ def run_filter(
             "rules use dimension(s) that cannot be computed here: "
             + "; ".join(f"{d}: {scorer.skipped[d]}" for d in missing)
         )
-    records = load_manifest(manifest)
+    records = input_items(manifest)
     mine = records if shard is None else records[shard[0] :: shard[1]]
     path = scores_path(out, shard)
     path.parent.mkdir(parents=True, exist_ok=True)

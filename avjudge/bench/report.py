@@ -233,7 +233,15 @@ def write_html(summary: dict, records: list[dict], charts: dict[str, Path], path
 
 
 def write_report(bench_dir: str | Path, out: str | Path | None = None) -> dict[str, list[str]]:
-    """Leaderboards (leaderboard_<split>.md / .csv), radar_<split>.png and report.html; returns the files."""
+    """Write the reports of a bench run.
+
+    Args:
+        bench_dir: the ``out`` folder of `run_bench`.
+        out: where the reports go (default: ``bench_dir``).
+
+    Returns:
+        Split (and ``html``) -> the files written: leaderboard_<split>.md / .csv, radar_<split>.png, report.html.
+    """
     summary, records = load_results(bench_dir)
     out = Path(out or bench_dir)
     out.mkdir(parents=True, exist_ok=True)

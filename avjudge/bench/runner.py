@@ -65,6 +65,21 @@ def run_bench(
     chunk_size: int = 16,
     progress: bool = True,
 ) -> dict:
+    """Score every model's clips of a prompt suite on the scorer's dimensions; resumable.
+
+    Args:
+        entries: the suite's prompts (`avjudge.bench.load_suite`).
+        videos: a folder ROOT with ROOT/<model>/<prompt id>.mp4 (or <prompt id>_anything.mp4).
+        out: folder for ``samples.jsonl`` (one line per clip, written as it goes) and ``summary.json``.
+        scorer: a `ClipScorer` holding the judges and metrics of the dimensions asked for.
+        models: the model folders to score (None: every folder in ROOT).
+        chunk_size: clips decoded and scored together.
+        progress: show a progress bar.
+
+    Returns:
+        The summary: mean, std, n and errors per model x split x dimension, the prompts with no clip, and the
+        dimensions skipped with why. A clip that cannot be scored is an error, never 0.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     found = discover(entries, videos, models)

@@ -27,14 +27,15 @@ def default_judge_dirs() -> dict[str, Path]:
     return {task: root / task for task in ("av", "vt", "at") if (root / task / "config.json").is_file()}
 
 
-def parse_judge_dirs(specs: list[str] | None) -> dict[str, Path]:
-    """``["av=ckpt/av", "vt=ckpt/vt"]`` -> {task: dir}; judges not given come from the default folder."""
-    dirs = default_judge_dirs()
+def parse_judge_dirs(specs: list[str] | None, defaults: bool = True) -> dict[str, Path]:
+    """``["av=ckpt/av", "vt=ckpt/vt"]`` -> {task: dir}; with ``defaults``, judges not given come from the default
+    folder."""
+    dirs = default_judge_dirs() if defaults else {}
     for spec in specs or []:
         task, sep, path = spec.partition("=")
         if not sep or not path:
-            raise BenchError(f"--judge takes TASK=DIR (e.g. av=checkpoints/judges/av), got {spec!r}")
-        dirs[get_task(task.strip()).name] = Path(path)
+            raise BenchError(f"--judge takes TASK=DIR (e.g. av=runs/av/final), got {spec!r}")
+        dirs[get_task(task.strip()).name] = Path(path.strip()).expanduser()
     return dirs
 
 

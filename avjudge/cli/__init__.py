@@ -1,21 +1,27 @@
 """The ``avjudge`` command: thin wrappers that parse arguments, call the library, print.
 
-Commands register themselves in COMMANDS by their words ("world make"); nested
-sub-parsers are built from that registry.
+Commands register themselves in COMMANDS by their words ("world make"); nested sub-parsers
+are built from that registry. The modules that register commands are named in
+COMMAND_MODULES, so the synthetic world and the demo bring their own commands and no
+product layer imports them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
 from .. import __version__
 from ..errors import AvjudgeError
-from . import bench, commands  # noqa: F401  (register their commands)
 from .registry import COMMANDS, GROUP_HELP, Formatter, register
 
-__all__ = ["COMMANDS", "build_parser", "main", "register"]
+COMMAND_MODULES = ("avjudge.cli.commands", "avjudge.cli.bench", "avjudge.world.commands", "avjudge.demo.commands")
+for _module in COMMAND_MODULES:
+    importlib.import_module(_module)
+
+__all__ = ["COMMANDS", "COMMAND_MODULES", "build_parser", "main", "register"]
 
 
 # ---- parser ----------------------------------------------------------------------------

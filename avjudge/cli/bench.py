@@ -7,36 +7,33 @@ import json
 from pathlib import Path
 
 from ..stats import format_statistic
-from .registry import GROUP_HELP, add_model_arguments, register
-
-GROUP_HELP["bench"] = "AVBench benchmark: suites, runner, reports, human alignment"
+from .registry import (
+    add_input,
+    add_judge,
+    add_out,
+    add_runtime_arguments,
+    alias,
+    model_options,
+    register,
+    required_input,
+)
 
 DIMS_HELP = (
-    "comma-separated: av, vt, at (judges), syncnet, sc, dfarena, nisqa, dnsmos, audiobox, dover, aesthetic "
-    "(metrics); those that cannot run here are skipped with the reason"
+    "comma-separated: av, vt, at (judges), syncnet, speech_content (sc), dfarena, nisqa, dnsmos, audiobox, "
+    "dover, laion_aesthetic (aesthetic) (metrics); those that cannot run here are skipped with the reason"
 )
 
 
 def _scorer_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--judge",
-        action="append",
-        metavar="TASK=DIR",
-        help="a judge checkpoint, e.g. av=ckpt/av (repeatable; default: $AVJUDGE_CHECKPOINTS/judges/TASK)",
-    )
-    p.add_argument("--batch-size", type=int, default=8, help="judge batch size")
-    add_model_arguments(p)
-    p.add_argument("--no-progress", action="store_true")
+    add_judge(p, "a judge checkpoint, e.g. av=runs/av/final (default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
+    add_runtime_arguments(p)
 
 
 def _scorer(args: argparse.Namespace, dims):
     from ..bench import ClipScorer, parse_judge_dirs
 
-    scorer = ClipScorer(
-        dims,
-        parse_judge_dirs(args.judge),
-        {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype, "attention": args.attention},
-    )
+    options = model_options(args)
+    scorer = ClipScorer(dims, parse_judge_dirs(args.judge), options, workers=options.pop("workers"))
     for name, reason in scorer.skipped.items():
         print(f"skipping {name}: {reason}")
     return scorer
@@ -46,16 +43,17 @@ def _scorer(args: argparse.Namespace, dims):
 
 
 def _synth_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--world", required=True, type=Path, help="a world folder (from `avjudge world make`)")
-    p.add_argument("--out", required=True, type=Path, help="writes OUT/suite.json and OUT/videos/<model>/<id>.mp4")
+    add_input(p, "a world folder (from `avjudge world make`) or its world.jsonl")
+    alias(p, "--world", "--input", dest="input", type=Path)
+    add_out(p, "writes OUT/suite.json and OUT/videos/<model>/<id>.mp4")
     p.add_argument("--seed", type=int, default=0)
 
 
 def _synth(args: argparse.Namespace) -> int:
     from ..bench.suite import write_suite
-    from ..bench.synthetic import make_model_folders, world_suite
+    from ..bench.synthetic import make_model_folders, world_manifest, world_suite
 
-    manifest = args.world / "world.jsonl"
+    manifest = world_manifest(required_input(args))
     suite = write_suite(world_suite(manifest), args.out / "suite.json")
     written = make_model_folders(manifest, args.out / "videos", seed=args.seed)
     print(json.dumps({"suite": str(suite), "videos": str(args.out / "videos"), "clips": written}, indent=2))
@@ -63,7 +61,8 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _curate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--candidates", required=True, type=Path, help="a suite file or folder of candidate prompts")
+    add_input(p, "a suite file or folder of candidate prompts")
+    alias(p, "--candidates", "--input", dest="input", type=Path)
     p.add_argument("--n", required=True, type=int, help="prompts to choose")
     p.add_argument(
         "--attributes",
@@ -78,7 +77,7 @@ def _curate_args(p: argparse.ArgumentParser) -> None:
         help="a training source manifest whose captions the suite must not repeat (repeatable)",
     )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, type=Path, help="the curated suite (JSON); OUT's .report.json beside it")
+    add_out(p, "the curated suite (JSON); OUT's .report.json beside it")
 
 
 def _curate(args: argparse.Namespace) -> int:
@@ -88,7 +87,7 @@ def _curate(args: argparse.Namespace) -> int:
 
     exclude = set().union(*(training_hashes(m) for m in args.exclude_manifest or []))
     chosen, report = curate(
-        load_suite(args.candidates),
+        load_suite(required_input(args)),
         args.n,
         [a.strip() for a in args.attributes.split(",")],
         args.cap,
@@ -113,7 +112,7 @@ register(
     "0-5 dB SNR) and mismatched (another clip's sound). Working judges and metrics rank the\n"
     "reference first on the dimension each defect hurts.\n\n"
     "example:\n  avjudge world make --out world --n 24 --duration 4\n"
-    "  avjudge bench synth --world world --out bench_in",
+    "  avjudge bench synth --input world --out bench_in",
 )
 register(
     "bench curate",
@@ -123,7 +122,7 @@ register(
     "Greedy hard-quota sampling: candidates in a seeded random order are taken while no value\n"
     "of any listed attribute exceeds CAP of the target size; prompts whose text appears in a\n"
     "training manifest (normalised-text hash) are dropped first. Prints the distribution.\n\n"
-    "example:\n  avjudge bench curate --candidates pool.json --n 200 --attributes language,speakers "
+    "example:\n  avjudge bench curate --input pool.json --n 200 --attributes language,speakers "
     "--exclude-manifest train/world.jsonl --out suite.json",
 )
 
@@ -133,10 +132,11 @@ register(
 
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", required=True, type=Path, help="suite JSON file or folder (normal.json, hard.json)")
-    p.add_argument("--videos", required=True, type=Path, help="ROOT with ROOT/<model>/<prompt id>*.mp4")
+    add_input(p, "the generated clips: a folder ROOT with ROOT/<model>/<prompt id>*.mp4")
+    alias(p, "--videos", "--input", dest="input", type=Path)
     p.add_argument("--models", help="comma-separated model folders (default: every folder in ROOT)")
     p.add_argument("--dims", default="all", help=DIMS_HELP)
-    p.add_argument("--out", required=True, type=Path, help="folder for samples.jsonl and summary.json; rerun to resume")
+    add_out(p, "folder for samples.jsonl and summary.json; rerun to resume")
     _scorer_args(p)
 
 
@@ -147,25 +147,26 @@ def _run(args: argparse.Namespace) -> int:
     entries = load_suite(args.suite)
     scorer = _scorer(args, parse_dimensions(args.dims))
     models = [m.strip() for m in args.models.split(",")] if args.models else None
-    summary = run_bench(entries, args.videos, args.out, scorer, models, progress=not args.no_progress)
+    summary = run_bench(entries, required_input(args), args.out, scorer, models, progress=not args.no_progress)
     for model, ids in summary["missing"].items():
         print(f"{model}: {len(ids)} prompt(s) have no clip: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
     print(
         f"{summary['clips']} clips scored on {', '.join(summary['dimensions'])}; "
-        f"{summary['decode_errors']} could not be read. Next: avjudge bench report --bench {args.out}"
+        f"{summary['decode_errors']} could not be read. Next: avjudge bench report --input {args.out}"
     )
     return 0
 
 
 def _report_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bench", required=True, type=Path, help="the --out folder of `avjudge bench run`")
-    p.add_argument("--out", type=Path, help="where to write the report (default: the bench folder)")
+    add_input(p, "the --out folder of `avjudge bench run`")
+    alias(p, "--bench", "--input", dest="input", type=Path)
+    add_out(p, "where to write the report (default: the bench folder)", required=False)
 
 
 def _report(args: argparse.Namespace) -> int:
     from ..bench.report import write_report
 
-    written = write_report(args.bench, args.out)
+    written = write_report(required_input(args), args.out)
     for split, files in written.items():
         if split != "html":
             print(Path(files[0]).read_text())  # the leaderboard's Markdown
@@ -183,8 +184,8 @@ register(
     "OUT/samples.jsonl. OUT/summary.json holds mean, std, n and errors per model x split x\n"
     "dimension, the prompts with no clip, and the dimensions skipped (with why). A clip that\n"
     "cannot be scored is an error, never a 0. Rerun to resume after a kill.\n\n"
-    "example:\n  avjudge bench run --suite bench_in/suite.json --videos bench_in/videos --dims av,dnsmos \\\n"
-    "      --judge av=checkpoints/judges/av --out bench_out",
+    "example:\n  avjudge bench run --suite bench_in/suite.json --input bench_in/videos --dims av,dnsmos \\\n"
+    "      --judge av=runs/av/final --out bench_out",
 )
 register(
     "bench report",
@@ -201,37 +202,44 @@ register(
 
 
 def _choice_args(p: argparse.ArgumentParser) -> None:
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--questions", type=Path, help="JSONL: id, media, question, options, answer[, category]")
-    source.add_argument(
-        "--world",
-        type=Path,
-        help="ask questions with exact answers of a world folder "
-        "(`avjudge world make`); they are written to OUT/questions.jsonl",
+    add_input(
+        p,
+        "a question file (JSONL: id, media, question, options, answer[, category]), or a world folder "
+        "(`avjudge world make`) to ask questions with exact answers of, written to OUT/questions.jsonl",
     )
-    p.add_argument(
-        "--model",
-        required=True,
-        type=Path,
-        help="a Qwen2.5-Omni or Qwen3-Omni thinker (choice_av), or a Qwen2-Audio (choice_a) checkpoint: a "
-        "base model or a judge trained by `avjudge train`",
+    alias(p, "--questions", "--input", dest="input", type=Path)
+    alias(p, "--world", "--input", dest="input", type=Path)
+    add_judge(
+        p,
+        "the model that answers: choice_av=DIR (a Qwen2.5-Omni or Qwen3-Omni thinker, shown the video "
+        "with its audio) or choice_a=DIR (a Qwen2-Audio, the audio alone); a base model or a judge trained "
+        "by `avjudge train`",
+        repeatable=False,
     )
-    p.add_argument(
-        "--task",
-        default="choice_av",
-        choices=["choice_av", "choice_a"],
-        help="choice_av: the video with its audio; choice_a: the audio alone",
-    )
-    p.add_argument("--out", required=True, type=Path, help="folder for answers.jsonl and summary.json; rerun to resume")
+    alias(p, "--model", "--judge TASK=DIR", dest="model", type=Path)
+    alias(p, "--task", "--judge TASK=DIR", dest="task", choices=["choice_av", "choice_a"])
+    add_out(p, "folder for answers.jsonl and summary.json; rerun to resume")
     p.add_argument(
         "--baseline",
         type=Path,
         help="the --out folder of another run on the same questions (e.g. the base model): prints both "
         "accuracies on the questions both answered and how many answers changed",
     )
-    p.add_argument("--batch-size", type=int, default=8)
-    add_model_arguments(p)
-    p.add_argument("--no-progress", action="store_true")
+    add_runtime_arguments(p)
+
+
+def _choice_judge(args: argparse.Namespace) -> tuple[str, Path]:
+    """The (task, folder) of --judge, or of the old --task / --model."""
+    from ..bench import parse_judge_dirs
+    from ..config import ConfigError
+
+    specs = list(args.judge or [])
+    if args.model is not None:
+        specs.append(f"{args.task or 'choice_av'}={args.model}")
+    dirs = parse_judge_dirs(specs, defaults=False)
+    if len(dirs) != 1 or not next(iter(dirs)).startswith("choice_"):
+        raise ConfigError("give the model as --judge choice_av=DIR or --judge choice_a=DIR")
+    return next(iter(dirs.items()))
 
 
 def _figure(value: float | None) -> str:
@@ -239,6 +247,7 @@ def _figure(value: float | None) -> str:
 
 
 def _choice(args: argparse.Namespace) -> int:
+    from ..bench.synthetic import MANIFEST, world_manifest, world_questions
     from ..jsonl import read_jsonl, write_json
     from ..judges import Judge
     from ..judges.choice import (
@@ -247,29 +256,22 @@ def _choice(args: argparse.Namespace) -> int:
         compare_answers,
         load_questions,
         summarize,
-        world_questions,
         write_questions,
     )
-    from ..world import MANIFEST
 
     baseline_answers = None if args.baseline is None else args.baseline / "answers.jsonl"
     if baseline_answers is not None and not baseline_answers.is_file():
         raise QuestionError(
             f"{baseline_answers}: no answers; --baseline takes the --out folder of another `avjudge bench choice` run"
         )
-    if args.world is not None:
-        questions = world_questions(args.world / MANIFEST, audio_only=args.task == "choice_a")
-        write_questions(questions, args.out / "questions.jsonl")
+    task, folder = _choice_judge(args)
+    source = required_input(args)
+    if source.suffix == ".jsonl" and source.name != MANIFEST:
+        questions = load_questions(source)
     else:
-        questions = load_questions(args.questions)
-    judge = Judge.load(
-        args.task,
-        args.model,
-        batch_size=args.batch_size,
-        device=args.device,
-        dtype=args.dtype,
-        attention=args.attention,
-    )
+        questions = world_questions(world_manifest(source), audio_only=task == "choice_a")
+        write_questions(questions, args.out / "questions.jsonl")
+    judge = Judge.load(task, folder, **model_options(args))
     results = answer_questions(judge, questions, args.out / "answers.jsonl", progress=not args.no_progress)
     summary = summarize(results, questions)
     if baseline_answers is not None:
@@ -300,7 +302,7 @@ register(
     _choice_args,
     _choice,
     "Ask a model multiple-choice questions on clips, as AVI-Bench, OmniVideoBench, WorldSense\n"
-    "(video with its audio: --task choice_av) and SonicBench (audio: --task choice_a) do, and read\n"
+    "(video with its audio: --judge choice_av=DIR) and SonicBench (audio: choice_a=DIR) do, and read\n"
     "its answer from the option letters' next-token probabilities. Run it on a base model and on\n"
     "the judge trained from it to see what fine-tuning cost its general perception. Writes one\n"
     "JSON line per question to OUT/answers.jsonl as it goes (rerun to resume) and accuracy per\n"
@@ -308,9 +310,11 @@ register(
     "never as a wrong answer. --baseline sets it beside another run on the same questions.\n\n"
     "examples (the first on a tiny random model: python scripts/make_tiny_judges.py builds it):\n"
     "  avjudge world make --out world --n 24 --duration 4\n"
-    "  avjudge bench choice --world world --model ~/.cache/avjudge/tiny/qwen2_5_omni_thinker --out choice_out\n"
-    "  avjudge bench choice --questions worldsense.jsonl --model models/Qwen2.5-Omni-7B --out ws_base\n"
-    "  avjudge bench choice --questions worldsense.jsonl --model runs/av/final --out ws_av --baseline ws_base",
+    "  avjudge bench choice --input world --judge choice_av=$HOME/.cache/avjudge/tiny/qwen2_5_omni_thinker "
+    "--out choice_out\n"
+    "  avjudge bench choice --input worldsense.jsonl --judge choice_av=models/Qwen2.5-Omni-7B --out ws_base\n"
+    "  avjudge bench choice --input worldsense.jsonl --judge choice_av=runs/av/final --out ws_av "
+    "--baseline ws_base",
 )
 
 
@@ -318,14 +322,15 @@ register(
 
 
 def _align_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bench", required=True, type=Path, help="the --out folder of `avjudge bench run`")
+    add_input(p, "the --out folder of `avjudge bench run`")
+    alias(p, "--bench", "--input", dest="input", type=Path)
     p.add_argument(
         "--judgments",
         required=True,
         type=Path,
         help="CSV with prompt_id, model_a, model_b, dimension, winner (A|B|tie), annotator",
     )
-    p.add_argument("--out", type=Path, help="folder for align.json and scatter plots (default: the bench folder)")
+    add_out(p, "folder for align.json and scatter plots (default: the bench folder)", required=False)
     p.add_argument("--eps", type=float, default=0.0, help="score differences up to eps count as a metric tie")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
     p.add_argument("--seed", type=int, default=0)
@@ -336,10 +341,11 @@ def _align(args: argparse.Namespace) -> int:
     from ..bench.report import load_results
     from ..jsonl import write_json
 
-    _, records = load_results(args.bench)
+    bench = required_input(args)
+    _, records = load_results(bench)
     scores = {(r["model"], r["prompt_id"]): r.get("scores") or {} for r in records}
     results = align(load_judgments(args.judgments), scores, args.eps, args.bootstrap, args.seed)
-    out = args.out or args.bench
+    out = args.out or bench
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "align.json", results)
     for dim, result in results.items():
@@ -371,9 +377,10 @@ register(
 
 
 def _filter_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--manifest", required=True, type=Path, help="source manifest JSONL ({id, video, captions})")
+    add_input(p, "a source manifest JSONL ({id, video, captions}) or a folder of clips")
+    alias(p, "--manifest", "--input", dest="input", type=Path)
     p.add_argument("--rules", required=True, help="e.g. 'av>=0.7,nisqa>=3.0' (every rule must hold to keep a clip)")
-    p.add_argument("--out", required=True, type=Path, help="folder for kept/dropped/failed.jsonl; rerun to resume")
+    add_out(p, "folder for kept/dropped/failed.jsonl; rerun to resume")
     p.add_argument("--shard", help="i/n: score every n-th clip from i; the last shard to finish writes the result")
     _scorer_args(p)
 
@@ -384,7 +391,12 @@ def _filter(args: argparse.Namespace) -> int:
     rules = parse_rules(args.rules)
     shard = parse_shard(args.shard)
     summary = run_filter(
-        args.manifest, rules, args.out, _scorer(args, rule_dimensions(rules)), shard, progress=not args.no_progress
+        required_input(args),
+        rules,
+        args.out,
+        _scorer(args, rule_dimensions(rules)),
+        shard,
+        progress=not args.no_progress,
     )
     print(json.dumps(summary, indent=2))
     return 0
@@ -399,6 +411,6 @@ register(
     "(with the rules each clip broke) and OUT/failed.jsonl (clips that could not be scored, with\n"
     "why), each in manifest order with the scores. Shards run anywhere and combine into exactly\n"
     "the result of one run.\n\n"
-    "examples:\n  avjudge filter --manifest world/world.jsonl --rules 'av>=0.7,dnsmos>=3' --judge av=ckpt/av --out kept\n"
+    "examples:\n  avjudge filter --input world/world.jsonl --rules 'av>=0.7,dnsmos>=3' --judge av=ckpt/av --out kept\n"
     "  avjudge filter ... --shard 0/4   (and 1/4, 2/4, 3/4 on other machines, same --out)",
 )

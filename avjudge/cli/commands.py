@@ -1,5 +1,5 @@
-"""Commands for the world, media, hard negatives, datasets, judges, metrics, training and the demo:
-thin wrappers that parse arguments, call the library, print."""
+"""Commands for media, hard negatives, datasets, judges, metrics and training: thin wrappers that parse
+arguments, call the library, print."""
 
 from __future__ import annotations
 
@@ -7,92 +7,36 @@ import argparse
 import json
 from pathlib import Path
 
-from .registry import add_model_arguments, register
-
-# ---- world -----------------------------------------------------------------------------
-
-
-def _parse_duration(text: str) -> tuple[float, float | None]:
-    if ":" in text:
-        lo, hi = text.split(":", 1)
-        return float(lo), float(hi)
-    return float(text), None
-
-
-def _parse_size(text: str) -> tuple[int, int]:
-    try:
-        w, h = text.lower().split("x")
-        return int(w), int(h)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"size must look like 256x256, got {text!r}") from err
-
-
-def _world_make_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", required=True, type=Path, help="folder for clips/, world.jsonl and world_summary.json")
-    p.add_argument("--n", type=int, default=20, help="number of clips")
-    p.add_argument("--seed", type=int, default=0, help="world seed; the same seed always makes the same clips")
-    p.add_argument("--duration", default="8", help="clip length in seconds, or a range such as 4:12")
-    p.add_argument("--size", type=_parse_size, default=(256, 256), help="frame size WxH (even numbers)")
-    p.add_argument("--fps", type=float, default=25.0, help="frame rate")
-    p.add_argument("--sample-rate", type=int, default=16000, help="audio sample rate in Hz")
-    p.add_argument(
-        "--speech",
-        choices=["auto", "on", "off"],
-        default="auto",
-        help="spoken utterances with espeak-ng (auto: when it is installed)",
-    )
-    p.add_argument("--config", type=Path, help="a YAML WorldConfig; flags given here override it")
-    p.add_argument("--workers", type=int, default=None, help="parallel processes (default: all cores)")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-
-
-def _world_make(args: argparse.Namespace) -> int:
-    from ..config import load_config
-    from ..world import WorldConfig, make_world
-
-    lo, hi = _parse_duration(args.duration)
-    overrides = [
-        f"n={args.n}",
-        f"seed={args.seed}",
-        f"duration={lo}",
-        f"max_duration={'null' if hi is None else hi}",
-        f"width={args.size[0]}",
-        f"height={args.size[1]}",
-        f"fps={args.fps}",
-        f"sample_rate={args.sample_rate}",
-        f"speech={args.speech}",
-    ]
-    cfg = load_config(WorldConfig, args.config, overrides)
-    summary = make_world(cfg, args.out, workers=args.workers, progress=not args.no_progress)
-    print(json.dumps(summary, indent=2))
-    print(f"wrote {summary['clips']} clips and {args.out / 'world.jsonl'}")
-    return 0
-
-
-register(
-    "world make",
-    "make synthetic clips with exact ground truth and captions",
-    _world_make_args,
-    _world_make,
-    "Render N deterministic clips (shapes that move and sound, ambience, optional speech)\n"
-    "into OUT/clips/*.mp4 and one ground-truth record per clip into OUT/world.jsonl.\n"
-    "Rerunning with the same OUT resumes: finished clips are kept.\n\n"
-    "example:\n  avjudge world make --out world --n 100 --duration 4:12 --size 320x240",
+from ..resources import shipped
+from .registry import (
+    add_input,
+    add_judge,
+    add_out,
+    add_runtime_arguments,
+    add_set,
+    alias,
+    model_options,
+    register,
+    required_input,
+    warn_deprecated,
 )
-
 
 # ---- media -----------------------------------------------------------------------------
 
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", type=Path, help="media files")
+    add_input(p, "a media file, a folder of them or a manifest", repeatable=True)
+    p.add_argument("paths", nargs="*", type=Path, help=argparse.SUPPRESS)  # the old spelling: files without --input
 
 
 def _probe(args: argparse.Namespace) -> int:
+    from ..data import input_items
     from ..media import MediaError, probe
 
+    if args.paths:
+        warn_deprecated("media files without --input", "--input FILE")
     failed = 0
-    for path in args.paths:
+    for path in [item["video"] for item in input_items((args.input or []) + args.paths)]:
         try:
             print(json.dumps(probe(path).to_dict()))
         except MediaError as err:
@@ -101,7 +45,14 @@ def _probe(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-register("media probe", "print stream facts of media files as JSON lines", _probe_args, _probe)
+register(
+    "media probe",
+    "print stream facts of media files as JSON lines",
+    _probe_args,
+    _probe,
+    "One JSON line per file; a file that cannot be read gets an error line, and the exit code is 1.\n\n"
+    "example:\n  avjudge media probe --input clip.mp4 --input other.wav",
+)
 
 
 # ---- hard negatives --------------------------------------------------------------------
@@ -141,15 +92,10 @@ def _perturb_list(args: argparse.Namespace) -> int:
 
 def _perturb_apply_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", required=True, help="a name from `avjudge perturb list`")
-    p.add_argument("--input", required=True, type=Path, help="a video (its picture is kept) or an audio file")
-    p.add_argument("--output", required=True, type=Path, help="where the negative goes (same kind as the input)")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a parameter range, e.g. shift_s=[0.0,0.1] or kind=lowpass (repeatable)",
-    )
+    add_input(p, "a video (its picture is kept) or an audio file")
+    add_out(p, "where the negative goes (same kind as the input)", required=False)
+    alias(p, "--output", "--out", dest="out", type=Path)
+    add_set(p, "override a parameter range, e.g. shift_s=[0.0,0.1] or kind=lowpass")
     p.add_argument("--params", help="exact parameters as JSON instead of sampling, e.g. '{\"shift_s\": -0.5}'")
     p.add_argument("--pool", type=Path, help="a manifest of other clips (mismatch, babble, extra voices)")
     p.add_argument("--seed", type=int, default=0)
@@ -158,26 +104,29 @@ def _perturb_apply_args(p: argparse.ArgumentParser) -> None:
 def _perturb_apply(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..config import parse_overrides
+    from ..config import ConfigError, parse_overrides
     from ..data import load_manifest
     from ..media import decode, encode_audio, probe, replace_audio
     from ..perturb import Context, SourcePool, get_strategy
 
-    info = probe(args.input)
-    clip = decode(args.input, video=False)
+    source, out = required_input(args), args.out
+    if out is None:
+        raise ConfigError("--out is required: where the negative goes")
+    info = probe(source)
+    clip = decode(source, video=False)
     pool = SourcePool(load_manifest(args.pool)) if args.pool else None
-    ctx = Context(record={"id": str(args.input)}, pool=pool)
-    strategy = get_strategy(args.strategy, parse_overrides(args.set))
+    ctx = Context(record={"id": str(source)}, pool=pool)
+    strategy = get_strategy(args.strategy, parse_overrides(args.overrides))
     if args.params:
         params = json.loads(args.params)
         out_clip = strategy.apply(clip, params, ctx)
     else:
         out_clip, params = strategy(clip, np.random.default_rng(args.seed), ctx)
     if info.video is not None:
-        replace_audio(args.input, out_clip.audio, out_clip.sample_rate, args.output)
+        replace_audio(source, out_clip.audio, out_clip.sample_rate, out)
     else:
-        encode_audio(args.output, out_clip.audio, out_clip.sample_rate)
-    print(json.dumps({"strategy": args.strategy, "params": params, "output": str(args.output)}))
+        encode_audio(out, out_clip.audio, out_clip.sample_rate)
+    print(json.dumps({"strategy": args.strategy, "params": params, "output": str(out)}))
     return 0
 
 
@@ -192,9 +141,9 @@ register(
     "Apply one strategy to one file so you can hear and see what it does. The picture of a\n"
     "video is copied untouched; only its audio track changes.\n\n"
     "examples:\n"
-    "  avjudge perturb apply --strategy time_shift_micro --input a.mp4 --output a_shift.mp4\n"
-    "  avjudge perturb apply --strategy filter --set kind=lowpass --input a.mp4 --output lp.mp4\n"
-    "  avjudge perturb apply --strategy pitch_shift --params '{\"semitones\": -3}' --input a.wav --output p.wav",
+    "  avjudge perturb apply --strategy time_shift_micro --input a.mp4 --out a_shift.mp4\n"
+    "  avjudge perturb apply --strategy filter --set kind=lowpass --input a.mp4 --out lp.mp4\n"
+    "  avjudge perturb apply --strategy pitch_shift --params '{\"semitones\": -3}' --input a.wav --out p.wav",
 )
 
 
@@ -202,15 +151,12 @@ register(
 
 
 def _data_build_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--recipe", required=True, type=Path, help="a YAML recipe (see data_recipes/)")
-    p.add_argument("--out", required=True, type=Path, help="dataset folder; rerun to resume")
     p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a recipe field, e.g. source=world/world.jsonl or judges.av.pairs=1000",
+        "--recipe", required=True, help="a YAML recipe file, or a shipped one by name: " + ", ".join(shipped("recipe"))
     )
+    add_input(p, "the source manifest (JSONL of {id, video, captions}); default: the recipe's source", required=False)
+    add_out(p, "dataset folder; rerun to resume")
+    add_set(p, "override a recipe field, e.g. judges.av.pairs=1000")
     p.add_argument(
         "--materialize",
         action="store_true",
@@ -222,7 +168,7 @@ def _data_build_args(p: argparse.ArgumentParser) -> None:
 def _data_build(args: argparse.Namespace) -> int:
     from ..data import build_dataset, load_recipe
 
-    recipe, source = load_recipe(args.recipe, args.set)
+    recipe, source = load_recipe(args.recipe, args.overrides + ([f"source={args.input}"] if args.input else []))
     stats = build_dataset(recipe, source, args.out, materialize=args.materialize, progress=not args.no_progress)
     for judge, entry in stats["judges"].items():
         short = f" (asked for {entry['requested']})" if entry["pairs"] < entry["requested"] else ""
@@ -236,15 +182,16 @@ def _data_build(args: argparse.Namespace) -> int:
 
 
 def _data_export_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset", required=True, type=Path, help="a folder made by `avjudge data build`")
-    p.add_argument("--format", required=True, choices=["llamafactory", "swift"])
-    p.add_argument("--out", required=True, type=Path)
+    add_input(p, "a dataset folder made by `avjudge data build`")
+    alias(p, "--dataset", "--input", dest="input", type=Path)
+    p.add_argument("--format", required=True, choices=["llamafactory", "swift"], help="the training tool's format")
+    add_out(p, "folder for the exported files")
 
 
 def _data_export(args: argparse.Namespace) -> int:
     from ..data.export import export_dataset
 
-    for path in export_dataset(args.dataset, args.format, args.out):
+    for path in export_dataset(required_input(args), args.format, args.out):
         print(path)
     return 0
 
@@ -259,13 +206,22 @@ register(
     "a Hugging Face dataset to OUT/hf/<judge>, and counts to OUT/stats.json. A negative is\n"
     "stored as its recipe and applied when loaded; --materialize writes its audio too.\n"
     "Killed and rerun with the same OUT, it continues where it stopped.\n\n"
-    "example:\n  avjudge data build --recipe data_recipes/world_demo.yaml --set source=world/world.jsonl --out pairs",
+    "example:\n  avjudge data build --recipe world_demo --input world/world.jsonl --out pairs",
 )
-register("data export", "write pairs in LLaMA-Factory or ms-swift format", _data_export_args, _data_export)
+register(
+    "data export",
+    "write pairs in LLaMA-Factory or ms-swift format",
+    _data_export_args,
+    _data_export,
+    "Write a dataset's pairs as the {messages, videos, audios} records LLaMA-Factory and ms-swift\n"
+    "train on, so a judge can be trained with those tools too.\n\n"
+    "example:\n  avjudge data export --input pairs --format llamafactory --out lf",
+)
 
 
 def _data_audit_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset", required=True, type=Path, help="a folder made by `avjudge data build`")
+    add_input(p, "a dataset folder made by `avjudge data build`")
+    alias(p, "--dataset", "--input", dest="input", type=Path)
     p.add_argument("--judges", default="vt,at", help="comma-separated judges that read text")
     p.add_argument("--train-split", default="train", help="the split the text-only classifier learns from")
     p.add_argument("--eval-split", default="test", help="the split it is scored on")
@@ -276,7 +232,7 @@ def _data_audit(args: argparse.Namespace) -> int:
     from ..stats import format_statistic as number
 
     for judge in args.judges.split(","):
-        leak = text_leak(args.dataset, judge, args.train_split, args.eval_split)
+        leak = text_leak(required_input(args), judge, args.train_split, args.eval_split)
         print(
             f"{judge}: the question's text alone tells {leak['pairs']} held-out pairs apart at AUROC "
             f"{number(leak['overall'])}"
@@ -296,13 +252,14 @@ register(
     "type against all positives. 0.5: the text gives nothing away. Far above it: those negatives\n"
     "carry a tell of their own (words or counts the positives never use), and a judge trained on\n"
     "them can learn to read the caption instead of the clip.\n\n"
-    "example:\n  avjudge data audit --dataset pairs --judges vt",
+    "example:\n  avjudge data audit --input pairs --judges vt",
 )
 
 
 def _annotate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--in", dest="clips", required=True, type=Path, help="a folder of clips (searched recursively)")
-    p.add_argument("--out", required=True, type=Path, help="the manifest JSONL to write; rerun to resume")
+    add_input(p, "a folder of clips (searched recursively)")
+    alias(p, "--in", "--input", dest="input", type=Path)
+    add_out(p, "the manifest JSONL to write; rerun to resume")
     p.add_argument("--base-url", required=True, help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
     p.add_argument("--model", required=True, help="the served omni model, e.g. Qwen/Qwen3-Omni-30B-A3B-Instruct")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
@@ -321,7 +278,7 @@ def _annotate(args: argparse.Namespace) -> int:
         max_concurrency=args.concurrency,
         cache_dir=args.out.parent / ".annotate_cache",
     )
-    print(json.dumps(annotate(args.clips, args.out, backend, progress=not args.no_progress), indent=2))
+    print(json.dumps(annotate(required_input(args), args.out, backend, progress=not args.no_progress), indent=2))
     return 0
 
 
@@ -340,28 +297,23 @@ register(
 
 
 def _score_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--judge", required=True, choices=["av", "vt", "at"], help="which consistency to judge")
-    p.add_argument(
-        "--checkpoint",
-        required=True,
-        type=Path,
-        help="local checkpoint directory: a Qwen2.5-Omni or Qwen3-Omni thinker (or full model), or Qwen2-Audio",
+    add_judge(
+        p,
+        "the judge: av, vt or at, and its checkpoint folder (a Qwen2.5-Omni or Qwen3-Omni thinker or "
+        "full model, or Qwen2-Audio), e.g. av=runs/av/final",
+        repeatable=False,
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--video", type=Path, action="append", help="a media file (repeatable)")
-    src.add_argument(
-        "--manifest", type=Path, help="JSONL of {id, video, captions: {video, audio, utterance}} (world.jsonl works)"
+    alias(p, "--checkpoint", "--judge TASK=DIR", dest="checkpoint", type=Path)
+    add_input(
+        p,
+        "a media file, a folder of them, or a manifest: JSONL of {id, video, captions: {video, audio, "
+        "utterance}} (world.jsonl works)",
+        repeatable=True,
     )
-    p.add_argument("--text", help="description for --video with the vt/at judges")
-    p.add_argument("--out", required=True, type=Path, help="results JSONL; rerun to resume")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=2,
-        help="threads that decode and prepare clips while the model scores; on a GPU machine give it "
-        "more (the 7B AV judge on an H100 outpaces 8 threads preparing 720p clips)",
-    )
+    alias(p, "--video", "--input", dest="input", append=True, type=Path)
+    alias(p, "--manifest", "--input", dest="input", append=True, type=Path)
+    p.add_argument("--text", help="the description the vt / at judge checks, for inputs that carry no captions")
+    add_out(p, "results JSONL; rerun to resume")
     p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: AVBench's 1.0)")
     p.add_argument("--max-pixels", type=int, help="pixels per frame (default: AVBench's per judge)")
     p.add_argument(
@@ -370,28 +322,27 @@ def _score_args(p: argparse.ArgumentParser) -> None:
         default="error",
         help="audio longer than the model's window: report an error, or score its beginning",
     )
-    add_model_arguments(p)
-    p.add_argument("--no-progress", action="store_true")
+    add_runtime_arguments(p)
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ..data import load_manifest
+    from ..bench import parse_judge_dirs
+    from ..config import ConfigError
+    from ..data import input_items
     from ..judges import Judge
-    from ..judges.batch import file_items, score_items
+    from ..judges.batch import score_items
 
+    judges = list(args.judge or [])
+    if args.checkpoint is not None:  # the old spelling: --judge TASK --checkpoint DIR
+        judges = [f"{task}={args.checkpoint}" for task in judges]
+    dirs = parse_judge_dirs(judges, defaults=False)
+    if len(dirs) != 1:
+        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
+    ((task, folder),) = dirs.items()
+    items = input_items(required_input(args), text=args.text)  # bad inputs fail before a model loads
     judge = Judge.load(
-        args.judge,
-        args.checkpoint,
-        batch_size=args.batch_size,
-        workers=args.workers,
-        fps=args.fps,
-        max_pixels=args.max_pixels,
-        long_audio=args.long_audio,
-        device=args.device,
-        dtype=args.dtype,
-        attention=args.attention,
+        task, folder, fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio, **model_options(args)
     )
-    items = load_manifest(args.manifest) if args.manifest else file_items(args.video, args.text)
     summary = score_items(judge, items, args.out, progress=not args.no_progress)
     print(json.dumps(summary, indent=2))
     return 0
@@ -407,8 +358,8 @@ register(
     "A clip that cannot be read gets an `error` and no score (never 0). Rerunning with the\n"
     "same OUT resumes; OUT's .summary.json counts errors.\n\n"
     "examples:\n"
-    "  avjudge score --judge av --checkpoint ckpt/av --manifest world/world.jsonl --out av.jsonl\n"
-    '  avjudge score --judge vt --checkpoint ckpt/vt --video a.mp4 --text "a red circle moves left" --out r.jsonl',
+    "  avjudge score --judge av=runs/av/final --input world/world.jsonl --out av.jsonl\n"
+    '  avjudge score --judge vt=runs/vt/final --input a.mp4 --text "a red circle moves left" --out r.jsonl',
 )
 
 
@@ -442,16 +393,25 @@ def _metrics_list(args: argparse.Namespace) -> int:
 
 def _metrics_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", required=True, help="comma-separated names from `avjudge metrics list`")
-    p.add_argument("--input", required=True, type=Path, help="a folder of media files or a source manifest")
-    p.add_argument("--out", required=True, type=Path, help="results JSONL; rerun to resume")
-    p.add_argument("--no-progress", action="store_true")
+    add_input(p, "a media file, a folder of them, or a source manifest", repeatable=True)
+    add_out(p, "results JSONL; rerun to resume")
+    add_runtime_arguments(p, model=False)  # --device reaches the metrics that run a model on one (speech_content)
 
 
 def _metrics_run(args: argparse.Namespace) -> int:
     from ..metrics import run_metrics
 
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
-    print(json.dumps(run_metrics(names, args.input, args.out, progress=not args.no_progress), indent=2))
+    summary = run_metrics(
+        names,
+        required_input(args),
+        args.out,
+        batch_size=args.batch_size,
+        workers=args.workers,
+        device=args.device,
+        progress=not args.no_progress,
+    )
+    print(json.dumps(summary, indent=2))
     return 0
 
 
@@ -536,16 +496,24 @@ register(
 
 
 def _train_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", required=True, type=Path, help="a YAML TrainConfig (see train_configs/)")
-    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override config fields, e.g. max_steps=10")
+    p.add_argument(
+        "--config",
+        required=True,
+        help="a YAML TrainConfig file, or a shipped one by name: " + ", ".join(shipped("train_config")),
+    )
+    add_set(p, "override a config field, e.g. model=DIR, dataset=DIR, output_dir=DIR or max_steps=10")
+    p.add_argument("positional_overrides", nargs="*", metavar="KEY=VALUE", help=argparse.SUPPRESS)  # the old spelling
 
 
 def _train(args: argparse.Namespace) -> int:
     from ..config import dump_yaml, load_config
+    from ..resources import resolve
     from ..stats import format_statistic
     from ..train import TrainConfig, evaluation_table, run_training
 
-    config = load_config(TrainConfig, args.config, args.overrides)
+    if args.positional_overrides:
+        warn_deprecated("KEY=VALUE without --set", "--set KEY=VALUE")
+    config = load_config(TrainConfig, resolve(args.config, "train_config"), args.positional_overrides + args.overrides)
     print(dump_yaml(config))
     summary = run_training(config)
     after = summary["eval_after"]["overall"]
@@ -567,92 +535,9 @@ register(
     "the answer token only; held-out pairs are scored every eval_steps (metrics to the log,\n"
     "wandb offline unless configured, and OUT/eval/step_*.json). OUT/final and every\n"
     "checkpoint load directly in `avjudge score`. Rerunning resumes from the newest checkpoint.\n\n"
+    "examples:\n"
+    "  avjudge train --config tiny_world_av --set model=DIR --set dataset=pairs --set output_dir=runs/av\n"
     "multi-GPU (the paper's setup):\n"
-    "  torchrun --nproc_per_node 8 -m avjudge.cli train --config train_configs/av_qwen25omni_7b.yaml\n"
-    "  deepspeed --num_gpus 8 --module avjudge.cli train --config train_configs/av_qwen25omni_7b.yaml",
-)
-
-
-# ---- demo ------------------------------------------------------------------------------
-
-
-def _demo_args(p: argparse.ArgumentParser) -> None:
-    from ..demo import DemoSize
-    from ..judges.tiny import ALIGNED_ENCODERS
-
-    p.add_argument("--out", type=Path, default=Path("demo_out"), help="output folder")
-    p.add_argument("--seed", type=int, default=0, help="world and training seed")
-    p.add_argument("--quick", action="store_true", help="a minute-long smoke run (tiny sizes, nothing learned)")
-    p.add_argument("--clips", type=int, help=f"world clips (default {DemoSize.clips})")
-    p.add_argument("--pairs", type=int, help=f"pairs per judge (default {DemoSize.pairs})")
-    p.add_argument(
-        "--epochs",
-        type=float,
-        help="training epochs of every judge (default: "
-        + ", ".join(f"{task.upper()} {epochs:g}" for task, epochs in DemoSize().judge_epochs.items())
-        + f", others {DemoSize.epochs:g})",
-    )
-    p.add_argument("--judges", default="av,vt,at", help="which judges to build pairs for and train")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="training option for every judge, over train_configs/tiny_world_*.yaml (repeatable)",
-    )
-    p.add_argument(
-        "--cache",
-        type=Path,
-        default=None,
-        help="where tiny judges are built (default: $AVJUDGE_CACHE or ~/.cache/avjudge)",
-    )
-    p.add_argument(
-        "--encoders",
-        type=Path,
-        default=ALIGNED_ENCODERS,
-        metavar="FILE",
-        help="encoder weights the tiny Qwen2.5-Omni thinker starts from (default: the committed aligned "
-        "ones, %(default)s; scripts/align_tiny_encoders.py writes others)",
-    )
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from ..config import ConfigError
-    from ..demo import QUICK, DemoSize, run_demo
-
-    tasks = tuple(t.strip() for t in args.judges.split(",") if t.strip())
-    if not tasks or set(tasks) - {"av", "vt", "at"}:
-        raise ConfigError(f"--judges takes a comma-separated subset of av, vt, at, not {args.judges!r}")
-    if not args.encoders.is_file():
-        raise ConfigError(
-            f"--encoders {args.encoders}: no such file; give encoder weights that "
-            "scripts/align_tiny_encoders.py wrote, or leave it out for the committed ones"
-        )
-    size = (QUICK if args.quick else DemoSize()).scaled(args.clips, args.pairs, args.epochs)
-    report = run_demo(
-        args.out,
-        size=size,
-        seed=args.seed,
-        cache=args.cache,
-        tasks=tasks,
-        overrides=args.overrides,
-        encoders=args.encoders,
-    )
-    print(report["text"])
-    return 0
-
-
-register(
-    "demo",
-    "run the end-to-end demo on built-in defaults",
-    _demo_args,
-    _demo,
-    "Make a synthetic world and check it against its ground truth, build AV / VT / AT pairs\n"
-    "with hard negatives, score held-out pairs with untrained tiny judges, train them on the\n"
-    "CPU, score again, and print held-out accuracy per negative type before and after\n"
-    "(OUT/demo_report.json and OUT/demo_report.png, with learning curves).\n\n"
-    "examples (a larger AV-only run; one with more frames and pixels per clip):\n"
-    "  avjudge demo --judges av --clips 300 --pairs 2400 --epochs 2.5 --out demo_av\n"
-    "  avjudge demo --judges av --clips 300 --pairs 960 --epochs 4 --set fps=4.0 --set max_pixels=50176",
+    "  torchrun --nproc_per_node 8 -m avjudge.cli train --config av_qwen25omni_7b --set dataset=DIR\n"
+    "  deepspeed --num_gpus 8 --module avjudge.cli train --config av_qwen25omni_7b --set dataset=DIR",
 )

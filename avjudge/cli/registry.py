@@ -1,10 +1,21 @@
-"""The command registry: commands register by their words ("world make"); the parser is built from it."""
+"""The command registry and the grammar every command shares.
+
+Commands register by their words ("world make"); the parser is built from the registry. Every command spells the
+same things the same way: ``--input`` for what it reads (a file, a folder or a manifest), ``--out`` for what it
+writes, ``--judge TASK=DIR`` wherever it loads a judge, ``--set KEY=VALUE`` for every configuration override, and
+``--batch-size``, ``--workers``, ``--device`` on every command that scores clips. Old spellings stay for one
+release as aliases that print a deprecation warning.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+REMOVED_IN = "0.3"
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,7 @@ GROUP_HELP: dict[str, str] = {
     "data": "build, audit and export judge pair datasets",
     "metrics": "signal metrics of the AVBench suite",
     "checkpoints": "checkpoints metrics load: list and verify",
+    "bench": "AVBench benchmark: suites, runner, reports, human alignment",
 }
 
 
@@ -35,22 +47,110 @@ def register(words: str, help: str, add_arguments, run, description: str = "") -
 class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action):
         # "(default: None)" says nothing: such options explain their fallback in their own help
-        return action.help if action.default is None else super()._get_help_string(action)
+        return (
+            action.help
+            if action.default is None or action.help == argparse.SUPPRESS
+            else super()._get_help_string(action)
+        )
 
 
-def add_model_arguments(p: argparse.ArgumentParser) -> None:
-    """Where and how a judge model runs: the options every command that loads judges shares."""
+def warn_deprecated(old: str, new: str) -> None:
+    print(f"avjudge: warning: {old} is deprecated and goes in avjudge {REMOVED_IN}; use {new}", file=sys.stderr)
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of an option: stores like the new one (``append`` if that appends) and warns."""
+
+    def __init__(self, option_strings, dest, new: str, append: bool = False, **kwargs):
+        self.new, self.append = new, append
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warn_deprecated(option_string, self.new)
+        if self.append:
+            values = (getattr(namespace, self.dest) or []) + (values if isinstance(values, list) else [values])
+        setattr(namespace, self.dest, values)
+
+
+def alias(p: argparse.ArgumentParser, old: str, new: str, dest: str, append: bool = False, **kwargs) -> None:
+    """``old`` as a deprecated spelling of ``new`` (which stores into ``dest``)."""
+    p.add_argument(old, dest=dest, action=DeprecatedAlias, new=new, append=append, **kwargs)
+
+
+def add_input(p: argparse.ArgumentParser, help: str, repeatable: bool = False, required: bool = True) -> None:
+    """``--input``: what the command reads (a file, a folder or a manifest, as ``help`` says). A required one is
+    checked by `required_input`, so that a deprecated spelling can stand in for it."""
+    help += (" (repeatable)" if repeatable else "") + (" [required]" if required else "")
+    p.add_argument("--input", type=Path, action="append" if repeatable else "store", help=help)
+
+
+def add_out(p: argparse.ArgumentParser, help: str, required: bool = True, **kwargs) -> None:
+    p.add_argument("--out", type=Path, required=required, help=help, **kwargs)
+
+
+def add_set(p: argparse.ArgumentParser, help: str) -> None:
+    """``--set KEY=VALUE`` (repeatable) into ``args.overrides``."""
+    p.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=help + " (repeatable)"
+    )
+
+
+def add_judge(p: argparse.ArgumentParser, help: str, repeatable: bool = True, required: bool = False) -> None:
+    """``--judge TASK=DIR``: a judge checkpoint by task; ``args.judge`` is a list of the strings given."""
+    p.add_argument(
+        "--judge",
+        action="append",
+        metavar="TASK=DIR",
+        required=required,
+        help=help + (" (repeatable)" if repeatable else ""),
+    )
+
+
+def add_runtime_arguments(
+    p: argparse.ArgumentParser, batch_size: int = 8, workers: int = 2, model: bool = True
+) -> None:
+    """What every command that scores clips shares: batch size, decoding threads, where models run, progress."""
+    p.add_argument("--batch-size", type=int, default=batch_size, help="clips scored together")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=workers,
+        help="threads that decode and prepare clips while models score; on a GPU machine give it more",
+    )
     p.add_argument("--device", default="auto", help="auto: CUDA when there is one, else CPU")
-    p.add_argument(
-        "--dtype",
-        default="auto",
-        choices=["auto", "float32", "bfloat16", "float16"],
-        help="auto: bfloat16 on a GPU, float32 on CPU",
-    )
-    p.add_argument(
-        "--attention",
-        default="auto",
-        help="auto: packed window attention in the Omni encoders (Qwen2.5-Omni scores up to 2.6x "
-        "faster on an H100 than with one call per window); or a transformers implementation: "
-        "sdpa, eager, flash_attention_2 (needs flash-attn)",
-    )
+    if model:
+        p.add_argument(
+            "--dtype",
+            default="auto",
+            choices=["auto", "float32", "bfloat16", "float16"],
+            help="judges' weights: auto is bfloat16 on a GPU, float32 on CPU",
+        )
+        p.add_argument(
+            "--attention",
+            default="auto",
+            help="auto: packed window attention in the Omni encoders; or a transformers "
+            "implementation: sdpa, eager, flash_attention_2 (needs flash-attn)",
+        )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def model_options(args: argparse.Namespace) -> dict:
+    """The judge-loading options of ``add_runtime_arguments`` as `Judge.load` takes them."""
+    return {
+        "batch_size": args.batch_size,
+        "workers": args.workers,
+        "device": args.device,
+        "dtype": args.dtype,
+        "attention": args.attention,
+    }
+
+
+def required_input(args: argparse.Namespace, *fallbacks: str):
+    """``args.input``, or the first deprecated spelling given; an error that names the flag when none is."""
+    from ..config import ConfigError
+
+    for name in ("input", *fallbacks):
+        value = getattr(args, name, None)
+        if value:
+            return value
+    raise ConfigError("--input is required: give the file, folder or manifest to read (see --help)")

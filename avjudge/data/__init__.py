@@ -1,13 +1,15 @@
 """Pair datasets: manifests, recipes, splits, the builder, loading pairs, exports."""
 
 from .build import build_dataset, built_recipe, dataset_hash, split_sources
-from .manifest import ManifestError, load_manifest
+from .manifest import MEDIA_EXTENSIONS, ManifestError, input_items, load_manifest
 from .pairs import DecodedSources, PairDataset, load_pairs, pair_clip
 from .recipe import JudgeRecipe, Recipe, load_recipe
 from .splits import assign_splits
 
 __all__ = [
     "DecodedSources",
+    "MEDIA_EXTENSIONS",
+    "input_items",
     "JudgeRecipe",
     "ManifestError",
     "PairDataset",

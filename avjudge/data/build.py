@@ -237,6 +237,20 @@ def dataset_hash(out: Path) -> str:
 def build_dataset(
     recipe: Recipe, manifest: str | Path, out: str | Path, materialize: bool = False, progress: bool = True
 ) -> dict:
+    """Build a recipe's pair datasets; killed and rerun with the same ``out``, it continues where it stopped.
+
+    Args:
+        recipe: the `Recipe`.
+        manifest: the source manifest.
+        out: the dataset folder: ``pairs/<judge>/<split>.jsonl``, ``hf/<judge>``, ``stats.json``.
+        materialize: also write each audio negative as a WAV file (else a negative is its recipe, applied when
+            loaded; both give identical samples).
+        progress: show progress bars.
+
+    Returns:
+        The statistics written to ``stats.json``: per judge, pairs, positives, negatives by type, splits and
+        rejections, and the dataset hash.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     saved = out / RECIPE_FILE

@@ -1,4 +1,5 @@
-"""Source manifests: JSONL of ``{id, video, captions: {video, audio, utterance}, meta}``."""
+"""Source manifests: JSONL of ``{id, video, captions: {video, audio, utterance}, meta}``; and what every command's
+``--input`` reads: media files, folders of them, or manifests."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from pathlib import Path
 
 from ..errors import AvjudgeError
 from ..jsonl import read_jsonl
+
+MEDIA_EXTENSIONS = (".mp4", ".mkv", ".mov", ".webm", ".wav", ".flac")
 
 
 class ManifestError(AvjudgeError, ValueError):
@@ -36,3 +39,30 @@ def load_manifest(path: str | Path) -> list[dict]:
     if not records:
         raise ManifestError(f"{path}: the manifest is empty")
     return records
+
+
+def input_items(inputs: str | Path | list[str | Path], text: str | None = None) -> list[dict]:
+    """The clips ``inputs`` name, each ``{id, video, captions}``: a manifest (``.jsonl``) gives its records, a folder
+    every media file below it (id: its path inside the folder), a file itself (id: its path). ``text``, if given,
+    is the caption of every clip that has none."""
+    items = []
+    for source in [inputs] if isinstance(inputs, (str, Path)) else inputs:
+        path = Path(source)
+        if path.suffix == ".jsonl":
+            items += load_manifest(path)
+        elif path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in MEDIA_EXTENSIONS)
+            if not files:
+                raise ManifestError(f"{path}: no media files ({', '.join(MEDIA_EXTENSIONS)}) in this folder")
+            items += [{"id": str(p.relative_to(path)), "video": str(p), "captions": {}} for p in files]
+        elif path.is_file():
+            items.append({"id": str(path), "video": str(path), "captions": {}})
+        else:
+            raise ManifestError(
+                f"{path}: no such file or folder; --input takes a media file, a folder of them or a manifest (.jsonl)"
+            )
+    if text is not None:
+        for item in items:
+            if not item["captions"]:
+                item["captions"] = {"video": text, "audio": text}
+    return items

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..config import ConfigError, load_config
+from ..config import ConfigError, load_config, parse_overrides
+from ..llm import BACKENDS
 from ..perturb import get_strategy
 from ..perturb.base import Strategy
+from ..resources import resolve
 
 # AVBench §7.2: about a quarter to temporal and a quarter to semantic negatives, the rest even.
 AV_STRATEGY_WEIGHTS = {
@@ -27,6 +29,18 @@ AV_STRATEGY_WEIGHTS = {
 
 @dataclass(frozen=True)
 class JudgeRecipe:
+    """What one judge's pairs are made of.
+
+    Attributes:
+        pairs: how many pairs (positives and negatives together).
+        positive_fraction: the share of positives.
+        strategies: AV judge: strategy -> weight (default: the paper's mix).
+        strategy_params: AV judge: strategy -> parameter overrides, e.g. ``{time_shift_micro: {shift_s: [0, 0.1]}}``.
+        dimensions_per_sample: VT / AT judges: caption-edit dimensions rotated per source clip and round.
+        dimensions: VT / AT judges: restrict and reweight the taxonomy's dimensions.
+        max_rounds: VT / AT judges: rotation rounds over the sources before a shortfall is reported.
+    """
+
     pairs: int = 1000
     positive_fraction: float = 0.5
     # av: strategy -> weight; vt / at use the taxonomy's dimension weights
@@ -45,8 +59,24 @@ class JudgeRecipe:
 
 @dataclass(frozen=True)
 class Recipe:
-    source: str  # manifest path, relative to the recipe file
+    """A dataset recipe (YAML; shipped ones by name: `avjudge.resources.shipped("recipe")`).
+
+    Attributes:
+        judges: ``av`` / ``vt`` / ``at`` -> its `JudgeRecipe`.
+        source: the source manifest (JSONL of ``{id, video, captions, meta}``).
+        name: the dataset's name.
+        seed: every draw's seed: the same recipe and sources make the same pairs.
+        splits: split -> fraction; sources with the same content share a split.
+        dedupe: ``content`` (sha256 of each file) or ``none``.
+        sample_rate: the audio rate negatives are made at.
+        text_backend: who edits captions: ``rules`` (offline), ``openai`` (a server), ``transformers`` (a local LM).
+        text_backend_options: the backend's options (``base_url``, ``model``, ``closed_vocabulary``...).
+        max_regenerations: a rejected caption edit is asked again this many times.
+        similarity_range: accepted character-level similarity of an edit to its caption.
+    """
+
     judges: dict[str, JudgeRecipe]
+    source: str | None = None  # manifest path: set in the file (relative to it) or with --set (relative to here)
     name: str = "dataset"
     seed: int = 0
     splits: dict[str, float] = field(default_factory=lambda: {"train": 0.9, "val": 0.05, "test": 0.05})
@@ -63,6 +93,8 @@ class Recipe:
             raise ConfigError(f"judges must be some of av, vt, at; got {sorted(self.judges)}")
         if abs(sum(self.splits.values()) - 1) > 1e-6 or min(self.splits.values()) < 0:
             raise ConfigError(f"split fractions must be non-negative and sum to 1, got {self.splits}")
+        if self.text_backend not in BACKENDS:
+            raise ConfigError(f"text_backend {self.text_backend!r} is unknown; choose one of {sorted(BACKENDS)}")
         if self.text_backend_options.get("closed_vocabulary") and self.text_backend != "rules":
             raise ConfigError(
                 f"closed_vocabulary is an option of the rules text backend, not of "
@@ -82,9 +114,13 @@ class Recipe:
 
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> tuple[Recipe, Path]:
-    """The recipe and its manifest path (resolved against the recipe's folder)."""
+    """The recipe (a file, or a shipped one by name) and its manifest path: one the recipe file names is relative to
+    the file's folder, one an override names (``source=...``) to the working directory."""
+    path = resolve(path, "recipe")
     recipe = load_config(Recipe, path, overrides)
+    if not recipe.source:
+        raise ConfigError(f"{path}: the recipe names no source manifest; give one with --set source=FILE.jsonl")
     source = Path(recipe.source)
-    if not source.is_absolute():
-        source = Path(path).parent / source
+    if not source.is_absolute() and "source" not in parse_overrides(overrides or []):
+        source = path.parent / source
     return recipe, source

@@ -34,6 +34,27 @@ TASK_VISION_DEFAULTS = {
 
 @dataclass(frozen=True)
 class JudgeSettings:
+    """How a judge is shown clips and where it runs; `Judge.load` takes any of these as keyword arguments.
+
+    Attributes:
+        task: ``av``, ``vt`` or ``at`` (Yes/No), or ``choice_av`` / ``choice_a`` (multiple choice).
+        fps: frames per second the judge sees; None is the task's AVBench default (1.0).
+        max_pixels: pixels per frame at most (None: AV 480·640, VT 360·420); ``min_pixels`` at least.
+        max_frames: longer clips are sampled uniformly down to this many frames.
+        sample_rate: the audio rate the model's feature extractor takes.
+        long_audio: audio longer than the model's window: ``error`` reports it, ``head`` scores its beginning.
+        batch_size: clips in one forward pass.
+        workers: threads that decode and prepare clips while the model scores.
+        device: ``auto`` (CUDA when there is one), ``cpu``, ``cuda``, ``cuda:1``...
+        dtype: ``auto`` (bfloat16 on a GPU, float32 on CPU), ``float32``, ``bfloat16``, ``float16``.
+        yes_variants: answer strings whose probabilities make P(Yes) (``no_variants``: P(No)).
+        temperature: divides the log-odds; None takes the checkpoint's calibration file, else 1.0.
+        system_prompt: None is the model family's own.
+        use_audio_in_video: interleave the clip's audio with its frames; None is as the checkpoint was trained.
+        trust_remote_code: let transformers run code shipped with the checkpoint.
+        attention: ``auto`` (packed window attention in the Omni encoders) or a transformers implementation name.
+    """
+
     task: str
     fps: float | None = None  # None: the task's AVBench default
     max_pixels: int | None = None
@@ -114,8 +135,21 @@ class Judge:
 
     @classmethod
     def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":
-        """Load a judge; settings a trained checkpoint recorded (fps, pixels, audio layout, system prompt) are the
-        defaults."""
+        """Load a judge from a local checkpoint folder; nothing is downloaded.
+
+        Args:
+            task: ``av``, ``vt``, ``at``, ``choice_av`` or ``choice_a``.
+            checkpoint: a Qwen2.5-Omni or Qwen3-Omni (thinker or full) or Qwen2-Audio folder, e.g. the ``final``
+                folder `avjudge train` writes.
+            **settings: any field of `JudgeSettings`. Settings a trained checkpoint recorded (fps, pixels, audio
+                layout, system prompt) are the defaults of those not given.
+
+        Returns:
+            The judge, its model on the device the settings ask for.
+
+        Raises:
+            CheckpointError: the folder holds no model avjudge has an adapter for.
+        """
         path = Path(checkpoint)
         trained = {k: v for k, v in trained_settings(path).items() if settings.get(k) is None}
         s = JudgeSettings(task=get_task(task).name, **{**settings, **trained})
@@ -175,9 +209,18 @@ class Judge:
         utterances: Sequence[str | None] | None = None,
         progress: bool = False,
     ) -> list[Result]:
-        """Score media (paths or decoded clips) with optional texts; one result per input, in order.
+        """Score clips; one result per input, in order.
 
-        A clip that cannot be decoded or prepared gets a result with ``error`` set, never a score.
+        Args:
+            videos: media files or decoded `MediaClip`s (video with audio for ``av``, video for ``vt``, audio or
+                video for ``at``).
+            texts: one description per clip, for the ``vt`` and ``at`` judges.
+            utterances: the spoken line of each clip, for the ``at`` judge (None where there is none).
+            progress: show a progress bar.
+
+        Returns:
+            A `ScoreResult` per clip (a `ChoiceResult` for the choice tasks). A clip that cannot be decoded or
+            prepared gets a result with ``error`` set and no score, never 0; the others are scored.
         """
         n = len(videos) if videos is not None else len(texts or [])
         if self.task.needs_text and (texts is None or len(texts) != n):

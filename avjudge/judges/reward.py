@@ -23,11 +23,34 @@ Metric = Callable[[MediaClip], float]
 
 @dataclass
 class RewardTerm:
+    """One term of a reward: a judge, or a callable ``metric(clip) -> float``, and its weight."""
+
     scorer: Union[Judge, Metric]
     weight: float = 1.0
 
 
 class AVReward:
+    """A reward for RL fine-tuning of audio-video generators: the weighted mean of judges and clip metrics.
+
+    Each clip is decoded once for every term. Call it as a TRL ``GRPOTrainer`` reward function, or use `ddpo`
+    for DDPO / Flow-GRPO trainers.
+
+    Args:
+        terms: name -> a `RewardTerm`, a `Judge` or a callable ``metric(clip) -> float`` (weight 1).
+        use_delta: judges contribute delta = log P(Yes) - log P(No) instead of S, which keeps a slope where S
+            saturates.
+        media_key: the dataset column holding each clip's file (else the completions are the files).
+        text_key: the column holding the text a ``vt`` / ``at`` judge checks (else the prompts).
+        utterance_key: the column holding the spoken line an ``at`` judge checks, if any.
+
+    Example:
+        ```python
+        reward = AVReward({"av": RewardTerm(Judge.load("av", "runs/av/final"), 2.0),
+                           "vt": Judge.load("vt", "runs/vt/final")}, text_key="caption")
+        trainer = GRPOTrainer(..., reward_funcs=[reward])
+        ```
+    """
+
     def __init__(
         self,
         terms: dict[str, RewardTerm | Judge | Metric],
@@ -62,7 +85,17 @@ class AVReward:
         texts: Sequence[str] | None = None,
         utterances: Sequence[str | None] | None = None,
     ) -> tuple[list[float | None], dict[str, list]]:
-        """(combined reward per clip, {term: per-clip values, "errors": per-clip error or None})."""
+        """Score clips with every term.
+
+        Args:
+            media: files or decoded clips.
+            texts: one text per clip, for judges that read text.
+            utterances: one spoken line (or None) per clip, for the ``at`` judge.
+
+        Returns:
+            The combined reward per clip (None where a term failed: never 0), and
+            ``{term: per-clip values, "errors": per-clip error or None}``.
+        """
         clips: list[MediaClip | None] = []
         errors: list[str | None] = []
         for item in media:

@@ -17,7 +17,15 @@ NO_VARIANTS = ("No", " No", "no", " no", "NO")
 
 @dataclass(frozen=True)
 class ScoreResult:
-    """One judged sample; an unscorable sample has ``error`` set and every number None (never 0)."""
+    """One judged sample; an unscorable sample has ``error`` set and every number None (never 0).
+
+    Attributes:
+        score: S = P(Yes) / (P(Yes) + P(No)), in [0, 1].
+        delta: log P(Yes) - log P(No) (divided by the temperature); S = sigmoid(delta).
+        mass: P(Yes) + P(No): how much probability the model puts on the two answers at all.
+        yes_prob: P(Yes), the answer variants' probabilities summed; ``no_prob`` likewise.
+        error: why the sample could not be scored, or None.
+    """
 
     score: float | None
     delta: float | None = None

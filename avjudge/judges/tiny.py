@@ -7,8 +7,8 @@ single tokens.
 
 The real judges start from a pretrained Omni model whose encoders already link what is seen
 with what is heard. The tiny Qwen2.5-Omni thinker gets the same kind of start from a committed
-file, ``checkpoints/tiny/qwen2_5_omni_encoders.safetensors``: its audio and vision encoders after
-contrastive alignment on a synthetic world of their own (`scripts/align_tiny_encoders.py` rebuilds
+file shipped with the package, ``assets/tiny/qwen2_5_omni_encoders.safetensors``: its audio and vision encoders after
+contrastive alignment on a synthetic world of their own (`research/align_tiny_encoders.py` rebuilds
 it). Its language model stays random, so untrained it still answers at chance.
 """
 
@@ -22,13 +22,12 @@ from pathlib import Path
 import torch
 
 from ..config import ConfigError
+from ..llm.lexicons import LEXICONS
 from ..prompts import TASKS
-from ..world import vocab
+from ..resources import asset
 
-TINY_VERSION = 4
-ALIGNED_ENCODERS = (
-    Path(__file__).resolve().parent.parent.parent / "checkpoints" / "tiny" / "qwen2_5_omni_encoders.safetensors"
-)
+TINY_VERSION = 5
+ALIGNED_ENCODERS = asset("tiny", "qwen2_5_omni_encoders.safetensors")
 SPECIAL_TOKENS = [
     "<|endoftext|>",
     "<|im_start|>",
@@ -61,19 +60,10 @@ def default_cache() -> Path:
 
 
 def _corpus() -> list[str]:
-    """Text the BPE is trained on: the judges' queries, world captions' words, the answers."""
+    """Text the BPE is trained on: the judges' queries, the caption lexicons' words (the synthetic world's among
+    them), the answers."""
     lines = [t.query for t in TASKS.values()]
-    words = (
-        list(vocab.COLOURS)
-        + list(vocab.SHAPES)
-        + list(vocab.SIZES)
-        + list(vocab.MOTION_PHRASES.values())
-        + list(vocab.TIMBRE_WORDS.values())
-        + list(vocab.AMBIENCE_PHRASES.values())
-        + list(vocab.EVENTS.values())
-        + [b["phrase"] for b in vocab.BACKGROUNDS.values()]
-        + vocab.NUMBER_WORDS
-    )
+    words = [word for category in LEXICONS.values() for word in category]
     lines += [" ".join(words)] * 3
     lines += ["user", "assistant", "system", "Audio 1:", "Description:", "Speech:", "The video shows"] * 5
     lines += [w for w in ANSWER_WORDS for _ in range(200)]
@@ -167,7 +157,7 @@ def load_encoders(model, path: Path) -> None:
         raise RuntimeError(
             f"{path} does not hold exactly this thinker's encoder weights "
             f"({len(set(weights) - encoders)} unknown, {len(encoders - set(weights))} missing); "
-            "rebuild it with `python scripts/align_tiny_encoders.py`"
+            "rebuild it with `python -m research.align_tiny_encoders`"
         )
     model.load_state_dict(weights, strict=False)
 
@@ -360,10 +350,10 @@ def make_tiny_judges(
     encoders = None if encoders is None else Path(encoders)
     if encoders is not None and not encoders.exists():
         fix = (
-            "it is committed with avjudge: restore it from git or rebuild it with "
-            "`python scripts/align_tiny_encoders.py`"
+            "it ships with avjudge: reinstall avjudge"
             if encoders == ALIGNED_ENCODERS
-            else "give an encoder weights file that exists (`python scripts/align_tiny_encoders.py` writes one)"
+            else "give an encoder weights file that exists (`python -m research.align_tiny_encoders` in avjudge's "
+            "repository writes one)"
         )
         raise FileNotFoundError(f"{encoders} is missing; {fix}")
     digest = hashlib.sha256(encoders.read_bytes()).hexdigest() if encoders is not None else None

@@ -16,8 +16,11 @@ BACKENDS = {"rules": RuleBackend, "openai": OpenAIChatBackend, "transformers": _
 
 def make_backend(name: str, **options) -> TextBackend:
     if name not in BACKENDS:
-        raise ValueError(f"unknown text backend {name!r}; choose one of {sorted(BACKENDS)}")
-    return BACKENDS[name](**options)
+        raise BackendError(f"unknown text backend {name!r}; choose one of {sorted(BACKENDS)}")
+    try:
+        return BACKENDS[name](**options)
+    except TypeError as err:  # an option the backend does not take
+        raise BackendError(f"text backend {name!r}: {err}; see its options in avjudge.llm") from err
 
 
 __all__ = ["BACKENDS", "BackendError", "ChatRequest", "OpenAIChatBackend", "RuleBackend", "TextBackend", "make_backend"]

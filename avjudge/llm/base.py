@@ -11,7 +11,8 @@ from ..errors import AvjudgeError
 
 
 class BackendError(AvjudgeError, RuntimeError):
-    """A backend that failed to answer after its retries (timeouts, server errors, refusals)."""
+    """A backend that cannot be made (unknown name or options), or failed to answer after its retries (timeouts,
+    server errors, refusals)."""
 
 
 @dataclass(frozen=True)

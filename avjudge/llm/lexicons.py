@@ -1,21 +1,53 @@
 """Word categories for the offline rule backend: a swap stays inside its category
-("red" -> "blue", "twice" -> "three times"), so a negative is minimal and plausible."""
+("red" -> "blue", "twice" -> "three times"), so a negative is minimal and plausible.
+
+The lexicons own their words. They cover every word the synthetic world's captions use
+(tests check that), so the world's captions get minimal edits too.
+"""
 
 from __future__ import annotations
 
-from ..world import vocab
-
 LEXICONS: dict[str, tuple[str, ...]] = {
-    "colour": tuple(vocab.COLOURS) + ("black", "white", "brown", "grey", "gray"),
-    "shape": tuple(vocab.SHAPES) + ("star", "oval", "rectangle"),
+    "colour": (
+        "red",
+        "green",
+        "blue",
+        "yellow",
+        "purple",
+        "orange",
+        "cyan",
+        "pink",
+        "black",
+        "white",
+        "brown",
+        "grey",
+        "gray",
+    ),
+    "shape": ("circle", "square", "triangle", "diamond", "ring", "star", "oval", "rectangle"),
     "size": ("small", "medium", "large", "tiny", "huge", "big"),
     "material": ("wooden", "metal", "glass", "plastic", "stone", "paper", "leather", "cotton"),
     "clothing": ("shirt", "jacket", "dress", "coat", "sweater", "hat", "scarf", "t-shirt"),
-    "count": tuple(vocab.NUMBER_WORDS[1:11]),
+    "count": ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
     "times": ("once", "twice", "three times", "four times", "five times", "six times"),
-    "motion": tuple(vocab.MOTION_PHRASES.values()) + ("walks", "runs", "sits", "stands", "jumps", "waves", "nods"),
+    "motion": (
+        "stays still",
+        "moves to the left",
+        "moves to the right",
+        "moves upward",
+        "moves downward",
+        "drifts diagonally up and to the right",
+        "slowly grows",
+        "slowly shrinks",
+        "walks",
+        "runs",
+        "sits",
+        "stands",
+        "jumps",
+        "waves",
+        "nods",
+    ),
     "direction": ("left", "right", "upward", "downward"),
-    "event": tuple(vocab.EVENTS.values()),
+    "event": ("flashes white", "pulses larger", "hops upward"),
     "spatial": ("to the left of", "to the right of", "above", "below", "in front of", "behind", "next to"),
     "position": ("upper left", "upper right", "lower left", "lower right", "center", "foreground", "background"),
     "gender": ("man", "woman", "boy", "girl"),
@@ -40,10 +72,31 @@ LEXICONS: dict[str, tuple[str, ...]] = {
     "interaction": ("hands", "hugs", "pushes", "pulls", "holds", "throws", "catches", "points at"),
     "state": ("open", "closed", "broken", "intact", "wet", "dry", "empty", "full", "on", "off"),
     "camera": ("close-up", "wide shot", "medium shot", "aerial view", "low angle", "high angle", "tracking shot"),
-    "place": tuple(v["phrase"] for v in vocab.BACKGROUNDS.values()) + ("kitchen", "street", "park", "office", "beach"),
-    "pitch": vocab.REGISTER_WORDS,
-    "timbre": tuple(vocab.TIMBRE_WORDS.values()),
-    "ambience": tuple(p for k, p in vocab.AMBIENCE_PHRASES.items() if k != "none") + ("traffic noise", "birdsong"),
+    "place": (
+        "an indoor room with a plain beige wall and a brown floor",
+        "an outdoor field under a light blue sky above dark grass",
+        "kitchen",
+        "street",
+        "park",
+        "office",
+        "beach",
+    ),
+    "pitch": ("low", "mid-pitched", "high"),
+    "timbre": (
+        "pure sine tone",
+        "buzzy square-wave tone",
+        "bright sawtooth tone",
+        "plucked-string note",
+        "short noise burst",
+    ),
+    "ambience": (
+        "the steady electrical hum of a room",
+        "the murmur of a crowd",
+        "rain falling",
+        "wind blowing",
+        "traffic noise",
+        "birdsong",
+    ),
     "presence": ("no background noise", "faint background noise", "loud background noise"),
     "instrument": ("piano", "guitar", "violin", "drum", "flute", "trumpet", "cello", "saxophone"),
     "genre": ("jazz", "rock", "classical", "pop", "folk", "electronic", "hip-hop"),
@@ -54,6 +107,6 @@ LEXICONS: dict[str, tuple[str, ...]] = {
     "role": ("narrator", "host", "reporter", "lecturer", "customer", "teacher", "doctor"),
     "language": ("English", "Chinese", "Spanish", "French", "German", "Japanese", "Korean"),
     "order": ("first", "then", "finally", "before", "after"),
-    # whole object names, so an order swap exchanges who acts rather than one attribute
-    "object": tuple(f"{c} {s}" for c in vocab.COLOURS for s in vocab.SHAPES),
 }
+# whole object names, so an order swap exchanges who acts rather than one attribute
+LEXICONS["object"] = tuple(f"{c} {s}" for c in LEXICONS["colour"][:8] for s in LEXICONS["shape"][:5])

@@ -33,13 +33,35 @@ class AudioNeeds:
 
 
 class Metric:
+    """A signal metric of clips.
+
+    Subclasses set ``name``, ``description``, what they need (``audio``: an `AudioNeeds`; ``video_fps``: the
+    frame rate they sample, None for no frames, NATIVE_FPS for the file's own) and ``checkpoints`` (manifest
+    entries they load), register with ``@register``, and implement `compute`. A clip is decoded once for every
+    metric that scores it; each takes its own rate and channels from it.
+    """
+
     name: ClassVar[str]
     description: ClassVar[str]
     audio: ClassVar[AudioNeeds | None] = None
     video_fps: ClassVar[float | None] = None  # frames per second it samples; None: no frames; NATIVE_FPS
     checkpoints: ClassVar[tuple[str, ...]] = ()  # manifest entries it loads
+    # it takes ``device=`` ("cpu", "cuda", ...) and runs its model there; the others run on the CPU
+    takes_device: ClassVar[bool] = False
 
     def compute(self, clip: MediaClip, **ctx) -> dict[str, float]:
+        """Score one clip.
+
+        Args:
+            clip: the decoded clip, with at least the streams this metric needs.
+            **ctx: what else the metric may use, e.g. ``captions`` (the prompt's video, audio and utterance).
+
+        Returns:
+            Output name -> value (a metric may give several, e.g. NISQA's MOS and its four dimensions).
+
+        Raises:
+            MetricError: the clip cannot be scored (no audio, no face, too short...): recorded, never 0.
+        """
         raise NotImplementedError
 
     def audio_of(self, clip: MediaClip) -> np.ndarray:

@@ -11,8 +11,9 @@ import yaml
 
 from ..errors import AvjudgeError
 from ..media import file_hash
+from ..resources import asset
 
-MANIFEST = Path(__file__).resolve().parent.parent.parent / "checkpoints" / "manifest.yaml"
+MANIFEST = asset("checkpoint_manifest.yaml")
 ENV = "AVJUDGE_CHECKPOINTS"
 
 

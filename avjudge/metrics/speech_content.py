@@ -130,6 +130,7 @@ class SpeechContent(Metric):
         "accuracy, hallucination, WER, CER, language (Whisper)"
     )
     audio = AudioNeeds(sample_rate=16000)
+    takes_device = True  # the Whisper backend's: ``device`` goes to it with the other backend options
 
     def __init__(
         self,

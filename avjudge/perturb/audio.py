@@ -234,7 +234,7 @@ class SpeakerCount(Strategy):
         return {"text": text, **super().sample(rng, clip, ctx)}
 
     def apply(self, clip, params, ctx):
-        from ..world.speech import synthesize
+        from .sources import synthesize
 
         audio = _audio(clip)
         try:
@@ -269,7 +269,7 @@ class AmbienceSwap(Strategy):
         }
 
     def apply(self, clip, params, ctx):
-        from ..world.sound import ambience
+        from .sources import ambience
 
         audio = _audio(clip)
         bed = ambience(params["ambience"], audio.shape[1], clip.sample_rate, np.random.default_rng(params["seed"]))

@@ -83,6 +83,19 @@ class Context:
 
 
 class Strategy:
+    """A hard-negative strategy: the picture stays, the audio changes.
+
+    Subclasses set ``name``, ``family`` (temporal, acoustic, scene, semantic), ``description`` and ``defaults``
+    (parameter ranges), register with ``@register``, and implement `apply`.
+
+    Args:
+        overrides: parameter -> a new range (``[low, high]``), a fixed value, or choices; a recipe's
+            ``strategy_params`` end up here.
+
+    Raises:
+        PerturbError: a parameter the strategy does not have.
+    """
+
     name: ClassVar[str]
     family: ClassVar[str]
     description: ClassVar[str]
@@ -97,9 +110,33 @@ class Strategy:
             self.ranges[key] = parse_override(self.defaults[key], value)
 
     def sample(self, rng: np.random.Generator, clip: MediaClip, ctx: Context) -> dict:
+        """Draw the parameters of one negative.
+
+        Args:
+            rng: the random generator (seeded by the dataset builder, so a build is reproducible).
+            clip: the source clip, or None where the parameters must not depend on it (redrawn negatives).
+            ctx: the clip's source record and the pool of other clips.
+
+        Returns:
+            The parameters, JSON-serialisable: what a pair record stores as the negative's recipe.
+        """
         return {key: spec.sample(rng) for key, spec in self.ranges.items()}
 
     def apply(self, clip: MediaClip, params: dict, ctx: Context) -> MediaClip:
+        """The negative: a pure function of the clip and the parameters, so a stored recipe re-applies
+        bit-identically.
+
+        Args:
+            clip: the decoded source clip.
+            params: what `sample` drew (or what a recipe stored).
+            ctx: the clip's source record and the pool of other clips.
+
+        Returns:
+            The clip with its audio changed.
+
+        Raises:
+            PerturbError: the clip cannot take this negative (no audio, no pool, too short...).
+        """
         raise NotImplementedError
 
     def __call__(self, clip: MediaClip, rng: np.random.Generator, ctx: Context | None = None):
@@ -113,6 +150,11 @@ register = STRATEGIES.register
 
 
 def get_strategy(name: str, overrides: dict | None = None) -> Strategy:
+    """The registered strategy ``name`` (see `avjudge perturb list`) with its ranges overridden.
+
+    Raises:
+        PerturbError: no strategy of that name (the message lists them), or a parameter it does not have.
+    """
     return STRATEGIES.lookup(name)(overrides)
 
 

@@ -10,6 +10,20 @@ from ..config import ConfigError
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """One training run (YAML; shipped ones by name: `avjudge.resources.shipped("train_config")`). Every field
+    can be overridden with ``--set KEY=VALUE``; the comments in the source say what each one does.
+
+    Attributes:
+        task: which judge: ``av``, ``vt`` or ``at``.
+        model: the base checkpoint folder (a thinker, a full Omni checkpoint or Qwen2-Audio).
+        dataset: a folder made by `avjudge data build`.
+        output_dir: where checkpoints, ``final`` and ``eval/step_*.json`` go; rerunning resumes.
+        freeze: ``llm`` (encoders and projectors frozen), ``llm+connector``, ``lora`` or ``all``.
+        epochs: passes over the training pairs (``max_steps``, when positive, wins).
+        eval_steps: held-out evaluation every this many steps.
+        deepspeed: a ZeRO config: a JSON file, or ``zero2`` / ``zero3``.
+    """
+
     task: Literal["av", "vt", "at"]
     model: str  # base checkpoint directory (a thinker, a full Omni checkpoint or Qwen2-Audio)
     dataset: str  # a folder made by `avjudge data build`
@@ -44,7 +58,7 @@ class TrainConfig:
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 on GPU, fp32 on CPU
     attention: str = "auto"  # auto: packed window attention in the Omni encoders; else a transformers name (sdpa...)
     gradient_checkpointing: bool = False
-    deepspeed: str | None = None  # a ZeRO config (train_configs/deepspeed/*.json)
+    deepspeed: str | None = None  # a ZeRO config: a JSON file, or a shipped one by name (zero2, zero3)
     report_to: list[str] = field(default_factory=lambda: ["wandb"])
     wandb_project: str = "avjudge"
     dataloader_workers: int = 0

@@ -29,6 +29,7 @@ from ..judges.choice import ChoiceQuestion, answer_row, load_questions, question
 from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
 from ..media import MediaError
 from ..perturb import SourcePool
+from ..resources import resolve
 from .collator import AnswerCollator, TrainingExamples
 from .config import TrainConfig
 from .freeze import apply_freeze, apply_lora
@@ -290,7 +291,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         report_to=list(config.report_to) or "none",
         bf16=dtype == "bfloat16",
         use_cpu=device == "cpu",
-        deepspeed=config.deepspeed,
+        deepspeed=str(resolve(config.deepspeed, "deepspeed")) if config.deepspeed else None,
         seed=config.seed,
         data_seed=config.seed,
         remove_unused_columns=False,
@@ -317,7 +318,16 @@ def _latest_checkpoint(out: Path) -> str | None:
 
 
 def run_training(config: TrainConfig) -> dict:
-    """Train, evaluate, save ``output_dir/final`` (a checkpoint the scorer loads); returns the summary."""
+    """Train a judge, evaluating on held-out pairs along the way, and save ``output_dir/final``.
+
+    Args:
+        config: the run; ``output_dir`` holding checkpoints of the same run resumes from the newest.
+
+    Returns:
+        The summary: ``steps``, ``loss_history``, and ``eval_before`` / ``eval_after`` (held-out accuracy, AUROC,
+        balanced accuracy, Yes-bias and calibration error, overall and per negative type, with every pair's
+        score by pair id; ``eval_before`` is None on a resumed run).
+    """
     out = Path(config.output_dir)
     resume = _latest_checkpoint(out) if config.resume else None
     # The Trainer's own resume loads weights with a non-strict load_state_dict that skips keys

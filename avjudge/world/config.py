@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..config import ConfigError
-from . import speech as tts
+from ..perturb import sources as tts
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from tqdm import tqdm
 from ..config import ConfigError, dump_yaml, load_yaml, to_dict
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..media import encode_video
-from . import speech as tts
+from ..perturb import sources as tts
 from .captions import captions
 from .config import WorldConfig
 from .render import render_frames

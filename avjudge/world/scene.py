@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..perturb.sources import VOICES
 from . import vocab
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def sample_scene(cfg: "WorldConfig", index: int) -> Scene:
         text = f"the {obj.colour} {obj.shape} {vocab.MOTION_PHRASES[obj.motion]}"
         speech = Speech(
             text=text,
-            voice=str(rng.choice(list(vocab.VOICES))),
+            voice=str(rng.choice(list(VOICES))),
             start=float(round(rng.uniform(0.2, max(0.3, duration - 3.0)), 3)),
         )
     return Scene(

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import butter, sosfilt
 
+from ..perturb.sources import ambience
 from .scene import Scene
 
 NOTE_LEVEL = 0.3
-AMBIENCE_LEVEL = {"none": 0.0, "hum": 0.05, "babble": 0.06, "rain": 0.05, "wind": 0.06}
 SPEECH_PEAK = 0.5
 
 
@@ -55,37 +54,6 @@ def note(timbre: str, f0: float, duration: float, sample_rate: int, rng: np.rand
     else:
         raise ValueError(f"unknown timbre {timbre!r}")
     return (NOTE_LEVEL * wave * envelope(n, sample_rate)).astype(np.float32)
-
-
-def ambience(kind: str, n: int, sample_rate: int, rng: np.random.Generator) -> np.ndarray:
-    if kind == "none":
-        return np.zeros(n, np.float32)
-    t = np.arange(n) / sample_rate
-    if kind == "hum":
-        x = sum(np.sin(2 * np.pi * 50 * k * t) / k for k in (1, 2, 3, 4))
-    elif kind == "rain":
-        x = sosfilt(
-            butter(4, min(4000, 0.45 * sample_rate), "low", fs=sample_rate, output="sos"), rng.standard_normal(n)
-        )
-        drops = rng.random(n) < 30 / sample_rate  # ~30 droplets a second
-        x = x + sosfilt(
-            butter(2, [1500, min(6000, 0.45 * sample_rate)], "band", fs=sample_rate, output="sos"), drops * 8.0
-        )
-    elif kind == "wind":
-        x = sosfilt(butter(2, 400, "low", fs=sample_rate, output="sos"), rng.standard_normal(n))
-        x *= 0.6 + 0.4 * np.sin(2 * np.pi * 0.3 * t + rng.uniform(0, 2 * np.pi))
-    elif kind == "babble":
-        # speech-shaped noise with a syllabic (~4 Hz) envelope per simulated talker
-        x = np.zeros(n)
-        shaped = butter(2, [200, min(3000, 0.45 * sample_rate)], "band", fs=sample_rate, output="sos")
-        for _ in range(5):
-            rate = rng.uniform(3.0, 5.0)
-            syll = np.clip(np.sin(2 * np.pi * rate * t + rng.uniform(0, 2 * np.pi)), 0, None) ** 2
-            x += sosfilt(shaped, rng.standard_normal(n)) * syll
-    else:
-        raise ValueError(f"unknown ambience {kind!r}")
-    x = np.asarray(x, np.float64)
-    return (AMBIENCE_LEVEL[kind] * x / max(np.abs(x).max(), 1e-9)).astype(np.float32)
 
 
 def render_audio(scene: Scene, speech: np.ndarray | None = None) -> np.ndarray:

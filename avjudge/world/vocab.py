@@ -97,8 +97,6 @@ AMBIENCE_PHRASES: dict[str, str] = {
     "wind": "wind blowing",
 }
 
-VOICES: dict[str, str] = {"male": "en+m3", "female": "en+f3"}
-
 NUMBER_WORDS = [
     "zero",
     "one",

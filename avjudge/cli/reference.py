@@ -1,0 +1,40 @@
+"""The CLI reference page, generated from the command registry (the docs build calls `markdown_reference`)."""
+
+from __future__ import annotations
+
+import os
+
+from . import COMMANDS, build_parser
+from .registry import GROUP_HELP
+
+
+def markdown_reference() -> str:
+    """Every command's --help, grouped as the CLI groups them, as Markdown."""
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps help at the terminal's width: make the page independent of it
+    try:
+        return _reference()
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+
+
+def _reference() -> str:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command").choices
+    parts = ["```text", parser.format_help().rstrip(), "```"]
+    group = None
+    for words in sorted(COMMANDS):
+        if len(words) > 1 and words[0] != group:
+            group = words[0]
+            parts += [f"## avjudge {group}", GROUP_HELP.get(group, "")]
+        elif len(words) == 1:
+            group = None
+        sub = subparsers[words[0]]
+        if len(words) > 1:
+            sub = next(a for a in sub._actions if a.dest == "subcommand").choices[words[1]]
+        level = "###" if len(words) > 1 else "##"
+        parts += [f"{level} avjudge {' '.join(words)}", "```text", sub.format_help().rstrip(), "```"]
+    return "\n\n".join(parts) + "\n"

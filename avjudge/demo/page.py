@@ -1,0 +1,115 @@
+"""The demo's report as one static HTML page that opens from disk: what was built, what each judge learned (held-out
+balanced accuracy per negative type before and after training, learning curves) and a handful of held-out pairs
+with their scores, each clip playable."""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+from ..stats import format_statistic
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>avjudge demo</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; vertical-align: top; }}
+th:first-child, td:first-child, td.text {{ text-align: left; }}
+td.up {{ background: #eef7ee; }}
+video {{ width: 200px; }}
+img {{ max-width: 100%; }}
+</style></head><body>
+<h1>avjudge demo</h1>
+<p>{world}</p>
+<p>Pairs per judge: {pairs}. Each judge was scored on its held-out pairs untrained, trained on the CPU, and
+scored again. A score is S = P(Yes) / (P(Yes) + P(No)): near 1 the judge says the pair matches, near 0 that it
+does not. Balanced accuracy compares each negative type with all held-out positives at S = 0.5; 0.5 is chance.</p>
+<h2>What each judge learned</h2>
+{tables}
+<img alt="held-out balanced accuracy per negative type, before and after, and learning curves"
+ src="data:image/png;base64,{chart}">
+<h2>Held-out pairs and their scores</h2>
+<p>The first held-out positive and the first negative of each type. An audio-video negative's clip is the source's
+picture with the negative's sound; a caption negative shows the edited text beside the untouched clip.</p>
+<table id="examples"><thead><tr><th>judge</th><th>pair</th><th>clip</th><th>text</th><th>untrained S</th>
+<th>trained S</th></tr></thead><tbody>
+{examples}
+</tbody></table>
+{generators}
+<p>Seconds per phase: {seconds}.</p>
+</body></html>
+"""
+
+
+def _per_type_table(judge: str, result: dict) -> str:
+    before = (result["eval_before"] or {}).get("per_type", {})
+    after = result["eval_after"]["per_type"]
+    rows = []
+    for kind in sorted(after):
+        b, a = before.get(kind, {}).get("balanced_accuracy"), after[kind]["balanced_accuracy"]
+        up = ' class="up"' if b is not None and a is not None and a > b else ""
+        rows.append(
+            f"<tr><td>{html.escape(kind)}</td><td>{format_statistic(b)}</td><td{up}>{format_statistic(a)}</td></tr>"
+        )
+    overall_before = (result["eval_before"] or {}).get("overall", {}).get("auroc")
+    return (
+        f'<h3>{judge.upper()} judge</h3><table class="per-type" data-judge="{html.escape(judge)}"><thead><tr>'
+        "<th>negative type</th><th>untrained</th><th>trained</th></tr></thead><tbody>"
+        + "".join(rows)
+        + f"</tbody></table><p>AUROC over all held-out pairs: {format_statistic(overall_before)} untrained, "
+        f"{format_statistic(result['eval_after']['overall']['auroc'])} trained.</p>"
+    )
+
+
+def _example_row(example: dict) -> str:
+    media = html.escape(example["media"])
+    label = "match" if example["label"] else "negative"
+    return (
+        f'<tr><td>{example["judge"].upper()}</td><td class="text">{html.escape(example["kind"])} ({label})'
+        f"<br><small>{html.escape(example['id'])}</small></td>"
+        f'<td><video src="{media}" controls preload="none"></video></td>'
+        f'<td class="text">{html.escape(example["text"] or "")}</td>'
+        f"<td>{format_statistic(example['before'])}</td><td>{format_statistic(example['after'])}</td></tr>"
+    )
+
+
+def _generators_section(generators: dict | None, root: Path) -> str:
+    if not generators:
+        return ""
+    rows = "".join(
+        f"<tr><td>{html.escape(model)}</td><td>{format_statistic(means.get('untrained'))}</td>"
+        f"<td>{format_statistic(means.get('trained'))}</td></tr>"
+        for model, means in generators["mean_av"].items()
+    )
+    links = ", ".join(
+        f'<a href="{html.escape(Path(path).relative_to(root).as_posix())}">{html.escape(name)} judge\'s report</a>'
+        for name, path in generators["reports"].items()
+    )
+    return (
+        "<h2>Benchmarking generators with the judge</h2>"
+        f"<p>What a user does next: four synthetic generators made {generators['clips']} clips each of a world "
+        "none of the judges saw (the reference clips, and the same clips with their sound shifted in time, with "
+        "noise, or another clip's), and the AV judge scored them (<code>avjudge bench run</code>). A working judge "
+        "ranks the reference first. Mean S per generator:</p>"
+        '<table id="generators"><thead><tr><th>generator</th><th>untrained</th><th>trained</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table><p>Leaderboards and every clip: {links}.</p>"
+    )
+
+
+def write_page(report: dict, chart: Path, path: Path) -> Path:
+    """The HTML page of a demo ``report`` (`run_demo`'s), with ``chart`` (a PNG) inline; media paths stay relative to
+    the demo folder, where the page is written."""
+    pairs = "; ".join(f"{judge} {entry['pairs']}" for judge, entry in report["pairs"]["judges"].items())
+    page = _PAGE.format(
+        world=html.escape(report["world_line"]),
+        pairs=html.escape(pairs),
+        tables="\n".join(_per_type_table(judge, result) for judge, result in report["judges"].items()),
+        chart=base64.b64encode(Path(chart).read_bytes()).decode(),
+        examples="\n".join(_example_row(e) for e in report["examples"]),
+        generators=_generators_section(report.get("generators"), path.parent),
+        seconds=html.escape(", ".join(f"{k} {v:.0f}" for k, v in report["seconds"].items())),
+    )
+    path.write_text(page)
+    return path

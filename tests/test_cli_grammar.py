@@ -1,0 +1,200 @@
+"""One grammar for every command: --input, --out, --judge TASK=DIR, --set, the runtime flags; old spellings still
+work for a release and warn; every bad input a user can give ends as a one-line error with exit code 2."""
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from avjudge.cli import COMMANDS, build_parser, main
+from avjudge.cli.reference import markdown_reference
+from avjudge.media import encode_audio
+
+from .helpers import click_track
+
+READS = {
+    "media probe",
+    "perturb apply",
+    "data build",
+    "data export",
+    "data audit",
+    "data annotate",
+    "score",
+    "metrics run",
+    "bench synth",
+    "bench curate",
+    "bench run",
+    "bench report",
+    "bench choice",
+    "bench align",
+    "filter",
+}
+SCORES = {"score", "metrics run", "bench run", "filter", "bench choice"}
+LOADS_JUDGES = {"score", "bench run", "filter", "bench choice"}
+CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
+
+
+def options(words: str) -> dict[str, argparse.Action]:
+    parser = argparse.ArgumentParser()
+    COMMANDS[tuple(words.split())].add_arguments(parser)
+    return {flag: action for action in parser._actions for flag in action.option_strings}
+
+
+def test_every_command_spells_the_shared_options_alike():
+    assert READS | SCORES | CONFIGURED <= {" ".join(words) for words in COMMANDS}
+    for words in COMMANDS:
+        name, flags = " ".join(words), options(" ".join(words))
+        assert ("--input" in flags) == (name in READS), name
+        assert {"--batch-size", "--workers", "--device"} <= set(flags) or name not in SCORES, name
+        assert ("--judge" in flags) == (name in LOADS_JUDGES), name
+        assert ("--set" in flags) == (name in CONFIGURED), name
+        if "--set" in flags:
+            assert flags["--set"].dest == "overrides" and flags["--set"].metavar == "KEY=VALUE", name
+        if "--judge" in flags:
+            assert flags["--judge"].metavar == "TASK=DIR", name
+        # the old spellings are hidden from --help
+        hidden = [f for f, a in flags.items() if a.help == argparse.SUPPRESS]
+        assert all(f.startswith("--") and f not in ("--input", "--out", "--judge", "--set") for f in hidden), name
+
+
+# old spelling -> (the command line, the argument it fills, its value, the new spelling the warning names)
+DEPRECATED = [
+    (
+        ["perturb", "apply", "--strategy", "filter", "--input", "a.mp4", "--output", "b.mp4"],
+        "out",
+        Path("b.mp4"),
+        "--out",
+    ),
+    (["data", "export", "--dataset", "d", "--format", "swift", "--out", "o"], "input", Path("d"), "--input"),
+    (["data", "audit", "--dataset", "d"], "input", Path("d"), "--input"),
+    (
+        ["data", "annotate", "--in", "clips", "--out", "m.jsonl", "--base-url", "u", "--model", "m"],
+        "input",
+        Path("clips"),
+        "--input",
+    ),
+    (["score", "--judge", "av", "--checkpoint", "c", "--out", "o"], "checkpoint", Path("c"), "--judge TASK=DIR"),
+    (
+        ["score", "--judge", "av=c", "--video", "a.mp4", "--manifest", "m.jsonl", "--out", "o"],
+        "input",
+        [Path("a.mp4"), Path("m.jsonl")],
+        "--input",
+    ),
+    (["bench", "synth", "--world", "w", "--out", "o"], "input", Path("w"), "--input"),
+    (
+        ["bench", "curate", "--candidates", "c.json", "--n", "2", "--attributes", "a", "--out", "o"],
+        "input",
+        Path("c.json"),
+        "--input",
+    ),
+    (["bench", "run", "--suite", "s.json", "--videos", "v", "--out", "o"], "input", Path("v"), "--input"),
+    (["bench", "report", "--bench", "b"], "input", Path("b"), "--input"),
+    (["bench", "align", "--bench", "b", "--judgments", "j.csv"], "input", Path("b"), "--input"),
+    (
+        ["bench", "choice", "--questions", "q.jsonl", "--judge", "choice_av=m", "--out", "o"],
+        "input",
+        Path("q.jsonl"),
+        "--input",
+    ),
+    (
+        ["bench", "choice", "--world", "w", "--model", "m", "--task", "choice_a", "--out", "o"],
+        "model",
+        Path("m"),
+        "--judge TASK=DIR",
+    ),
+    (["filter", "--manifest", "m.jsonl", "--rules", "av>=0.5", "--out", "o"], "input", Path("m.jsonl"), "--input"),
+    (["media", "probe", "a.wav"], "paths", [Path("a.wav")], None),
+    (["train", "--config", "tiny_world_av", "max_steps=2"], "positional_overrides", ["max_steps=2"], None),
+]
+
+
+@pytest.mark.parametrize("argv, dest, value, new", DEPRECATED, ids=[" ".join(row[0][:3]) for row in DEPRECATED])
+def test_old_spellings_still_parse_and_warn(argv, dest, value, new, capsys):
+    args = build_parser().parse_args(argv)
+    assert getattr(args, dest) == value
+    if new is not None:
+        err = capsys.readouterr().err
+        assert "is deprecated" in err and f"use {new}" in err
+
+
+def test_old_spellings_run_with_a_warning(tmp_path, capsys):
+    encode_audio(tmp_path / "a.wav", click_track([0.1], 1.0, 8000), 8000)
+    assert main(["media", "probe", str(tmp_path / "a.wav")]) == 0
+    captured = capsys.readouterr()
+    assert "sample_rate" in captured.out and "media files without --input is deprecated" in captured.err
+
+
+def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
+    """(a command line with one thing wrong, what its error must name)."""
+    missing = tmp / "nowhere.jsonl"
+    (tmp / "empty").mkdir()
+    (tmp / "recipe.yaml").write_text("judges: {vt: {pairs: 4}}\ntext_backend: nope\n")
+    encode_audio(tmp / "a.wav", click_track([0.1], 1.0, 8000), 8000)
+    return [
+        (
+            ["score", "--judge", "av=" + str(tmp), "--input", str(missing), "--out", str(tmp / "o.jsonl")],
+            [str(missing), "no such manifest"],
+        ),
+        (["score", "--judge", "av", "--input", str(missing), "--out", str(tmp / "o.jsonl")], ["TASK=DIR"]),
+        (["score", "--input", str(missing), "--out", str(tmp / "o.jsonl")], ["--judge TASK=DIR"]),
+        (
+            ["metrics", "run", "--metrics", "dnsmos", "--input", str(tmp / "empty"), "--out", str(tmp / "m.jsonl")],
+            [str(tmp / "empty"), "no media files"],
+        ),
+        (
+            [
+                "metrics",
+                "run",
+                "--metrics",
+                "no_such_metric",
+                "--input",
+                str(tmp / "a.wav"),
+                "--out",
+                str(tmp / "m.jsonl"),
+            ],
+            ["no_such_metric", "metrics list"],
+        ),
+        (["metrics", "run", "--metrics", "dnsmos", "--out", str(tmp / "m.jsonl")], ["--input is required"]),
+        (["data", "build", "--recipe", "wrold_demo", "--out", str(tmp / "p")], ["wrold_demo", "world_demo"]),
+        (["data", "build", "--recipe", "world_demo", "--out", str(tmp / "p")], ["--set source="]),
+        (
+            ["data", "build", "--recipe", str(tmp / "recipe.yaml"), "--input", str(missing), "--out", str(tmp / "p")],
+            ["text_backend 'nope'", "rules"],
+        ),
+        (["data", "build", "--recipe", "world_demo", "--input", str(missing), "--out", str(tmp / "p")], [str(missing)]),
+        (["train", "--config", "tiny_world_xx"], ["tiny_world_xx", "tiny_world_av"]),
+        (["train", "--config", "tiny_world_av", "--set", "max_steps"], ["max_steps", "key=value"]),
+        (
+            ["bench", "synth", "--input", str(tmp / "empty"), "--out", str(tmp / "b")],
+            [str(tmp / "empty"), "world make"],
+        ),
+        (["bench", "run", "--suite", str(missing), "--input", str(tmp), "--out", str(tmp / "b")], [str(missing)]),
+        (
+            ["bench", "choice", "--input", str(missing), "--judge", "av=" + str(tmp), "--out", str(tmp / "c")],
+            ["choice_av=DIR"],
+        ),
+        (["filter", "--input", str(missing), "--rules", "loudness>=3", "--out", str(tmp / "f")], ["loudness", "known"]),
+        (
+            ["perturb", "apply", "--strategy", "filter", "--input", str(missing), "--out", str(tmp / "x.wav")],
+            [str(missing)],
+        ),
+        (["demo", "--judges", "av,xy", "--out", str(tmp / "d")], ["--judges", "av, vt, at"]),
+    ]
+
+
+def test_every_bad_input_ends_as_a_clear_error_with_exit_code_2(tmp_path, capsys):
+    for argv, named in _bad_inputs(tmp_path):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("avjudge: error: ") and "Traceback" not in err, (argv, err)
+        for text in named:
+            assert text in err, (argv, text, err)
+
+
+def test_the_cli_reference_holds_every_commands_help():
+    text = markdown_reference()
+    for words in COMMANDS:
+        name = " ".join(words)
+        assert f"# avjudge {name}\n" in text and f"usage: avjudge {name}" in text, name
+    assert text.count("```text") == len(COMMANDS) + 1  # the top-level help, then one block a command
+    assert "--checkpoint " not in text and "--manifest" not in text  # deprecated spellings are not taught
