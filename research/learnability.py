@@ -99,7 +99,7 @@ from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tin
 from avjudge.prompts import task as judge_task
 from avjudge.stats import auroc, format_statistic, per_negative_type
 from avjudge.train import AnswerCollator, TrainConfig, build_training
-from avjudge.train.metrics import binary_metrics
+from avjudge.train.evaluation import binary_metrics
 from avjudge.train.trainer import prepared_pairs
 from avjudge.world import MANIFEST, WorldConfig, make_world, vocab
 from avjudge.world.captions import sound_name

@@ -179,6 +179,7 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
             [str(missing)],
         ),
         (["demo", "--judges", "av,xy", "--out", str(tmp / "d")], ["--judges", "av, vt, at"]),
+        (["media", "probe"], ["--input is required"]),
     ]
 
 

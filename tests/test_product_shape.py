@@ -63,6 +63,16 @@ def test_the_lexicons_hold_every_word_and_phrase_the_world_captions_use():
     assert used - words == set()
 
 
+def test_the_tiny_tokenizer_is_trained_on_the_world_captions_words_in_their_order():
+    from avjudge.judges.tiny import CORPUS_WORDS
+
+    assert list(CORPUS_WORDS) == [
+        *vocab.COLOURS, *vocab.SHAPES, *vocab.SIZES, *vocab.MOTION_PHRASES.values(), *vocab.TIMBRE_WORDS.values(),
+        *vocab.AMBIENCE_PHRASES.values(), *vocab.EVENTS.values(), *(b["phrase"] for b in vocab.BACKGROUNDS.values()),
+        *vocab.NUMBER_WORDS,
+    ]  # fmt: skip
+
+
 def test_shipped_files_are_found_inside_the_package_by_name_or_path(tmp_path):
     assert asset("checkpoint_manifest.yaml").is_file() and asset("tiny", "qwen2_5_omni_encoders.safetensors").is_file()
     assert asset().is_relative_to(PACKAGE)

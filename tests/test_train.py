@@ -18,8 +18,8 @@ from avjudge.perturb import SourcePool
 from avjudge.resources import resolve
 from avjudge.stats import auroc
 from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
+from avjudge.train.evaluation import calibration_error
 from avjudge.train.freeze import group_of
-from avjudge.train.metrics import calibration_error
 from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.world import MANIFEST
 

@@ -15,7 +15,7 @@ import sys
 
 from .. import __version__
 from ..errors import AvjudgeError
-from .registry import COMMANDS, GROUP_HELP, Formatter, register
+from .grammar import COMMANDS, GROUP_HELP, Formatter, register
 
 COMMAND_MODULES = ("avjudge.cli.commands", "avjudge.cli.bench", "avjudge.world.commands", "avjudge.demo.commands")
 for _module in COMMAND_MODULES:

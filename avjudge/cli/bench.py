@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..stats import format_statistic
-from .registry import (
+from .grammar import (
     add_input,
     add_judge,
     add_out,

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from ..resources import shipped
-from .registry import (
+from .grammar import (
     add_input,
     add_judge,
     add_out,
@@ -36,7 +36,8 @@ def _probe(args: argparse.Namespace) -> int:
     if args.paths:
         warn_deprecated("media files without --input", "--input FILE")
     failed = 0
-    for path in [item["video"] for item in input_items((args.input or []) + args.paths)]:
+    sources = (args.input or []) + args.paths or required_input(args)  # none given: the shared error
+    for path in [item["video"] for item in input_items(sources)]:
         try:
             print(json.dumps(probe(path).to_dict()))
         except MediaError as err:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from . import COMMANDS, build_parser
-from .registry import GROUP_HELP
+from .grammar import GROUP_HELP
 
 
 def markdown_reference() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli.registry import add_out, add_set, register
+from ..cli.grammar import add_out, add_set, register
 
 
 def _demo_args(p: argparse.ArgumentParser) -> None:

@@ -49,7 +49,7 @@ def _per_type_table(judge: str, result: dict) -> str:
     rows = []
     for kind in sorted(after):
         b, a = before.get(kind, {}).get("balanced_accuracy"), after[kind]["balanced_accuracy"]
-        up = ' class="up"' if b is not None and a is not None and a > b else ""
+        up = ' class="up"' if b is not None and a is not None and a >= b + 0.05 else ""  # clearly learned
         rows.append(
             f"<tr><td>{html.escape(kind)}</td><td>{format_statistic(b)}</td><td{up}>{format_statistic(a)}</td></tr>"
         )

@@ -1,9 +1,9 @@
 """Supervised fine-tuning of judges: collator, freeze policies, trainer, evaluation."""
 
 from .collator import AnswerCollator, TrainingExamples
-from .config import TrainConfig
+from .evaluation import evaluation_table, judge_metrics
 from .freeze import POLICIES, apply_freeze
-from .metrics import evaluation_table, judge_metrics
+from .train_config import TrainConfig
 from .trainer import build_training, learning_curves, run_training
 
 __all__ = [

@@ -31,9 +31,9 @@ from ..media import MediaError
 from ..perturb import SourcePool
 from ..resources import resolve
 from .collator import AnswerCollator, TrainingExamples
-from .config import TrainConfig
+from .evaluation import judge_metrics
 from .freeze import apply_freeze, apply_lora
-from .metrics import judge_metrics
+from .train_config import TrainConfig
 
 # Files a checkpoint needs besides the weights so that `Judge.load` reads it directly.
 SIDE_FILES = (

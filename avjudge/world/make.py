@@ -14,10 +14,10 @@ from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..media import encode_video
 from ..perturb import sources as tts
 from .captions import captions
-from .config import WorldConfig
 from .render import render_frames
 from .scene import Scene, sample_scene, scene_id
 from .sound import render_audio
+from .world_config import WorldConfig
 
 MANIFEST = "world.jsonl"
 CONFIG_FILE = "world_config.yaml"

@@ -12,7 +12,7 @@ from ..perturb.sources import VOICES
 from . import vocab
 
 if TYPE_CHECKING:
-    from .config import WorldConfig
+    from .world_config import WorldConfig
 
 
 @dataclass(frozen=True)
