@@ -212,22 +212,11 @@ def test_identical_media_never_crosses_splits(small_world, tmp_path):
     assert abs(counts["train"] - counts["test"]) <= 2  # six groups of sources, one of them doubled
 
 
-def test_build_resumes_after_sigkill_with_the_same_result(small_world, tmp_path):
+def test_build_resumes_after_sigkill_keeping_its_work_and_ending_as_an_uninterrupted_build(small_world, tmp_path):
     args = [
-        sys.executable,
-        "-m",
-        "avjudge.cli",
-        "data",
-        "build",
-        "--recipe",
-        "world_demo",
-        "--no-progress",
-        "--materialize",
-        "--input",
-        str(small_world / MANIFEST),
-        "--set",
-        "judges={av: {pairs: 160}}",
-    ]
+        sys.executable, "-m", "avjudge.cli", "data", "build", "--recipe", "world_demo", "--no-progress",
+        "--materialize", "--input", str(small_world / MANIFEST), "--set", "judges={av: {pairs: 160}}",
+    ]  # fmt: skip
     whole = tmp_path / "whole"
     subprocess.run(args + ["--out", str(whole)], check=True, stdout=subprocess.DEVNULL)
     killed = tmp_path / "killed"
@@ -241,7 +230,27 @@ def test_build_resumes_after_sigkill_with_the_same_result(small_world, tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (killed / "stats.json").exists()
+    # what the killed run finished: its complete lines, and the audio of the negatives among them
+    finished = target.read_bytes()[: target.read_bytes().rfind(b"\n") + 1].splitlines(keepends=True)
+    media = [killed / json.loads(line)["media"]["audio"] for line in finished if json.loads(line)["media"].get("audio")]
+    assert len(finished) >= 90 and media
+    stamps = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in media}
     subprocess.run(args + ["--out", str(killed)], check=True, stdout=subprocess.DEVNULL)
+    # kept, not recomputed: the same lines first, the same audio files never written again
+    assert target.read_bytes().splitlines(keepends=True)[: len(finished)] == finished
+    assert {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in media} == stamps
+
+    # and the result is an uninterrupted build's, byte for byte: pairs and materialised audio
+    def files(root):
+        return {
+            p.relative_to(root): p.read_bytes()
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and (p.parts[len(root.parts)] in ("pairs", "media"))
+        }
+
+    built, resumed = files(whole), files(killed)
+    assert built.keys() == resumed.keys() and any(p.suffix == ".wav" for p in built)
+    assert all(built[p] == resumed[p] for p in built), [p for p in built if built[p] != resumed[p]]
     a = json.loads((whole / "stats.json").read_text())
     b = json.loads((killed / "stats.json").read_text())
     assert a["dataset_hash"] == b["dataset_hash"] and a["judges"]["av"]["pairs"] == 160

@@ -109,8 +109,10 @@ def test_nisqa_matches_the_official_implementation():
         "col",
         "loud",
     }
+    assert set(report["nisqa_tts"]["max_abs_diff"]) == {"mos"}
     for name in ("nisqa", "nisqa_tts"):
-        assert max(report[name]["max_abs_diff"].values()) < 0.02, report[name]["max_abs_diff"]
+        # measured: about 1e-6 on every output; a wrong padding mode moves them by about 0.004
+        assert all(diff < 1e-4 for diff in report[name]["max_abs_diff"].values()), report[name]["max_abs_diff"]
         low, high = report[name]["official_range"]
         assert high - low > 0.5  # the files span a real range of quality, not one value
 

