@@ -17,6 +17,7 @@ from ..media import decode, replace_audio
 from ..perturb import Context, SourcePool, get_strategy
 from ..prompts import OPTION_LETTERS
 from ..world import MANIFEST, vocab
+from .dimensions import BenchError
 from .suite import PromptEntry
 
 # model name -> (strategy, parameter overrides); None keeps the world's clip as it is.
@@ -33,7 +34,7 @@ def world_manifest(path: str | Path) -> Path:
     path = Path(path)
     manifest = path / MANIFEST if path.is_dir() else path
     if not manifest.is_file():
-        raise QuestionError(f"{path}: no world here; give a folder made by `avjudge world make` or its {MANIFEST}")
+        raise BenchError(f"{path}: no world here; give a folder made by `avjudge world make` or its {MANIFEST}")
     return manifest
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ..config import ConfigError
+from ..devices import device_name
 from ..errors import AvjudgeError
 from ..prompts import CHAT_FORMATS, ChatFormat, render_prompt
 from .attention import pack_encoder_windows
@@ -68,9 +69,7 @@ def _read_json(path: Path) -> dict:
 
 
 def resolve_device(device: str) -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    return torch.device(device_name(device))
 
 
 def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:

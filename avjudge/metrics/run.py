@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..devices import device_name
 from ..jobs import run_job
 from ..media import MediaClip, MediaError, decode
 from .base import METRICS, Metric, MetricError, decode_fps, get_metric
@@ -41,17 +42,6 @@ def _decoded(metrics: list[Metric], video: str) -> MediaClip | str:
         return str(err)
 
 
-def resolve_device(device: str) -> str:
-    """``auto``: CUDA when torch sees a GPU, else the CPU; any other name as it is."""
-    if device != "auto":
-        return device
-    try:
-        import torch
-    except ImportError:
-        return "cpu"
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def run_metrics(
     names: list[str],
     source: str | Path | list,
@@ -79,7 +69,7 @@ def run_metrics(
     from ..data import input_items
 
     items = input_items(source)  # bad inputs fail before a model loads
-    device = resolve_device(device)
+    device = device_name(device)
     metrics = [get_metric(n, **({"device": device} if METRICS.lookup(n).takes_device else {})) for n in names]
 
     def process(chunk: list[dict]) -> list[dict]:
