@@ -95,13 +95,12 @@ def add_set(p: argparse.ArgumentParser, help: str) -> None:
     )
 
 
-def add_judge(p: argparse.ArgumentParser, help: str, repeatable: bool = True, required: bool = False) -> None:
+def add_judge(p: argparse.ArgumentParser, help: str, repeatable: bool = True) -> None:
     """``--judge TASK=DIR``: a judge checkpoint by task; ``args.judge`` is a list of the strings given."""
     p.add_argument(
         "--judge",
         action="append",
         metavar="TASK=DIR",
-        required=required,
         help=help + (" (repeatable)" if repeatable else ""),
     )
 
@@ -145,12 +144,10 @@ def model_options(args: argparse.Namespace) -> dict:
     }
 
 
-def required_input(args: argparse.Namespace, *fallbacks: str):
-    """``args.input``, or the first deprecated spelling given; an error that names the flag when none is."""
+def required_input(args: argparse.Namespace):
+    """``args.input`` (which the deprecated spellings fill too); an error that names the flag when none was given."""
     from ..config import ConfigError
 
-    for name in ("input", *fallbacks):
-        value = getattr(args, name, None)
-        if value:
-            return value
+    if args.input:
+        return args.input
     raise ConfigError("--input is required: give the file, folder or manifest to read (see --help)")
