@@ -10,9 +10,9 @@ from avjudge.bench import BenchError, ClipScorer, PromptEntry, discover, load_su
 from avjudge.bench.align import align, load_judgments
 from avjudge.bench.curate import curate, text_hash
 from avjudge.bench.filter import parse_rules, parse_shard, run_filter
+from avjudge.bench.prompt_suite import write_suite
 from avjudge.bench.report import normalized, write_report
 from avjudge.bench.runner import SAMPLES, run_bench
-from avjudge.bench.suite import write_suite
 from avjudge.bench.synthetic import make_model_folders, world_suite
 from avjudge.jsonl import read_jsonl
 

@@ -27,10 +27,12 @@ READS = {
     "bench report",
     "bench choice",
     "bench align",
+    "bench convert",
+    "bench score",
     "filter",
 }
-SCORES = {"score", "metrics run", "bench run", "filter", "bench choice"}
-LOADS_JUDGES = {"score", "bench run", "filter", "bench choice"}
+SCORES = {"score", "metrics run", "bench run", "filter", "bench choice", "bench answer"}
+LOADS_JUDGES = {"score", "bench run", "filter", "bench choice", "bench answer"}
 CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
 
 

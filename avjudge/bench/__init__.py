@@ -1,8 +1,8 @@
 """AVBench benchmark: prompt suites, the runner, reports, human alignment, dataset filtering."""
 
 from .dimensions import DIMENSIONS, BenchError, Dimension, parse_dimensions
+from .prompt_suite import PromptEntry, discover, load_suite, write_suite
 from .scoring import ClipScorer, parse_judge_dirs
-from .suite import PromptEntry, discover, load_suite, write_suite
 
 __all__ = [
     "BenchError",

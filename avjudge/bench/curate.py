@@ -18,7 +18,7 @@ import numpy as np
 
 from ..data import load_manifest
 from .dimensions import BenchError
-from .suite import PromptEntry
+from .prompt_suite import PromptEntry
 
 
 def text_hash(text: str) -> str:

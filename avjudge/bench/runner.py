@@ -10,8 +10,8 @@ import numpy as np
 from ..jobs import run_job
 from ..jsonl import read_jsonl, write_json
 from .dimensions import Dimension
+from .prompt_suite import Discovery, PromptEntry, discover
 from .scoring import ClipScorer
-from .suite import Discovery, PromptEntry, discover
 
 SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"

@@ -18,7 +18,7 @@ from ..perturb import Context, SourcePool, get_strategy
 from ..prompts import OPTION_LETTERS
 from ..world import MANIFEST, vocab
 from .dimensions import BenchError
-from .suite import PromptEntry
+from .prompt_suite import PromptEntry
 
 # model name -> (strategy, parameter overrides); None keeps the world's clip as it is.
 SYNTHETIC_MODELS: dict[str, tuple[str, dict] | None] = {

@@ -17,11 +17,18 @@ from .. import __version__
 from ..errors import AvjudgeError
 from .grammar import COMMANDS, GROUP_HELP, Formatter, register
 
-COMMAND_MODULES = ("avjudge.cli.commands", "avjudge.cli.bench", "avjudge.world.commands", "avjudge.demo.commands")
+COMMAND_MODULES = (
+    "avjudge.cli.commands",
+    "avjudge.cli.bench",
+    "avjudge.cli.suites",
+    "avjudge.cli.sonicbench",
+    "avjudge.world.commands",
+    "avjudge.demo.commands",
+)
 for _module in COMMAND_MODULES:
     importlib.import_module(_module)
 
-__all__ = ["COMMANDS", "COMMAND_MODULES", "build_parser", "main", "register"]
+__all__ = ["COMMANDS", "COMMAND_MODULES", "build_parser", "command_parser", "main", "register"]
 
 
 # ---- parser ----------------------------------------------------------------------------
@@ -35,20 +42,34 @@ def build_parser() -> argparse.ArgumentParser:
         "Start with `avjudge demo`; every command has --help.",
     )
     parser.add_argument("--version", action="version", version=f"avjudge {__version__}")
-    top = parser.add_subparsers(dest="command", metavar="COMMAND")
-    groups: dict[str, argparse._SubParsersAction] = {}
+    groups: dict[tuple[str, ...], argparse._SubParsersAction] = {
+        (): parser.add_subparsers(dest="command", metavar="COMMAND")
+    }
     for words, cmd in sorted(COMMANDS.items()):
-        if len(words) == 1:
-            sub = top.add_parser(words[0], help=cmd.help, description=cmd.description, formatter_class=Formatter)
-        else:
-            if words[0] not in groups:
-                group = top.add_parser(words[0], help=GROUP_HELP.get(words[0], ""), formatter_class=Formatter)
-                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", required=True)
-            sub = groups[words[0]].add_parser(
-                words[1], help=cmd.help, description=cmd.description, formatter_class=Formatter
-            )
+        for depth in range(1, len(words)):  # the groups above the command ("bench", "bench sonicbench")
+            if words[:depth] not in groups:
+                name = " ".join(words[:depth])
+                group = groups[words[: depth - 1]].add_parser(
+                    words[depth - 1],
+                    help=GROUP_HELP.get(name, ""),
+                    description=GROUP_HELP.get(name),
+                    formatter_class=Formatter,
+                )
+                dest = "subcommand" if depth == 1 else f"subcommand{depth}"
+                groups[words[:depth]] = group.add_subparsers(dest=dest, metavar="SUBCOMMAND", required=True)
+        sub = groups[words[:-1]].add_parser(
+            words[-1], help=cmd.help, description=cmd.description, formatter_class=Formatter
+        )
         cmd.add_arguments(sub)
         sub.set_defaults(_run=cmd.run)
+    return parser
+
+
+def command_parser(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The sub-parser of the command (or group) ``words`` in a parser `build_parser` made."""
+    for word in words:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[word]
     return parser
 
 

@@ -50,7 +50,7 @@ def _synth_args(p: argparse.ArgumentParser) -> None:
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from ..bench.suite import write_suite
+    from ..bench.prompt_suite import write_suite
     from ..bench.synthetic import make_model_folders, world_manifest, world_suite
 
     manifest = world_manifest(required_input(args))
@@ -82,7 +82,7 @@ def _curate_args(p: argparse.ArgumentParser) -> None:
 
 def _curate(args: argparse.Namespace) -> int:
     from ..bench.curate import curate, training_hashes
-    from ..bench.suite import load_suite, write_suite
+    from ..bench.prompt_suite import load_suite, write_suite
     from ..jsonl import write_json
 
     exclude = set().union(*(training_hashes(m) for m in args.exclude_manifest or []))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from . import COMMANDS, build_parser
+from . import COMMANDS, build_parser, command_parser
 from .grammar import GROUP_HELP
 
 
@@ -23,7 +23,6 @@ def markdown_reference() -> str:
 
 def _reference() -> str:
     parser = build_parser()
-    subparsers = next(a for a in parser._actions if a.dest == "command").choices
     parts = ["```text", parser.format_help().rstrip(), "```"]
     group = None
     for words in sorted(COMMANDS):
@@ -32,9 +31,7 @@ def _reference() -> str:
             parts += [f"## avjudge {group}", GROUP_HELP.get(group, "")]
         elif len(words) == 1:
             group = None
-        sub = subparsers[words[0]]
-        if len(words) > 1:
-            sub = next(a for a in sub._actions if a.dest == "subcommand").choices[words[1]]
         level = "###" if len(words) > 1 else "##"
-        parts += [f"{level} avjudge {' '.join(words)}", "```text", sub.format_help().rstrip(), "```"]
+        help_text = command_parser(parser, words).format_help().rstrip()
+        parts += [f"{level} avjudge {' '.join(words)}", "```text", help_text, "```"]
     return "\n\n".join(parts) + "\n"

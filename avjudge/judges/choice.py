@@ -4,7 +4,10 @@ that SFT on Yes / No pairs is seen not to cost its general perception (`avjudge 
 training, `TrainConfig.choice_questions`).
 
 Questions are JSONL, one per line: ``{"id", "media", "question", "options": [...], "answer": "B", "category"}``
-(``media`` relative to the file's folder; ``category`` optional); `avjudge.bench.synthetic.world_questions`
+(``media`` relative to the file's folder; ``category`` optional). A benchmark suite's questions (`avjudge.bench.suites`)
+may add ``prompt`` (the whole instruction exactly as the benchmark's authors ask it, shown instead of the question with
+its lettered options), ``groups`` (``{group: category}``, what its tables break results down by) and any fields of its
+own (labels, measured values), kept as they are; `avjudge.bench.synthetic.world_questions`
 asks questions with exact answers of a synthetic world. `answer_questions` writes one result per question as it
 goes and resumes; a question whose clip cannot be read is recorded with its error and counted apart, never as a
 wrong answer.
@@ -12,7 +15,8 @@ wrong answer.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,10 +41,20 @@ class ChoiceQuestion:
     options: tuple[str, ...]
     answer: str  # the right option's letter
     category: str = "all"
+    prompt: str = ""  # a suite's own instruction, options included; empty: the question with lettered options
+    groups: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # a suite's own fields (labels, measurements), written back as they are
 
     @property
     def text(self) -> str:
-        return render_choice_question(self.question, list(self.options))
+        return self.prompt or render_choice_question(self.question, list(self.options))
+
+    def to_dict(self) -> dict:
+        record = {k: v for k, v in asdict(self).items() if k != "extra"}
+        return {**record, "options": list(self.options), **self.extra}
+
+
+QUESTION_FIELDS = ("id", "media", "question", "options", "answer", "category", "prompt", "groups")
 
 
 def load_questions(path: str | Path) -> list[ChoiceQuestion]:
@@ -76,6 +90,9 @@ def load_questions(path: str | Path) -> list[ChoiceQuestion]:
                 tuple(map(str, options)),
                 raw["answer"],
                 str(raw.get("category") or "all"),
+                str(raw.get("prompt") or ""),
+                dict(raw.get("groups") or {}),
+                {k: v for k, v in raw.items() if k not in QUESTION_FIELDS},
             )
         )
     return questions
@@ -86,7 +103,7 @@ def write_questions(questions: list[ChoiceQuestion], path: str | Path) -> None:
     Path(path).unlink(missing_ok=True)
     with JsonlWriter(path) as out:
         for q in questions:
-            out.write({**asdict(q), "options": list(q.options)})
+            out.write(q.to_dict())
 
 
 def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
@@ -119,11 +136,16 @@ def question_samples(judge, questions: list[ChoiceQuestion]) -> list:
 
 
 def answer_questions(
-    judge, questions: list[ChoiceQuestion], out: str | Path, chunk: int = 64, progress: bool = True
+    judge,
+    questions: list[ChoiceQuestion],
+    out: str | Path,
+    chunk: int = 64,
+    progress: bool = True,
+    row: Callable[[ChoiceQuestion, ChoiceResult], dict] = answer_row,
 ) -> list[dict]:
-    """Each question answered by ``judge`` (a `Judge` of a multiple-choice task), written to ``out`` (JSONL) as
-    each chunk is done; questions already there are not asked again, and a clip is decoded once per chunk however
-    many of its questions the chunk holds. Returns every question's result."""
+    """Each question answered by ``judge`` (a `Judge` of a multiple-choice task), written to ``out`` (JSONL, one
+    ``row(question, result)`` each) as each chunk is done; questions already there are not asked again, and a clip
+    is decoded once per chunk however many of its questions the chunk holds. Returns every question's row."""
     if not judge.task.choices:
         raise QuestionError(
             f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice task (choice_av, choice_a)"
@@ -140,9 +162,9 @@ def answer_questions(
         for start in range(0, len(todo), chunk):
             batch = todo[start : start + chunk]
             for q, result in zip(batch, judge.score_samples(question_samples(judge, batch))):
-                row = answer_row(q, result)
-                writer.write(row)
-                done[q.id] = row
+                record = row(q, result)
+                writer.write(record)
+                done[q.id] = record
             bar.update(len(batch))
     return [done[q.id] for q in questions if q.id in done]
 

@@ -1,0 +1,157 @@
+"""Answering a suite's questions: with a judge's backbone (the option letters' next-token probabilities) or with any
+model behind an OpenAI-compatible chat endpoint (its text, from the suite's own prompt; vLLM, SGLang and the
+hosted APIs speak it).
+
+Both write answers JSONL ``{"id", "model", "response", ...}`` as they go and resume: a rerun asks only what is not
+answered yet, and asks again what failed for a reason that may pass (a request that failed; a clip that could not
+be read is final). One answers file holds one model's answers.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ...jsonl import JsonlWriter, read_jsonl
+from ...judges.choice import ChoiceQuestion, answer_questions
+from ...judges.scorer import ChoiceResult
+from ..dimensions import BenchError
+
+AUDIO_FORMATS = {".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".ogg": "ogg", ".m4a": "m4a"}
+VIDEO_TYPES = {".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}
+RETRIED_STATUS = {408, 429, 500, 502, 503, 504}  # transient: asked again with backoff; other 4xx are final
+
+
+class RequestFailed(Exception):
+    """A request that did not get an answer; ``final`` when asking again cannot help (a bad request, a bad clip)."""
+
+    def __init__(self, message: str, final: bool):
+        super().__init__(message)
+        self.final = final
+
+
+def _previous(out: Path, model: str) -> dict[str, dict]:
+    """The answers already in ``out``, by id (the last line per id); an error if they are another model's."""
+    done = {}
+    for record in read_jsonl(out):
+        if record.get("model") != model:
+            raise BenchError(
+                f"{out} holds answers of {record.get('model')!r}, not {model!r}: give each model its own answers file"
+            )
+        done[str(record["id"])] = record
+    return done
+
+
+def answer_with_judge(judge, questions: list[ChoiceQuestion], out: Path, model: str, progress: bool = True) -> list:
+    """The judge's letter for each question, with the letters' probabilities; a clip it cannot read is an error."""
+    _previous(out, model)
+
+    def row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
+        if not result.ok:
+            return {"id": question.id, "model": model, "response": None, "error": result.error, "final": True}
+        n = len(question.options)
+        return {"id": question.id, "model": model, "response": result.answer(n), "probs": result.offered(n)}
+
+    return answer_questions(judge, questions, out, progress=progress, row=row)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible chat-completions endpoint and the model it serves."""
+
+    url: str  # http://host:8000/v1 or the full .../chat/completions
+    model: str
+    api_key: str | None = None
+    max_tokens: int = 1024
+    timeout: float = 300.0
+    retries: int = 3
+    backoff: float = 1.0  # seconds before the first retry; doubled each time
+
+    @property
+    def completions_url(self) -> str:
+        url = self.url.rstrip("/")
+        return url if url.endswith("/chat/completions") else f"{url}/chat/completions"
+
+    def request_body(self, question: ChoiceQuestion) -> dict:
+        """The chat request: the clip inline (base64), then the suite's prompt; greedy decoding as the papers do."""
+        media = Path(question.media)
+        if not media.is_file():
+            raise RequestFailed(f"{media}: no such clip (question {question.id})", final=True)
+        data = base64.b64encode(media.read_bytes()).decode("ascii")
+        suffix = media.suffix.lower()
+        if suffix in AUDIO_FORMATS:
+            part = {"type": "input_audio", "input_audio": {"data": data, "format": AUDIO_FORMATS[suffix]}}
+        elif suffix in VIDEO_TYPES:
+            part = {"type": "video_url", "video_url": {"url": f"data:{VIDEO_TYPES[suffix]};base64,{data}"}}
+        else:
+            raise RequestFailed(f"{media}: not an audio or video file this client sends", final=True)
+        return {
+            "model": self.model,
+            "messages": [{"role": "user", "content": [part, {"type": "text", "text": question.text}]}],
+            "temperature": 0.0,
+            "max_tokens": self.max_tokens,
+        }
+
+    def ask(self, question: ChoiceQuestion) -> str:
+        """The model's text answer; transient failures are retried with backoff, then raised."""
+        body = json.dumps(self.request_body(question)).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(self.completions_url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    reply = json.loads(response.read())
+                return reply["choices"][0]["message"]["content"] or ""
+            except urllib.error.HTTPError as err:
+                detail = err.read()[:300].decode("utf-8", errors="replace")
+                failure = RequestFailed(
+                    f"HTTP {err.code} from {self.completions_url}: {detail}", final=err.code not in RETRIED_STATUS
+                )
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+                failure = RequestFailed(f"no answer from {self.completions_url}: {err}", final=False)
+            except (ValueError, KeyError, IndexError, TypeError) as err:
+                failure = RequestFailed(
+                    f"{self.completions_url} answered without choices[0].message ({err})", final=True
+                )
+            if failure.final or attempt == self.retries:
+                raise failure
+            time.sleep(self.backoff * 2**attempt)
+        raise AssertionError("unreachable")
+
+
+def answer_with_endpoint(
+    endpoint: Endpoint, questions: list[ChoiceQuestion], out: Path, concurrency: int = 4, progress: bool = True
+) -> list[dict]:
+    """Each question asked of ``endpoint`` (``concurrency`` requests in flight), its text written to ``out`` as it
+    comes; what failed for a reason that may pass is asked again on the next run."""
+    done = _previous(out, endpoint.model)
+    todo = [q for q in questions if q.id not in done or (done[q.id].get("error") and not done[q.id].get("final"))]
+
+    def ask(question: ChoiceQuestion) -> dict:
+        row = {"id": question.id, "model": endpoint.model}
+        try:
+            return {**row, "response": endpoint.ask(question)}
+        except RequestFailed as err:
+            return {**row, "response": None, "error": str(err), "final": err.final}
+
+    with (
+        JsonlWriter(out) as writer,
+        ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool,
+        tqdm(total=len(questions), initial=len(questions) - len(todo), desc="questions", disable=not progress) as bar,
+    ):
+        for future in as_completed([pool.submit(ask, q) for q in todo]):
+            record = future.result()
+            writer.write(record)
+            done[record["id"]] = record
+            bar.update()
+    return [done[q.id] for q in questions if q.id in done]

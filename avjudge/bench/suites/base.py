@@ -1,0 +1,118 @@
+"""What a benchmark suite is: how it reads its release files, asks its questions, parses and tables the answers.
+
+A suite turns its authors' release files into avjudge's question format (`avjudge.judges.choice.ChoiceQuestion`,
+with the suite's own prompt and ``groups``), reads answer files (avjudge's answers JSONL, or its release's own
+per-model prediction files), parses a model's raw answer with the paper's rule and with a strict rule, and lays the
+results out the way its paper's tables do. `avjudge bench convert / answer / score` work the same for every suite.
+
+Answers are JSONL ``{"id", "model", "response"}`` (the raw text, or the letter a judge's backbone chose), with an
+``error`` field where a clip could not be read or a request failed: such an answer is counted apart, never as wrong.
+A release format that carries its own gold answers may add ``answer`` and ``groups`` to each record.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...judges.choice import ChoiceQuestion
+from ...registry import Registry
+from ..dimensions import BenchError
+
+Parser = Callable[[str, tuple[str, ...]], "str | None"]  # (raw response, offered letters) -> letter or None
+
+
+@dataclass
+class Answer:
+    """One model's answer to one question, as an answer file holds it."""
+
+    id: str
+    model: str
+    response: str | None
+    error: str | None = None
+    answer: str | None = None  # the gold letter, where the answer file itself carries it
+    groups: dict = field(default_factory=dict)
+    where: str = ""  # file and line, for messages
+
+
+@dataclass(frozen=True)
+class Scored:
+    """An answer parsed against its question: the letter read from it (None: abstained) and whether it is right."""
+
+    model: str
+    groups: dict
+    predicted: str | None
+    correct: bool
+
+
+class Suite:
+    """A registered benchmark suite; subclasses set the class attributes and override what their release needs."""
+
+    name: str = ""
+    description: str = ""
+    judge_task: str = "choice_av"  # which multiple-choice judge task answers it: choice_av (video) or choice_a
+    letters: tuple[str, ...] = ("A", "B", "C", "D")  # the letters its release's answers choose from
+    parsers: dict[str, Parser] = {}
+
+    def convert(self, path: Path, media_root: Path | None = None) -> list[ChoiceQuestion]:
+        """The questions of a release file or folder, in avjudge's question format."""
+        raise BenchError(f"the {self.name} suite has no release reader; give its questions as avjudge question JSONL")
+
+    def read_answers(self, path: Path) -> Iterator[Answer]:
+        """The answers of ``path``: avjudge's answers JSONL by default; a suite whose release ships per-model
+        prediction files reads those too."""
+        yield from read_answer_jsonl(path)
+
+    def table(self, scored: list[Scored]) -> dict:
+        """One model's results laid out as the paper's tables do."""
+        return {}
+
+    def markdown(self, report: dict) -> str:
+        """The report as Markdown tables shaped like the paper's."""
+        return ""
+
+
+SUITES = Registry("benchmark suite", BenchError, "avjudge bench suites lists them")
+
+
+def register(cls: type[Suite]) -> type[Suite]:
+    return SUITES.register(cls)
+
+
+def get_suite(name: str) -> Suite:
+    return SUITES.lookup(name)()
+
+
+def read_answer_jsonl(path: Path) -> Iterator[Answer]:
+    """Answers JSONL; a line that is not JSON or lacks ``id``, ``model`` or ``response`` (and has no ``error``) is
+    an answer with an error naming the file and line: the run goes on. Of several lines for one (model, id), a
+    resumed run's, the last counts."""
+    if not path.is_file():
+        raise BenchError(
+            f"{path}: no such answers file (JSONL of id, model, response; `avjudge bench answer` writes one)"
+        )
+    with open(path, encoding="utf-8") as f:
+        for line, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            where = f"{path}:{line}"
+            try:
+                raw = json.loads(text)
+            except ValueError as err:
+                yield Answer(id=where, model="?", response=None, error=f"{where}: not valid JSON ({err})", where=where)
+                continue
+            needed = ("id", "model") if raw.get("error") else ("id", "model", "response")
+            missing = [k for k in needed if k not in raw]
+            yield Answer(
+                id=str(raw.get("id", where)),
+                model=str(raw.get("model", "?")),
+                response=raw.get("response"),
+                error=f"{where}: answer has no {', '.join(missing)} (each line needs id, model, response)"
+                if missing
+                else raw.get("error"),
+                answer=raw.get("answer"),
+                groups=dict(raw.get("groups") or {}),
+                where=where,
+            )

@@ -1,0 +1,120 @@
+"""Scoring answers: parse each with a suite's rule, count per model and group, and lay out the suite's tables.
+
+``report.json`` is ``{"suite", "parser", "models": {MODEL: {"n", "correct", "abstained", "errors", "accuracy",
+"answer_rate": {letter: share}, "by": {GROUP: {CATEGORY: {"n", "correct", "accuracy"}}}, "table": {...},
+"accuracy_by_parser": {parser: accuracy}, "error_examples": [...]}}}``. ``n`` counts the answers that were given
+(an abstention, no letter read, is among them and wrong, as the papers count it); answers with an error (a clip
+that could not be read, a failed request, a malformed line) are counted apart in ``errors`` and left out of
+``n``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+from ...jsonl import write_json
+from ...judges.choice import ChoiceQuestion
+from ...prompts import OPTION_LETTERS
+from ..dimensions import BenchError
+from .base import Answer, Scored, Suite
+
+ERROR_EXAMPLES = 5
+
+
+def printed(value: float | None, digits: int = 2) -> str:
+    """A figure as papers print it: rounded half up (0.495 -> 0.50), which float formatting does not do."""
+    if value is None:
+        return "-"
+    return str(Decimal(repr(round(value, 9))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def accuracy(correct: int, n: int) -> float | None:
+    return correct / n if n else None
+
+
+def latest_answers(answers: Iterable[Answer]) -> list[Answer]:
+    """One answer per (model, id): the last one written (a resumed run appends its retries)."""
+    latest: dict[tuple[str, str], Answer] = {}
+    for a in answers:
+        latest[(a.model, a.id)] = a
+    return list(latest.values())
+
+
+def _scored(suite: Suite, parser: str, answer: Answer, by_id: dict[str, ChoiceQuestion] | None) -> Scored | str:
+    """The answer parsed and judged against its question (or the gold its answer file carries), or why it cannot
+    be."""
+    if answer.error:
+        return answer.error
+    question = by_id.get(answer.id) if by_id is not None else None
+    where = answer.where or answer.id
+    if by_id is not None and question is None:
+        return f"{where}: id {answer.id!r} is not in the questions file"
+    if question is None and answer.answer is None:
+        return f"{where}: no gold answer for {answer.id!r} (give the --questions it answers)"
+    gold = question.answer if question else answer.answer
+    letters = OPTION_LETTERS[: len(question.options)] if question else suite.letters
+    predicted = suite.parsers[parser](answer.response or "", letters)
+    return Scored(answer.model, question.groups if question else answer.groups, predicted, predicted == gold)
+
+
+def _by_group(scored: list[Scored]) -> dict:
+    counts: dict = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for s in scored:
+        for group, categories in s.groups.items():
+            for category in categories if isinstance(categories, list) else [categories]:
+                cell = counts[group][str(category)]
+                cell[0] += 1
+                cell[1] += s.correct
+    return {
+        group: {c: {"n": n, "correct": k, "accuracy": accuracy(k, n)} for c, (n, k) in sorted(cats.items())}
+        for group, cats in sorted(counts.items())
+    }
+
+
+def score_answers(
+    suite: Suite, answers: Iterable[Answer], questions: list[ChoiceQuestion] | None = None, parser: str = "paper"
+) -> dict:
+    """Every model's results under ``parser`` (the chosen rule's figures; each model's overall accuracy under every
+    rule of the suite beside them)."""
+    if parser not in suite.parsers:
+        raise BenchError(f"the {suite.name} suite has no {parser!r} answer rule; it has {sorted(suite.parsers)}")
+    by_id = {q.id: q for q in questions} if questions is not None else None
+    per_model: dict[str, list[Answer]] = defaultdict(list)
+    for a in latest_answers(answers):
+        per_model[a.model].append(a)
+    models = {}
+    for model, rows in sorted(per_model.items()):
+        results = {p: [_scored(suite, p, a, by_id) for a in rows] for p in suite.parsers}
+        scored = [r for r in results[parser] if isinstance(r, Scored)]
+        errors = [r for r in results[parser] if isinstance(r, str)]
+        letters = Counter(s.predicted for s in scored if s.predicted)
+        correct = sum(s.correct for s in scored)
+        models[model] = {
+            "n": len(scored),
+            "correct": correct,
+            "abstained": sum(s.predicted is None for s in scored),
+            "errors": len(errors),
+            "accuracy": accuracy(correct, len(scored)),
+            "answer_rate": {letter: letters[letter] / len(scored) for letter in sorted(letters)} if scored else {},
+            "by": _by_group(scored),
+            "table": suite.table(scored),
+            "accuracy_by_parser": {
+                p: accuracy(sum(r.correct for r in rs if isinstance(r, Scored)), sum(isinstance(r, Scored) for r in rs))
+                for p, rs in results.items()
+            },
+            "error_examples": errors[:ERROR_EXAMPLES],
+        }
+        if by_id is not None:
+            models[model]["unanswered"] = len(by_id) - len({a.id for a in rows} & set(by_id))
+    return {"suite": suite.name, "parser": parser, "models": models}
+
+
+def write_score(suite: Suite, report: dict, out: Path) -> list[Path]:
+    """``OUT/report.json`` and ``OUT/report.md`` (the suite's tables)."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "report.json", report)
+    (out / "report.md").write_text(suite.markdown(report), encoding="utf-8")
+    return [out / "report.json", out / "report.md"]

@@ -1,0 +1,179 @@
+"""Commands shared by every benchmark suite of omni models: list them, convert a release, answer, score."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from .grammar import add_input, add_judge, add_out, add_runtime_arguments, model_options, register, required_input
+
+
+def _suite_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", required=True, help="a registered suite (avjudge bench suites lists them)")
+
+
+def _print_notes(suite) -> None:
+    for note in getattr(suite, "notes", []):
+        print(f"note: {note}")
+
+
+def _suites(args: argparse.Namespace) -> int:
+    from ..bench.suites import SUITES
+
+    for name, cls in sorted(SUITES.items()):
+        print(f"{name:<16} {cls.description}  [answered by --judge {cls.judge_task}=DIR or --endpoint]")
+    return 0
+
+
+register(
+    "bench suites",
+    "the registered benchmark suites of omni models",
+    lambda p: None,
+    _suites,
+    "List the suites `bench convert`, `bench answer` and `bench score` take with --suite.",
+)
+
+
+def _convert_args(p: argparse.ArgumentParser) -> None:
+    _suite_argument(p)
+    add_input(p, "the suite's release question file or folder")
+    p.add_argument("--media-root", type=Path, help="where the release's clips lie (found by file name under it)")
+    add_out(p, "the questions as avjudge question JSONL")
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from ..bench.suites import get_suite
+    from ..judges.choice import write_questions
+
+    suite = get_suite(args.suite)
+    questions = suite.convert(required_input(args), args.media_root)
+    _print_notes(suite)
+    write_questions(questions, args.out)
+    print(f"wrote {len(questions)} questions to {args.out}")
+    return 0
+
+
+register(
+    "bench convert",
+    "a suite's release questions in avjudge's question format",
+    _convert_args,
+    _convert,
+    "Read the suite's own question files and write avjudge question JSONL (id, media, question,\n"
+    "options, answer, prompt, groups) for `bench answer` and `bench choice`.\n\n"
+    "example:\n  avjudge bench convert --suite sonicbench --input SonicBench/json --media-root SonicBench "
+    "--out sonic.jsonl",
+)
+
+
+def _answer_args(p: argparse.ArgumentParser) -> None:
+    _suite_argument(p)
+    p.add_argument("--questions", required=True, type=Path, help="avjudge question JSONL (from bench convert or make)")
+    add_judge(p, "a judge's backbone answers by letter probabilities: choice_a=DIR or choice_av=DIR", repeatable=False)
+    p.add_argument("--endpoint", help="an OpenAI-compatible chat endpoint instead, e.g. http://localhost:8000/v1")
+    p.add_argument("--model", help="the model name: the endpoint's model; the answers' model name for a judge")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the endpoint's key")
+    p.add_argument("--max-tokens", type=int, default=1024, help="longest answer the endpoint may write")
+    p.add_argument("--concurrency", type=int, default=4, help="endpoint requests in flight")
+    add_out(p, "answers JSONL (one model's; rerun to resume)")
+    add_runtime_arguments(p)
+
+
+def _answer(args: argparse.Namespace) -> int:
+    from ..bench import parse_judge_dirs
+    from ..bench.suites import get_suite
+    from ..bench.suites.answer import Endpoint, answer_with_endpoint, answer_with_judge
+    from ..config import ConfigError
+    from ..judges import Judge
+    from ..judges.choice import load_questions
+
+    suite = get_suite(args.suite)
+    questions = load_questions(args.questions)
+    if bool(args.judge) == bool(args.endpoint):
+        raise ConfigError("give one model: --judge TASK=DIR (a judge's backbone) or --endpoint URL --model NAME")
+    if args.endpoint:
+        if not args.model:
+            raise ConfigError("--endpoint needs --model: the model name the endpoint serves")
+        endpoint = Endpoint(args.endpoint, args.model, os.environ.get(args.api_key_env), args.max_tokens)
+        rows = answer_with_endpoint(endpoint, questions, args.out, args.concurrency, progress=not args.no_progress)
+    else:
+        (task, folder), *_ = parse_judge_dirs(args.judge, defaults=False).items()
+        if not task.startswith("choice_") or (suite.judge_task == "choice_a" and task != "choice_a"):
+            raise ConfigError(
+                f"--judge {task}=... cannot answer {suite.name}: give --judge {suite.judge_task}=DIR "
+                "(choice_a: a Qwen2-Audio or an Omni thinker, hearing the audio alone)"
+            )
+        judge = Judge.load(task, folder, **model_options(args))
+        rows = answer_with_judge(judge, questions, args.out, args.model or Path(folder).name, not args.no_progress)
+    failed = sum(bool(r.get("error")) for r in rows)
+    print(
+        f"{len(rows) - failed} of {len(questions)} questions answered"
+        + (f"; {failed} failed (recorded with why; a rerun asks the transient ones again)" if failed else "")
+        + f". Next: avjudge bench score --suite {suite.name} --input {args.out} --questions {args.questions} --out DIR"
+    )
+    return 0
+
+
+register(
+    "bench answer",
+    "a model answers a suite's questions: a judge's backbone or an OpenAI-compatible endpoint",
+    _answer_args,
+    _answer,
+    "Ask every question and write one JSON line per answer ({id, model, response}) as it comes.\n"
+    "A judge's backbone (--judge choice_a=DIR or choice_av=DIR) answers with the letter its\n"
+    "next-token probabilities favour; an endpoint (--endpoint URL --model NAME: vLLM, SGLang, a\n"
+    "hosted API) gets the clip inline and the suite's own prompt, and answers in text. A clip that\n"
+    "cannot be read or a request that fails is recorded with why, never counted as a wrong answer;\n"
+    "rerun to resume (failed requests are asked again).\n\n"
+    "examples:\n"
+    "  avjudge bench answer --suite sonicbench --questions items/questions.jsonl \\\n"
+    "      --judge choice_a=$HOME/.cache/avjudge/tiny/qwen2_audio --out answers_tiny.jsonl\n"
+    "  avjudge bench answer --suite sonicbench --questions items/questions.jsonl \\\n"
+    "      --endpoint http://localhost:8000/v1 --model Qwen/Qwen2.5-Omni-7B --out answers_omni.jsonl",
+)
+
+
+def _score_args(p: argparse.ArgumentParser) -> None:
+    _suite_argument(p)
+    add_input(p, "answers JSONL (bench answer), or the suite's released prediction files (file or folder)")
+    p.add_argument("--questions", type=Path, help="the question JSONL the answers answer (gold and groups)")
+    p.add_argument("--parser", default="paper", help="answer rule: paper (the authors') or strict")
+    add_out(p, "folder for report.json and report.md")
+
+
+def _score(args: argparse.Namespace) -> int:
+    from ..bench.suites import get_suite, score_answers, write_score
+    from ..bench.suites.score import printed
+    from ..judges.choice import load_questions
+
+    suite = get_suite(args.suite)
+    questions = load_questions(args.questions) if args.questions else None
+    report = score_answers(suite, suite.read_answers(required_input(args)), questions, args.parser)
+    _print_notes(suite)
+    for model, block in report["models"].items():
+        rules = ", ".join(f"{p} {printed(a, 3)}" for p, a in block["accuracy_by_parser"].items())
+        print(
+            f"{model:<28} accuracy {printed(block['accuracy'], 3)} on {block['n']} answers "
+            f"({block['abstained']} abstained, {block['errors']} errors; by rule: {rules})"
+        )
+        for error in block["error_examples"]:
+            print(f"    {error}")
+    written = write_score(suite, report, args.out)
+    print("wrote " + ", ".join(map(str, written)))
+    return 0
+
+
+register(
+    "bench score",
+    "score answers the way a suite's paper does: report.json and its tables",
+    _score_args,
+    _score,
+    "Parse every answer with the suite's rule (--parser paper: the authors' own; strict: a letter\n"
+    "only where the answer gives one), count per model and group, and write OUT/report.json and\n"
+    "OUT/report.md with tables shaped like the paper's. A malformed line or an unreadable clip is\n"
+    "counted as an error apart and named, never as a wrong answer.\n\n"
+    "examples:\n"
+    "  avjudge bench score --suite sonicbench --input Results.tar.gz --out sonic_paper\n"
+    "  avjudge bench score --suite sonicbench --input answers_tiny.jsonl --questions items/questions.jsonl "
+    "--out sonic_tiny",
+)
