@@ -29,6 +29,7 @@ READS = {
     "bench align",
     "bench convert",
     "bench score",
+    "bench sonicbench threshold",
     "filter",
 }
 SCORES = {"score", "metrics run", "bench run", "filter", "bench choice", "bench answer"}

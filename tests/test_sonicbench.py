@@ -345,3 +345,51 @@ def test_an_openai_compatible_endpoint_answers_with_retries_errors_and_resume(it
         assert paper["answer_rate"] == {"A": 1.0}  # "a tone at ..." is the paper rule's answer A
     finally:
         server.shutdown()
+
+
+# ---- probe and psychometric threshold -----------------------------------------------------------------------------
+
+
+def test_the_logmel_probe_hears_pitch_and_loudness(tmp_path, capsys):
+    make_items(tmp_path / "items", 24, seed=5, attributes=("pitch", "loudness"), workers=2, progress=False)
+    argv = ["bench", "sonicbench", "probe", "--items", str(tmp_path / "items"), "--out", str(tmp_path / "probe")]
+    assert main(argv) == 0
+    accuracy = json.loads((tmp_path / "probe" / "probe.json").read_text())["accuracy"]
+    assert accuracy["pitch"]["recognition"] >= 0.9 and accuracy["loudness"]["recognition"] >= 0.9
+    # mean pooling loses which clip came first: a comparison probe stays near chance
+    assert accuracy["pitch"]["comparison"] <= 0.8
+
+
+def test_a_scripted_listener_s_threshold_is_recovered(tmp_path):
+    """A listener that answers right with the 2AFC logistic of threshold 0.4 semitones (slope 0.3)."""
+    assert (
+        main(["bench", "sonicbench", "sweep", "--attribute", "pitch", "--per-level", "40", "--out", str(tmp_path)]) == 0
+    )
+    questions = load_questions(tmp_path / "questions.jsonl")
+    assert len(questions) == 7 * 40
+    rng = np.random.default_rng(0)
+    rows = []
+    for q in questions:
+        label = q.extra["label"]
+        pcm = wavfile.read(q.media)[1] / 32767
+        measured = measure_segments(pcm, "pitch", "comparison")
+        assert (measured[0] > measured[1]) == label["first_is_larger"] == (q.answer == "A")
+        assert abs(abs(measured[0] - measured[1]) - label["difference"]) < 0.05
+        p = 0.5 + 0.5 / (1 + np.exp(-(np.log(label["difference"]) - np.log(0.4)) / 0.3))
+        right = rng.random() < p
+        rows.append({"id": q.id, "model": "listener", "response": q.answer if right else "AB"[q.answer == "A"]})
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = [
+        "bench",
+        "sonicbench",
+        "threshold",
+        "--input",
+        str(answers),
+        "--questions",
+        str(tmp_path / "questions.jsonl"),
+    ]
+    assert main([*argv, "--out", str(tmp_path / "fit")]) == 0
+    fit = json.loads((tmp_path / "fit" / "threshold.json").read_text())["listener"]["pitch"]
+    assert fit["threshold"] == pytest.approx(0.4, rel=0.3) and fit["human_jnd"] == 0.15
+    assert fit["accuracy"]["3.2"] > 0.9 and fit["accuracy"]["0.05"] < 0.7

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
-from .grammar import GROUP_HELP, add_out, register
+from .grammar import GROUP_HELP, add_input, add_out, register, required_input
 
 GROUP_HELP["bench sonicbench"] = "SonicBench: make exact-label stimuli of the 12 physical attributes"
 
@@ -51,4 +52,109 @@ register(
     "An item whose measurement disagrees with its label is drawn again, or rejected and counted.\n"
     "Answers are balanced A/B per cell, the option order counterbalanced; one seed, same files.\n\n"
     "example:\n  avjudge bench sonicbench make --out sonic_items --per-cell 100 --seed 0",
+)
+
+
+def _probe_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--items", required=True, type=Path, help="a folder from `bench sonicbench make`")
+    p.add_argument("--encoder", default="logmel", help="features to probe: logmel (no weights needed)")
+    p.add_argument("--seed", type=int, default=42)
+    add_out(p, "folder for probe.json")
+
+
+def _probe(args: argparse.Namespace) -> int:
+    from ..bench.sonicbench.probe import probe_items
+    from ..jsonl import write_json
+    from ..judges.choice import load_questions
+
+    result = probe_items(load_questions(args.items / "questions.jsonl"), args.encoder, args.seed)
+    write_json(args.out / "probe.json", {"encoder": args.encoder, "accuracy": result})
+    for attribute, cells in result.items():
+        print(f"{attribute:<14} " + "  ".join(f"{p} {a:.2f}" for p, a in sorted(cells.items())))
+    print(f"wrote {args.out / 'probe.json'}")
+    return 0
+
+
+register(
+    "bench sonicbench probe",
+    "the paper's linear probe on frozen features of generated items, per attribute x paradigm",
+    _probe_args,
+    _probe,
+    "Train Linear(D, 256) -> mean over time -> Linear(256, 2) on half of each attribute x paradigm's\n"
+    "items and report the other half's accuracy (AdamW, cosine schedule with warm-up, 20 epochs,\n"
+    "early stopping, seed 42), as the paper's Appendix N does. Mean pooling cannot tell which of\n"
+    "a comparison's clips holds what, for any encoder.\n\n"
+    "example:\n  avjudge bench sonicbench probe --items sonic_items --encoder logmel --out sonic_probe",
+)
+
+
+def _sweep_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--attribute", required=True, help="pitch, loudness or duration")
+    p.add_argument("--per-level", type=int, default=20, help="items per difference (even: balanced)")
+    p.add_argument("--seed", type=int, default=0)
+    add_out(p, "folder for audio/ and questions.jsonl")
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from ..bench.sonicbench.psychometric import SWEEPS, sweep_items
+
+    questions = sweep_items(args.out, args.attribute, args.per_level, args.seed)
+    differences, unit, _ = SWEEPS[args.attribute]
+    print(f"wrote {len(questions)} comparison items at differences {differences} ({unit}) to {args.out}")
+    return 0
+
+
+register(
+    "bench sonicbench sweep",
+    "comparison items at a ladder of differences, for a psychometric threshold",
+    _sweep_args,
+    _sweep,
+    "Write comparison items whose clips differ by set amounts (pitch in semitones, loudness in\n"
+    "LU, duration as a ratio); answer them with `bench answer`, then fit with `bench sonicbench\n"
+    "threshold`.\n\n"
+    "example:\n  avjudge bench sonicbench sweep --attribute pitch --out pitch_sweep",
+)
+
+
+def _threshold_args(p: argparse.ArgumentParser) -> None:
+    add_input(p, "answers JSONL from `bench answer` on a sweep's questions")
+    p.add_argument("--questions", required=True, type=Path, help="the sweep's questions.jsonl")
+    p.add_argument("--parser", default="paper", help="answer rule: paper or strict")
+    add_out(p, "folder for threshold.json")
+
+
+def _threshold(args: argparse.Namespace) -> int:
+    from ..bench.sonicbench.psychometric import threshold_report
+    from ..bench.suites import get_suite
+    from ..bench.suites.score import latest_answers
+    from ..jsonl import write_json
+    from ..judges.choice import load_questions
+
+    suite = get_suite("sonicbench")
+    answers = latest_answers(suite.read_answers(required_input(args)))
+    models = {a.model for a in answers}
+    parse = suite.parsers[args.parser]
+    report = {
+        model: threshold_report(
+            load_questions(args.questions),
+            {a.id: parse(a.response or "", suite.letters) for a in answers if a.model == model and not a.error},
+        )
+        for model in sorted(models)
+    }
+    write_json(args.out / "threshold.json", report)
+    for model, attributes in report.items():
+        for attribute, fit in attributes.items():
+            found = "none in the swept range" if fit["threshold"] is None else f"{fit['threshold']:.3g}"
+            print(f"{model}: {attribute} 75% threshold {found} {fit['unit']} (human JND about {fit['human_jnd']})")
+    print(f"wrote {args.out / 'threshold.json'}")
+    return 0
+
+
+register(
+    "bench sonicbench threshold",
+    "a model's 75 % discrimination threshold from its answers to a sweep, beside human JNDs",
+    _threshold_args,
+    _threshold,
+    "Fit P(correct) = 0.5 + 0.5 / (1 + exp(-(ln d - mu) / s)) by maximum likelihood to each answer\n"
+    "and report the difference d answered right 75 % of the time, per attribute and model.",
 )

@@ -84,7 +84,7 @@ def _time(seconds: float) -> np.ndarray:
     return np.arange(int(round(seconds * SAMPLE_RATE))) / SAMPLE_RATE
 
 
-def _fade(x: np.ndarray, seconds: float = FADE) -> np.ndarray:
+def fade(x: np.ndarray, seconds: float = FADE) -> np.ndarray:
     n = min(int(seconds * SAMPLE_RATE), len(x) // 2)
     ramp = np.sin(np.linspace(0, np.pi / 2, n)) ** 2
     x = x.copy()
@@ -115,7 +115,7 @@ def harmonic_tone(f0: float, seconds: float, amplitudes, rng: np.random.Generato
     for k, a in enumerate(amplitudes, start=1):
         if a and k * f0 < 0.45 * SAMPLE_RATE:
             x += a * np.sin(2 * np.pi * k * f0 * t + rng.uniform(0, 2 * np.pi))
-    return _fade(x, 0.002)
+    return fade(x, 0.002)
 
 
 def _tone(f0: float, seconds: float, rng: np.random.Generator, harmonics: int = 6) -> np.ndarray:
@@ -126,7 +126,7 @@ def _hit(rng: np.random.Generator, seconds: float = 0.12) -> np.ndarray:
     """A drum-like hit: a decaying noise burst over a decaying low tone."""
     t = _time(seconds)
     envelope = np.exp(-t / 0.03)
-    return _fade((0.6 * rng.standard_normal(len(t)) + np.sin(2 * np.pi * 180 * t)) * envelope, 0.002)
+    return fade((0.6 * rng.standard_normal(len(t)) + np.sin(2 * np.pi * 180 * t)) * envelope, 0.002)
 
 
 def _room(rt60: float, direct_gain: float, rng: np.random.Generator, length: float = 1.2) -> np.ndarray:
@@ -182,7 +182,7 @@ def render_velocity(velocity: float, rng) -> np.ndarray:
     t = _time(3.5)
     attack = 10 ** (velocity_db(velocity) / 20)
     envelope = 1 + (attack - 1) * np.exp(-t / 0.1)
-    x = _fade(_tone(rng.uniform(200, 400), 3.5, rng) * envelope, 0.002)
+    x = fade(_tone(rng.uniform(200, 400), 3.5, rng) * envelope, 0.002)
     return _at_level(_place(x, 0.25), LEVEL_LUFS)
 
 
@@ -206,7 +206,7 @@ def render_direction(degrees: float, rng) -> np.ndarray:
     noise = np.cumsum(rng.standard_normal(int(3.5 * SAMPLE_RATE))) * 0.02
     noise = np.diff(noise, prepend=0) + 0.3 * noise / np.abs(noise).max()
     bursts = (np.sin(2 * np.pi * 2 * _time(3.5)) > -0.3).astype(float)
-    mono = _fade(noise * bursts)
+    mono = fade(noise * bursts)
     theta = np.radians(degrees)
     itd = WOODWORTH * (theta + np.sin(theta))
     spectrum = np.fft.rfft(mono)
@@ -524,13 +524,13 @@ class Item:
     tries: int
 
 
-def _pcm(x: np.ndarray) -> np.ndarray:
+def to_pcm16(x: np.ndarray) -> np.ndarray:
     return np.round(np.clip(x, -1, 1) * 32767).astype(np.int16)
 
 
 def _written(x: np.ndarray) -> np.ndarray:
     """The samples as a 16-bit WAV file holds them: what the meters measure."""
-    return _pcm(x).astype(np.float64) / 32767
+    return to_pcm16(x).astype(np.float64) / 32767
 
 
 def _recognition(spec: Attribute, index: int, rng: np.random.Generator) -> tuple[Item | None, int]:
@@ -565,7 +565,7 @@ def _comparison(spec: Attribute, index: int, rng: np.random.Generator) -> tuple[
     first_is_larger = index % 2 == 0
     for tries in range(1, MAX_TRIES + 1):
         values = spec.draw_pair(first_is_larger, rng)
-        clips = [_fade(spec.render(v, rng)) for v in values]
+        clips = [fade(spec.render(v, rng)) for v in values]
         if max(np.abs(c).max() for c in clips) > CLIP_PEAK:
             continue
         measured = [spec.measure(_written(c), SAMPLE_RATE) for c in clips]
@@ -608,7 +608,7 @@ def make_item(attribute: str, paradigm: str, index: int, seed: int) -> tuple[Ite
 
 def pcm16(item: Item) -> np.ndarray:
     """The item's audio as the 16-bit samples its WAV file holds."""
-    return _pcm(item.audio)
+    return to_pcm16(item.audio)
 
 
 def measure_segments(samples: np.ndarray, attribute: str, paradigm: str) -> list[float]:
