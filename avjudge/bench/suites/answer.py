@@ -106,7 +106,8 @@ class Endpoint:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        for attempt in range(self.retries + 1):
+        attempt = 0
+        while True:
             request = urllib.request.Request(self.completions_url, data=body, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -123,10 +124,10 @@ class Endpoint:
                 failure = RequestFailed(
                     f"{self.completions_url} answered without choices[0].message ({err})", final=True
                 )
-            if failure.final or attempt == self.retries:
+            if failure.final or attempt >= self.retries:
                 raise failure
             time.sleep(self.backoff * 2**attempt)
-        raise AssertionError("unreachable")
+            attempt += 1
 
 
 def answer_with_endpoint(
