@@ -393,3 +393,99 @@ def test_a_scripted_listener_s_threshold_is_recovered(tmp_path):
     fit = json.loads((tmp_path / "fit" / "threshold.json").read_text())["listener"]["pitch"]
     assert fit["threshold"] == pytest.approx(0.4, rel=0.3) and fit["human_jnd"] == 0.15
     assert fit["accuracy"]["3.2"] > 0.9 and fit["accuracy"]["0.05"] < 0.7
+
+
+@pytest.mark.parametrize("family", ["qwen2_audio", "qwen2_5_omni"])
+def test_probe_features_are_what_the_encoder_gives_the_model(tiny_judges, family):
+    """The probe's encoder states equal the audio tower's output inside the judge's own forward pass (padding
+    masked the same way), for the valid audio positions."""
+    from avjudge.judges import Judge
+    from avjudge.judges.adapters import JudgeSample
+
+    judge = Judge.load("choice_a", tiny_judges[family], workers=1)
+    audio = np.random.default_rng(0).standard_normal(SAMPLE_RATE * 3).astype(np.float32) * 0.1
+    seen = []
+    hook = judge.adapter.audio_tower.register_forward_hook(lambda m, i, o: seen.append(o.last_hidden_state))
+    try:
+        judge.score_samples([JudgeSample(audio=audio, text="A or B?")])
+    finally:
+        hook.remove()
+    ours = judge.adapter.audio_encoder_states(audio)
+    inside = seen[0][0] if seen[0].dim() == 3 else seen[0]
+    assert ours.shape[0] == 75  # 3 s: 25 encoder positions a second
+    np.testing.assert_allclose(ours, inside[: len(ours)].float().numpy(), atol=1e-5)
+    other = judge.adapter.audio_encoder_states(audio[::-1].copy())
+    assert not np.allclose(ours, other)
+
+
+def test_the_probe_reads_a_checkpoint_s_audio_encoder(tiny_judges, tmp_path):
+    make_items(tmp_path / "items", 8, seed=2, attributes=("loudness",), workers=1, progress=False)
+    argv = ["bench", "sonicbench", "probe", "--items", str(tmp_path / "items"), "--out", str(tmp_path / "probe")]
+    assert main([*argv, "--encoder", "qwen2_audio", "--checkpoint", str(tiny_judges["qwen2_audio"])]) == 0
+    result = json.loads((tmp_path / "probe" / "probe.json").read_text())
+    assert result["encoder"] == "qwen2_audio" and set(result["accuracy"]["loudness"]) == {"comparison", "recognition"}
+    assert main([*argv, "--encoder", "qwen2_5_omni", "--checkpoint", str(tiny_judges["qwen2_audio"])]) == 2
+    assert main([*argv, "--encoder", "qwen2_audio"]) == 2  # no checkpoint
+
+
+def test_a_baseline_sets_a_model_beside_the_one_it_was_tuned_from(items, tmp_path, capsys):
+    questions = load_questions(items)  # 8 items: pitch and loudness, both paradigms
+    wrong = {"A": "B", "B": "A"}
+    base = [{"id": q.id, "model": "base", "response": wrong[q.answer]} for q in questions]
+    tuned = [
+        {"id": q.id, "model": "judge", "response": q.answer if q.groups["attribute"] == "pitch" else wrong[q.answer]}
+        for q in questions[:-1]  # one item the judge never answered
+    ]
+    for name, rows in (("base", base), ("judge", tuned)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = [
+        "bench",
+        "score",
+        "--suite",
+        "sonicbench",
+        "--input",
+        str(tmp_path / "judge.jsonl"),
+        "--questions",
+        str(items),
+    ]
+    assert main([*argv, "--baseline", str(tmp_path / "base.jsonl"), "--out", str(tmp_path / "s")]) == 0
+    versus = json.loads((tmp_path / "s" / "report.json").read_text())["models"]["judge"]["baseline"]
+    pitch = sum(q.groups["attribute"] == "pitch" for q in questions[:-1])
+    assert (versus["model"], versus["questions"], versus["changed"]) == ("base", 7, pitch)
+    assert versus["accuracy"] == pitch / 7 and versus["baseline_accuracy"] == 0.0
+    assert versus["per_category"]["pitch/comparison"]["accuracy"] == 1.0
+    assert "against base on the 7 items both answered" in capsys.readouterr().out
+    both = tmp_path / "both.jsonl"
+    both.write_text((tmp_path / "base.jsonl").read_text() + (tmp_path / "judge.jsonl").read_text())
+    assert main([*argv, "--baseline", str(both), "--out", str(tmp_path / "t")]) == 2  # a baseline is one model
+
+
+def test_convert_reads_the_benchmark_s_question_files(tmp_path, capsys):
+    release = tmp_path / "json"
+    release.mkdir()
+    items = [
+        {"audio_path": "/data/x/pitch_single_000.wav", "prompt": "High or low? 'A' high, 'B' low.", "reference": "B"},
+        {"audio_path": "C:\\data\\pitch_single_001.wav", "prompt": "High or low?", "answer": "A"},
+    ]
+    (release / "pitch_recog.json").write_text(json.dumps(items))
+    (release / "reverberation_comparison.jsonl").write_text(
+        json.dumps({"audio_path": "reverb_pair_007.wav", "prompt": "Which is larger?", "reference": "A"}) + "\n"
+    )
+    (release / "meta.json").write_text("{}")
+    audio = tmp_path / "audio" / "pitch" / "task_recog"
+    audio.mkdir(parents=True)
+    wavfile.write(audio / "pitch_single_000.wav", SAMPLE_RATE, np.zeros(160, np.int16))
+    out = tmp_path / "q.jsonl"
+    argv = ["bench", "convert", "--suite", "sonicbench", "--input", str(release), "--out", str(out)]
+    assert main([*argv, "--media-root", str(tmp_path / "audio")]) == 0
+    assert "meta.json: skipped" in capsys.readouterr().out
+    questions = {q.id: q for q in load_questions(out)}
+    assert sorted(questions) == ["pitch_single_000", "pitch_single_001", "reverb_pair_007"]
+    first = questions["pitch_single_000"]
+    assert first.media == str(audio / "pitch_single_000.wav") and first.answer == "B"
+    assert first.text == items[0]["prompt"] and first.groups == {"attribute": "pitch", "paradigm": "recognition"}
+    assert questions["reverb_pair_007"].groups == {"attribute": "reverberation", "paradigm": "comparison"}
+    assert questions["pitch_single_001"].answer == "A"
+    (release / "pitch_recog.json").write_text(json.dumps([{"audio_path": "a.wav", "reference": "A"}]))
+    assert main(argv) == 2
+    assert "pitch_recog.json item 1: needs audio_path, prompt and reference A or B" in capsys.readouterr().err

@@ -57,18 +57,27 @@ register(
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--items", required=True, type=Path, help="a folder from `bench sonicbench make`")
-    p.add_argument("--encoder", default="logmel", help="features to probe: logmel (no weights needed)")
+    p.add_argument(
+        "--encoder",
+        default="logmel",
+        help="features to probe: logmel (no weights needed), or the audio encoder of a --checkpoint: "
+        "qwen2_audio, qwen2_5_omni, qwen3_omni",
+    )
+    p.add_argument("--checkpoint", type=Path, help="the model whose audio encoder is probed (a base model or a judge)")
+    p.add_argument("--device", default="auto", help="auto: CUDA when there is one, else CPU")
     p.add_argument("--seed", type=int, default=42)
     add_out(p, "folder for probe.json")
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from ..bench.sonicbench.probe import probe_items
+    from ..bench.sonicbench.probe import make_encoder, probe_items
     from ..jsonl import write_json
     from ..judges.choice import load_questions
 
-    result = probe_items(load_questions(args.items / "questions.jsonl"), args.encoder, args.seed)
-    write_json(args.out / "probe.json", {"encoder": args.encoder, "accuracy": result})
+    questions = load_questions(args.items / "questions.jsonl")
+    result = probe_items(questions, make_encoder(args.encoder, args.checkpoint, args.device), args.seed)
+    source = {"encoder": args.encoder, "checkpoint": str(args.checkpoint) if args.checkpoint else None}
+    write_json(args.out / "probe.json", {**source, "accuracy": result})
     for attribute, cells in result.items():
         print(f"{attribute:<14} " + "  ".join(f"{p} {a:.2f}" for p, a in sorted(cells.items())))
     print(f"wrote {args.out / 'probe.json'}")
@@ -84,7 +93,9 @@ register(
     "items and report the other half's accuracy (AdamW, cosine schedule with warm-up, 20 epochs,\n"
     "early stopping, seed 42), as the paper's Appendix N does. Mean pooling cannot tell which of\n"
     "a comparison's clips holds what, for any encoder.\n\n"
-    "example:\n  avjudge bench sonicbench probe --items sonic_items --encoder logmel --out sonic_probe",
+    "examples:\n  avjudge bench sonicbench probe --items sonic_items --encoder logmel --out sonic_probe\n"
+    "  avjudge bench sonicbench probe --items sonic_items --encoder qwen2_audio \\\n"
+    "      --checkpoint models/Qwen2-Audio-7B-Instruct --out probe_base",
 )
 
 

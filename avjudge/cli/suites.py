@@ -138,6 +138,12 @@ def _score_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "answers JSONL (bench answer), or the suite's released prediction files (file or folder)")
     p.add_argument("--questions", type=Path, help="the question JSONL the answers answer (gold and groups)")
     p.add_argument("--parser", default="paper", help="answer rule: paper (the authors') or strict")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        help="another model's answers to the same questions (e.g. the base model a judge was fine-tuned from): "
+        "each model's accuracy beside it on the items both answered, and how many answers changed",
+    )
     add_out(p, "folder for report.json and report.md")
 
 
@@ -148,7 +154,8 @@ def _score(args: argparse.Namespace) -> int:
 
     suite = get_suite(args.suite)
     questions = load_questions(args.questions) if args.questions else None
-    report = score_answers(suite, suite.read_answers(required_input(args)), questions, args.parser)
+    baseline = suite.read_answers(args.baseline) if args.baseline else None
+    report = score_answers(suite, suite.read_answers(required_input(args)), questions, args.parser, baseline)
     _print_notes(suite)
     for model, block in report["models"].items():
         rules = ", ".join(f"{p} {printed(a, 3)}" for p, a in block["accuracy_by_parser"].items())
@@ -158,6 +165,12 @@ def _score(args: argparse.Namespace) -> int:
         )
         for error in block["error_examples"]:
             print(f"    {error}")
+        if "baseline" in block:
+            b = block["baseline"]
+            print(
+                f"    against {b['model']} on the {b['questions']} items both answered: {printed(b['accuracy'], 3)} "
+                f"against {printed(b['baseline_accuracy'], 3)}; {b['changed']} answers changed"
+            )
     written = write_score(suite, report, args.out)
     print("wrote " + ", ".join(map(str, written)))
     return 0

@@ -175,6 +175,32 @@ class Adapter:
         features, mask = whisper_features(audio, fe, total)
         return features, mask, self.audio_tokens(int(mask.sum()))
 
+    @torch.no_grad()
+    def audio_encoder_states(self, audio: np.ndarray) -> np.ndarray:
+        """The audio encoder's last hidden states of mono audio at the feature extractor's rate, (tokens, dim), the
+        positions of the valid audio only: what a linear probe of the frozen encoder reads."""
+        features, mask, tokens = self.audio_features(audio)
+        states = self._encode_audio(torch.from_numpy(features)[None], torch.from_numpy(mask)[None].long())
+        return states[:tokens].float().cpu().numpy()
+
+    @property
+    def audio_tower(self) -> torch.nn.Module:
+        return self.model.get_submodule(self.module_groups["audio_encoder"][0].rstrip("."))
+
+    def _encode_audio(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The whole-window encoder with the padding masked out of attention, as the model's own forward does."""
+        from transformers.masking_utils import create_bidirectional_mask
+
+        tower = self.audio_tower
+        valid, _ = tower._get_feat_extract_output_lengths(mask.sum(-1))
+        positions = (features.shape[-1] - 2) // 2 + 1
+        attention = create_bidirectional_mask(
+            config=tower.config,
+            inputs_embeds=torch.zeros((1, positions, 1), dtype=tower.dtype, device=self.device),
+            attention_mask=(torch.arange(positions) < valid[:, None]).long().to(self.device),
+        )
+        return tower(features.to(self.device, tower.dtype), attention_mask=attention).last_hidden_state[0]
+
     def differentiable_audio(self, waveform: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
         """Features of a (N,) waveform that keep its autograd history, laid out as ``audio_features``."""
         fe = self.feature_extractor
@@ -322,6 +348,10 @@ class Qwen25OmniThinkerAdapter(Adapter):
 
     def forward_kwargs(self, batch):
         return {**batch, "use_audio_in_video": self.use_audio_in_video}
+
+    def _encode_audio(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        features = features.to(self.device, self.audio_tower.dtype)
+        return self.model.get_audio_features(features, mask.to(self.device)).last_hidden_state
 
     def differentiable_inputs(
         self,

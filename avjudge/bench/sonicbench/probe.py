@@ -4,13 +4,16 @@ early stopping (patience 3, threshold 0.001) on the held-out half's accuracy, a 
 attribute x paradigm. Labels come from the items' ``label`` (recognition: above the threshold; comparison: the first
 clip larger).
 
-Encoders are a registry; ``logmel`` (64 log-mel bands, 25 ms windows every 10 ms) needs no weights. Mean pooling
+Encoders are a registry: ``logmel`` (64 log-mel bands, 25 ms windows every 10 ms) needs no weights; ``qwen2_audio``,
+``qwen2_5_omni`` and ``qwen3_omni`` read the last hidden states of a checkpoint's audio encoder (a base model or a
+judge trained from it: the probe shows what fine-tuning left in the encoder). Mean pooling
 cannot tell which of a comparison's two clips holds what, for any encoder: the paper's probe has that limit too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from scipy.io import wavfile
@@ -43,15 +46,43 @@ def logmel(audio: np.ndarray, sr: int) -> np.ndarray:
     return np.log(power @ _mel_filterbank(sr, n_fft, MEL_BANDS).T + 1e-8).astype(np.float32)
 
 
-ENCODERS: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {"logmel": logmel}
+Encoder = Callable[[np.ndarray, int], np.ndarray]  # (mono audio, sample rate) -> (frames, dim)
+CHECKPOINT_ENCODERS = ("qwen2_audio", "qwen2_5_omni", "qwen3_omni")  # model families whose audio encoder is read
 
 
-def item_features(question: ChoiceQuestion, encoder: str) -> np.ndarray:
-    if encoder not in ENCODERS:
-        raise BenchError(f"unknown probe encoder {encoder!r}; known: {sorted(ENCODERS)}")
+def checkpoint_encoder(family: str, checkpoint: Path, device: str = "auto") -> Encoder:
+    """The audio encoder of a checkpoint of ``family``, frozen (loaded once)."""
+    from ...judges.adapters import adapter_for
+    from ...media import resample
+
+    adapter = adapter_for(checkpoint).load(Path(checkpoint), device=device)
+    if adapter.family != family:
+        raise BenchError(
+            f"{checkpoint} is a {adapter.family} checkpoint, not {family}: give --encoder {adapter.family}"
+        )
+    rate = adapter.feature_extractor.sampling_rate
+
+    def encode(audio: np.ndarray, sr: int) -> np.ndarray:
+        audio = audio if sr == rate else resample(audio[None], sr, rate)[0]
+        return adapter.audio_encoder_states(audio)
+
+    return encode
+
+
+def make_encoder(name: str, checkpoint: Path | None = None, device: str = "auto") -> Encoder:
+    if name == "logmel":
+        return logmel
+    if name not in CHECKPOINT_ENCODERS:
+        raise BenchError(f"unknown probe encoder {name!r}; known: logmel, {', '.join(CHECKPOINT_ENCODERS)}")
+    if checkpoint is None:
+        raise BenchError(f"--encoder {name} reads a checkpoint's audio encoder: give --checkpoint DIR")
+    return checkpoint_encoder(name, checkpoint, device)
+
+
+def item_features(question: ChoiceQuestion, encoder: Encoder) -> np.ndarray:
     sr, pcm = wavfile.read(question.media)
     audio = pcm.astype(np.float32) / 32767
-    return ENCODERS[encoder](audio.mean(axis=1) if audio.ndim == 2 else audio, sr)
+    return encoder(audio.mean(axis=1) if audio.ndim == 2 else audio, sr)
 
 
 def item_label(question: ChoiceQuestion) -> int:
@@ -108,7 +139,7 @@ def train_probe(features: list[np.ndarray], labels: list[int], seed: int = 42, e
     return best
 
 
-def probe_items(questions: list[ChoiceQuestion], encoder: str = "logmel", seed: int = 42) -> dict:
+def probe_items(questions: list[ChoiceQuestion], encoder: Encoder = logmel, seed: int = 42) -> dict:
     """``{attribute: {paradigm: held-out accuracy}}`` of one probe per attribute x paradigm."""
     cells: dict[tuple[str, str], list[ChoiceQuestion]] = {}
     for q in questions:

@@ -41,10 +41,16 @@ class Answer:
 class Scored:
     """An answer parsed against its question: the letter read from it (None: abstained) and whether it is right."""
 
+    id: str
     model: str
     groups: dict
     predicted: str | None
     correct: bool
+
+    def choice_row(self) -> dict:
+        """As `avjudge.judges.choice.compare_answers` reads an answer, the category being the item's groups."""
+        category = "/".join(str(v) for v in self.groups.values()) or "all"
+        return {"id": self.id, "category": category, "predicted": self.predicted, "correct": self.correct}
 
 
 class Suite:

@@ -16,7 +16,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from ...jsonl import write_json
-from ...judges.choice import ChoiceQuestion
+from ...judges.choice import ChoiceQuestion, compare_answers
 from ...prompts import OPTION_LETTERS
 from ..dimensions import BenchError
 from .base import Answer, Scored, Suite
@@ -57,7 +57,8 @@ def _scored(suite: Suite, parser: str, answer: Answer, by_id: dict[str, ChoiceQu
     gold = question.answer if question else answer.answer
     letters = OPTION_LETTERS[: len(question.options)] if question else suite.letters
     predicted = suite.parsers[parser](answer.response or "", letters)
-    return Scored(answer.model, question.groups if question else answer.groups, predicted, predicted == gold)
+    groups = question.groups if question else answer.groups
+    return Scored(answer.id, answer.model, groups, predicted, predicted == gold)
 
 
 def _by_group(scored: list[Scored]) -> dict:
@@ -74,19 +75,40 @@ def _by_group(scored: list[Scored]) -> dict:
     }
 
 
-def score_answers(
-    suite: Suite, answers: Iterable[Answer], questions: list[ChoiceQuestion] | None = None, parser: str = "paper"
-) -> dict:
-    """Every model's results under ``parser`` (the chosen rule's figures; each model's overall accuracy under every
-    rule of the suite beside them)."""
-    if parser not in suite.parsers:
-        raise BenchError(f"the {suite.name} suite has no {parser!r} answer rule; it has {sorted(suite.parsers)}")
-    by_id = {q.id: q for q in questions} if questions is not None else None
+def _per_model(answers: Iterable[Answer]) -> dict[str, list[Answer]]:
     per_model: dict[str, list[Answer]] = defaultdict(list)
     for a in latest_answers(answers):
         per_model[a.model].append(a)
+    return per_model
+
+
+def _baseline_rows(suite: Suite, baseline: Iterable[Answer], by_id, parser: str) -> tuple[str, list[dict]]:
+    """The one model of a baseline answers file and its answers as `compare_answers` reads them."""
+    per_model = _per_model(baseline)
+    if len(per_model) != 1:
+        raise BenchError(f"a baseline holds one model's answers; this one holds {sorted(per_model) or 'none'}")
+    (model, rows), *_ = per_model.items()
+    scored = [_scored(suite, parser, a, by_id) for a in rows]
+    return model, [s.choice_row() for s in scored if isinstance(s, Scored)]
+
+
+def score_answers(
+    suite: Suite,
+    answers: Iterable[Answer],
+    questions: list[ChoiceQuestion] | None = None,
+    parser: str = "paper",
+    baseline: Iterable[Answer] | None = None,
+) -> dict:
+    """Every model's results under ``parser`` (the chosen rule's figures; each model's overall accuracy under every
+    rule of the suite beside them); with ``baseline`` (another model's answers, e.g. the base model a judge was
+    fine-tuned from), each model's accuracy beside the baseline's on the items both answered, and how many answers
+    changed, overall and per item group."""
+    if parser not in suite.parsers:
+        raise BenchError(f"the {suite.name} suite has no {parser!r} answer rule; it has {sorted(suite.parsers)}")
+    by_id = {q.id: q for q in questions} if questions is not None else None
+    reference = _baseline_rows(suite, baseline, by_id, parser) if baseline is not None else None
     models = {}
-    for model, rows in sorted(per_model.items()):
+    for model, rows in sorted(_per_model(answers).items()):
         results = {p: [_scored(suite, p, a, by_id) for a in rows] for p in suite.parsers}
         scored = [r for r in results[parser] if isinstance(r, Scored)]
         errors = [r for r in results[parser] if isinstance(r, str)]
@@ -109,6 +131,9 @@ def score_answers(
         }
         if by_id is not None:
             models[model]["unanswered"] = len(by_id) - len({a.id for a in rows} & set(by_id))
+        if reference is not None:
+            mine = [s.choice_row() for s in scored]
+            models[model]["baseline"] = {"model": reference[0], **compare_answers(mine, reference[1])}
     return {"suite": suite.name, "parser": parser, "models": models}
 
 
