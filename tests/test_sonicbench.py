@@ -421,10 +421,10 @@ def test_probe_features_are_what_the_encoder_gives_the_model(tiny_judges, family
 def test_the_probe_reads_a_checkpoint_s_audio_encoder(tiny_judges, tmp_path):
     make_items(tmp_path / "items", 8, seed=2, attributes=("loudness",), workers=1, progress=False)
     argv = ["bench", "sonicbench", "probe", "--items", str(tmp_path / "items"), "--out", str(tmp_path / "probe")]
-    assert main([*argv, "--encoder", "qwen2_audio", "--checkpoint", str(tiny_judges["qwen2_audio"])]) == 0
+    assert main([*argv, "--encoder", "qwen2_audio", "--weights", str(tiny_judges["qwen2_audio"])]) == 0
     result = json.loads((tmp_path / "probe" / "probe.json").read_text())
     assert result["encoder"] == "qwen2_audio" and set(result["accuracy"]["loudness"]) == {"comparison", "recognition"}
-    assert main([*argv, "--encoder", "qwen2_5_omni", "--checkpoint", str(tiny_judges["qwen2_audio"])]) == 2
+    assert main([*argv, "--encoder", "qwen2_5_omni", "--weights", str(tiny_judges["qwen2_audio"])]) == 2
     assert main([*argv, "--encoder", "qwen2_audio"]) == 2  # no checkpoint
 
 

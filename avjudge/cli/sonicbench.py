@@ -60,10 +60,12 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--encoder",
         default="logmel",
-        help="features to probe: logmel (no weights needed), or the audio encoder of a --checkpoint: "
+        help="features to probe: logmel (no weights needed), or the audio encoder of the --weights checkpoint: "
         "qwen2_audio, qwen2_5_omni, qwen3_omni",
     )
-    p.add_argument("--checkpoint", type=Path, help="the model whose audio encoder is probed (a base model or a judge)")
+    p.add_argument(
+        "--weights", type=Path, help="the checkpoint whose audio encoder is probed (a base model or a judge)"
+    )
     p.add_argument("--device", default="auto", help="auto: CUDA when there is one, else CPU")
     p.add_argument("--seed", type=int, default=42)
     add_out(p, "folder for probe.json")
@@ -75,8 +77,8 @@ def _probe(args: argparse.Namespace) -> int:
     from ..judges.choice import load_questions
 
     questions = load_questions(args.items / "questions.jsonl")
-    result = probe_items(questions, make_encoder(args.encoder, args.checkpoint, args.device), args.seed)
-    source = {"encoder": args.encoder, "checkpoint": str(args.checkpoint) if args.checkpoint else None}
+    result = probe_items(questions, make_encoder(args.encoder, args.weights, args.device), args.seed)
+    source = {"encoder": args.encoder, "weights": str(args.weights) if args.weights else None}
     write_json(args.out / "probe.json", {**source, "accuracy": result})
     for attribute, cells in result.items():
         print(f"{attribute:<14} " + "  ".join(f"{p} {a:.2f}" for p, a in sorted(cells.items())))
@@ -95,7 +97,7 @@ register(
     "a comparison's clips holds what, for any encoder.\n\n"
     "examples:\n  avjudge bench sonicbench probe --items sonic_items --encoder logmel --out sonic_probe\n"
     "  avjudge bench sonicbench probe --items sonic_items --encoder qwen2_audio \\\n"
-    "      --checkpoint models/Qwen2-Audio-7B-Instruct --out probe_base",
+    "      --weights models/Qwen2-Audio-7B-Instruct --out probe_base",
 )
 
 
@@ -148,7 +150,7 @@ def _threshold(args: argparse.Namespace) -> int:
     report = {
         model: threshold_report(
             load_questions(args.questions),
-            {a.id: parse(a.response or "", suite.letters) for a in answers if a.model == model and not a.error},
+            {a.id: parse(a.response or "", suite.letters, ()) for a in answers if a.model == model and not a.error},
         )
         for model in sorted(models)
     }

@@ -44,13 +44,16 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
 
 def _convert(args: argparse.Namespace) -> int:
     from ..bench.suites import get_suite
+    from ..jsonl import write_json
     from ..judges.choice import write_questions
 
     suite = get_suite(args.suite)
     questions = suite.convert(required_input(args), args.media_root)
     _print_notes(suite)
     write_questions(questions, args.out)
-    print(f"wrote {len(questions)} questions to {args.out}")
+    summary = args.out.with_suffix(".summary.json")
+    write_json(summary, {"notes": getattr(suite, "notes", []), **suite.describe(questions)})
+    print(f"wrote {len(questions)} questions to {args.out}, what they hold to {summary}")
     return 0
 
 
@@ -60,7 +63,8 @@ register(
     _convert_args,
     _convert,
     "Read the suite's own question files and write avjudge question JSONL (id, media, question,\n"
-    "options, answer, prompt, groups) for `bench answer` and `bench choice`.\n\n"
+    "options, answer, prompt, groups) for `bench answer` and `bench choice`, and beside it\n"
+    "OUT's .summary.json: the release's quirks handled, and the questions per group.\n\n"
     "example:\n  avjudge bench convert --suite sonicbench --input SonicBench/json --media-root SonicBench "
     "--out sonic.jsonl",
 )

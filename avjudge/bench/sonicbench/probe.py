@@ -75,7 +75,7 @@ def make_encoder(name: str, checkpoint: Path | None = None, device: str = "auto"
     if name not in CHECKPOINT_ENCODERS:
         raise BenchError(f"unknown probe encoder {name!r}; known: logmel, {', '.join(CHECKPOINT_ENCODERS)}")
     if checkpoint is None:
-        raise BenchError(f"--encoder {name} reads a checkpoint's audio encoder: give --checkpoint DIR")
+        raise BenchError(f"--encoder {name} reads a checkpoint's audio encoder: give --weights DIR")
     return checkpoint_encoder(name, checkpoint, device)
 
 

@@ -10,8 +10,8 @@ The paper's answer rule (Appendix I: exact letter, then punctuation stripped, th
 the paper does not print) is, as far as the 36 released files show, the first standalone letter of the lowercased
 response: that reproduces every printed cell but ten of one model (docs: benchmarks). It credits the article in "a
 sound" as answer A, so a model that writes sentences gains or loses by how often it starts one with "a". The strict
-rule reads a letter only where the response is the letter, opens with it ("B. slow."), states it ("the answer is B")
-or ends on it alone.
+rule (`avjudge.bench.suites.parsing.strict_answer`, shared by the suites) reads a letter only where the response is
+the letter, opens with it ("B. slow."), states it ("the answer is B") or ends on it alone.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path, PurePath
 from ...judges.choice import ChoiceQuestion
 from ..dimensions import BenchError
 from ..suites.base import Answer, Scored, Suite, register
+from ..suites.parsing import strict_answer
 from ..suites.score import printed
 
 ATTRIBUTES = (
@@ -87,31 +88,11 @@ COVERAGE_THRESHOLD = 0.60  # an attribute a model "handles" (the paper's Figure 
 RELEASE_FILE = re.compile(r"^(?P<attribute>[a-z]+)_(?P<paradigm>comparison|recog)\.jsonl$")
 
 
-def paper_answer(response: str, letters: tuple[str, ...] = ("A", "B")) -> str | None:
+def paper_answer(response: str, letters: tuple[str, ...] = ("A", "B"), options: tuple[str, ...] = ()) -> str | None:
     """The letter SonicBench's scoring reads: the first of the offered letters standing alone as a word, in any
     case; None (an abstention) where there is none."""
     found = re.search(r"\b([" + "".join(letters).lower() + r"])\b", response.strip().lower())
     return found.group(1).upper() if found else None
-
-
-def strict_answer(response: str, letters: tuple[str, ...] = ("A", "B")) -> str | None:
-    """A letter only where the response gives it as an answer: the whole response ("B", "(B)", "☞A"), its opening
-    before punctuation or a line break ("B. slow."), a statement ("the answer is B", "Option: A"; the last one) or
-    its last line alone. An upper-case letter only, outside the whole-response case: "a" in free text is an
-    article."""
-    offered = "".join(letters)
-    text = response.strip()
-    bare = re.sub(r"[\W_]+", "", text)
-    if len(bare) == 1 and bare.upper() in letters:
-        return bare.upper()
-    opening = re.match(rf"^[\W_]*([{offered}])(?:[.):,;\]]|\s*$|\s*\n)", text)
-    if opening:
-        return opening.group(1)
-    stated = re.findall(rf"(?i:\b(?:answer|option|choice)\b)\W{{0,3}}(?:(?i:is)\W{{0,3}})?\b([{offered}])\b", text)
-    if stated:
-        return stated[-1]
-    last_line = re.sub(r"[\W_]+", "", text.splitlines()[-1]) if text else ""
-    return last_line if len(last_line) == 1 and last_line in letters else None
 
 
 def _wav_id(audio_path: str) -> str:

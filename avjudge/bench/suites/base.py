@@ -13,6 +13,7 @@ A release format that carries its own gold answers may add ``answer`` and ``grou
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,8 @@ from ...judges.choice import ChoiceQuestion
 from ...registry import Registry
 from ..dimensions import BenchError
 
-Parser = Callable[[str, tuple[str, ...]], "str | None"]  # (raw response, offered letters) -> letter or None
+# (raw response, offered letters, the options' texts where known) -> the letter read, or None (abstained)
+Parser = Callable[[str, tuple[str, ...], tuple[str, ...]], "str | None"]
 
 
 @dataclass
@@ -65,6 +67,20 @@ class Suite:
     def convert(self, path: Path, media_root: Path | None = None) -> list[ChoiceQuestion]:
         """The questions of a release file or folder, in avjudge's question format."""
         raise BenchError(f"the {self.name} suite has no release reader; give its questions as avjudge question JSONL")
+
+    def prompt_for(self, question: str, options: list[str]) -> str:
+        """The suite's own prompt for a question and its options as its release prints them ("A. text"): how its
+        authors asked, for any question (avjudge's synthetic-world questions included)."""
+        raise BenchError(f"the {self.name} suite has no prompt of its own for other questions")
+
+    def describe(self, questions: list[ChoiceQuestion]) -> dict:
+        """What converted questions hold: their number and, per group, how many fall in each category (an item with
+        several categories in a group counts in each)."""
+        counts: dict[str, Counter] = {}
+        for q in questions:
+            for group, value in q.groups.items():
+                counts.setdefault(group, Counter()).update(value if isinstance(value, list) else [value])
+        return {"questions": len(questions), "groups": {g: dict(c.most_common()) for g, c in counts.items()}}
 
     def read_answers(self, path: Path) -> Iterator[Answer]:
         """The answers of ``path``: avjudge's answers JSONL by default; a suite whose release ships per-model

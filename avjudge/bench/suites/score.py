@@ -56,7 +56,7 @@ def _scored(suite: Suite, parser: str, answer: Answer, by_id: dict[str, ChoiceQu
         return f"{where}: no gold answer for {answer.id!r} (give the --questions it answers)"
     gold = question.answer if question else answer.answer
     letters = OPTION_LETTERS[: len(question.options)] if question else suite.letters
-    predicted = suite.parsers[parser](answer.response or "", letters)
+    predicted = suite.parsers[parser](answer.response or "", letters, question.options if question else ())
     groups = question.groups if question else answer.groups
     return Scored(answer.id, answer.model, groups, predicted, predicted == gold)
 

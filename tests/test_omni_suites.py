@@ -1,0 +1,196 @@
+"""OmniVideoBench and WorldSense as suites: the release converted with its quirks, each paper's answer rule with its
+quirks against hand-worked fixtures, the strict rule beside it, VLMEvalKit result files, and answering with the
+suites' own prompts by a tiny judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from avjudge.bench.omnivideobench import duration_bucket, seconds
+from avjudge.bench.omnivideobench import paper_answer as omnivideobench_answer
+from avjudge.bench.suites import get_suite, score_answers
+from avjudge.bench.suites.answer import answer_with_judge
+from avjudge.bench.worldsense import paper_answer as worldsense_answer
+from avjudge.cli import main
+from avjudge.judges.choice import ChoiceQuestion, load_questions
+
+OMNIVIDEOBENCH = Path(__file__).resolve().parents[2] / "shared" / "seed_data" / "omnivideobench" / "data.json"
+
+
+@pytest.mark.skipif(not OMNIVIDEOBENCH.exists(), reason="needs ../shared/seed_data/omnivideobench/data.json")
+def test_the_shipped_omnivideobench_file_converts_with_its_quirks(tmp_path, capsys):
+    out = tmp_path / "ovb.jsonl"
+    argv = ["bench", "convert", "--suite", "omnivideobench", "--input", str(OMNIVIDEOBENCH), "--out", str(out)]
+    assert main([*argv, "--media-root", str(tmp_path / "videos")]) == 0
+    printed_out = capsys.readouterr().out
+    questions = load_questions(out)
+    assert len(questions) == 1000 and len({q.media for q in questions}) == 628
+    summary = json.loads((tmp_path / "ovb.summary.json").read_text())
+    groups = summary["groups"]
+    # the group sizes the paper's Table 3 percentages imply for the duration buckets; its Table 1 for audio types
+    assert groups["duration"] == {"(0,1] min": 166, "(1,5] min": 343, "(5,10] min": 229, "(10,30] min": 262}
+    assert groups["audio_type"] == {"Speech": 762, "Sound": 147, "Music": 91}
+    assert len(groups["question_type"]) == 13 and groups["question_type"]["counting"] == 156
+    chains = summary["reasoning_chains"]
+    assert chains["steps"] == 3581 and round(chains["modality_share"]["vision"], 2) == 0.54  # the paper: 54 % vision
+    assert "3 questions whose options are lettered out of order" in printed_out
+    assert "step key 'evidece' read as 'evidence'" in printed_out and "modality 'aduio' read as 'audio'" in printed_out
+    odd = [q for q in questions if q.id.startswith("video_81_")]
+    assert all(q.answer in "ABCD" for q in odd)
+    first = questions[0]
+    assert first.media == str(tmp_path / "videos" / "video_1.mp4") and not first.options[0].startswith("A.")
+    assert first.text.startswith("You are given a video.") and "\nA.Ancient Chinese stories" in first.text
+    assert first.text.endswith("must be chosen.Mustn't give any other reason for can not choose!")
+
+
+def test_durations_and_buckets():
+    assert seconds("03:28") == 208 and seconds("1:02:03") == 3723
+    assert [duration_bucket(s) for s in (59, 60, 299, 300, 600, 1955)] == [
+        "(0,1] min",
+        "(1,5] min",
+        "(1,5] min",
+        "(5,10] min",
+        "(10,30] min",
+        "(10,30] min",
+    ]
+    with pytest.raises(ValueError):
+        seconds("3 min")
+
+
+@pytest.mark.parametrize(
+    "response, expected",
+    [("A", "A"), ("b", "B"), ("C. the red car", "C"), ("(D)", "D"), ("\\boxed{B}", "B"), ("The answer is A", None)],
+)
+def test_omnivideobench_reads_only_a_bare_letter(response, expected):
+    assert omnivideobench_answer(response) == expected
+
+
+OPTIONS = ("a red car", "a blue bus", "a dog", "a bicycle")
+
+
+@pytest.mark.parametrize(
+    "response, expected",
+    [
+        ("C", "C"),
+        ("The answer is D.", "D"),
+        ("Based on the video, the answer is C", "B"),  # the first capital A-D, inside "Based"
+        ("Best answer: C", "B"),  # "Best answer:" is never deleted: its list joins it to the next prefix
+        ("The correct option is D", "D"),
+        ("i saw a dog running across the street in the rain", "C"),  # no capital: the one option text it contains
+        ("it is a red car or maybe a blue bus, hard to tell from here", None),  # two option texts: nothing
+        ("no idea", None),
+    ],
+)
+def test_worldsense_reads_answers_as_vlmevalkit_does(response, expected):
+    assert worldsense_answer(response, options=OPTIONS) == expected
+
+
+def _worldsense_file(path: Path) -> Path:
+    qa = {
+        "v1": {
+            "video_duration": 45.0,
+            "duration": "<1min",
+            "domain": "Sports",
+            "sub_category": "Football",
+            "audio_class": ["Speech", "Event"],
+            "video_caption": "a match",
+            "task0": {
+                "task_domain": "Recognition",
+                "task_type": "Audio Recognition",
+                "question": "What is heard?",
+                "candidates": ["A. a whistle", "B. a bell", "C. a horn", "D. a drum"],
+                "answer": "A",
+            },
+            "task1": {
+                "task_domain": "Reasoning",
+                "task_type": "Causal Reasoning",
+                "question": "Why do they stop?",
+                "candidates": ["A. rain", "B. a foul", "C. the end", "D. a goal"],
+                "answer": "B",
+            },
+        },
+        "v2": {
+            "video_duration": 300.0,
+            "duration": "4-6min",
+            "domain": "Music",
+            "sub_category": "Covers",
+            "audio_class": ["Music"],
+            "video_caption": "a song",
+            "task0": {
+                "task_domain": "Understanding",
+                "task_type": "Audio Change",
+                "question": "What changes?",
+                "candidates": ["A. the key", "B. the tempo", "C. the singer", "D. nothing"],
+                "answer": "C",
+            },
+        },
+    }
+    path.write_text(json.dumps(qa))
+    return path
+
+
+def test_worldsense_scores_by_hand(tmp_path):
+    qa = _worldsense_file(tmp_path / "worldsense_qa.json")
+    assert (
+        main(["bench", "convert", "--suite", "worldsense", "--input", str(qa), "--out", str(tmp_path / "ws.jsonl")])
+        == 0
+    )
+    questions = load_questions(tmp_path / "ws.jsonl")
+    assert [q.id for q in questions] == ["v1_task0", "v1_task1", "v2_task0"]
+    assert questions[0].groups["audio_class"] == ["Speech", "Event"] and questions[2].extra["index"] == 2
+    assert questions[0].text.startswith("Carefully watch this video") and questions[0].text.endswith(
+        "D. a drum\nAnswer: "
+    )
+    rows = [
+        {"id": "v1_task0", "model": "m", "response": "Based on the sound, the answer is A."},  # paper: B; strict: A
+        {"id": "v1_task1", "model": "m", "response": "B"},  # right under both
+        {"id": "v2_task0", "model": "m", "response": "i think the singer changes"},  # paper: C by option text
+    ]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = get_suite("worldsense")
+    paper = score_answers(suite, suite.read_answers(answers), questions, "paper")["models"]["m"]
+    assert (paper["correct"], paper["n"]) == (2, 3)
+    assert paper["table"]["audio_class"] == {"Speech": 0.5, "Event": 0.5, "Music": 1.0}  # v1 counts in both classes
+    assert paper["table"]["duration"]["<1min"] == 0.5 and paper["table"]["domain"]["Music"] == 1.0
+    strict = score_answers(suite, suite.read_answers(answers), questions, "strict")["models"]["m"]
+    assert (strict["correct"], strict["abstained"]) == (2, 1)
+
+
+def test_vlmevalkit_result_files_are_answers(tmp_path):
+    header = "index\tvideo\tquestion\tprediction\tanswer\tdomain\taudio_class\ttask_domain\tduration\n"
+    rows = [
+        "0\tv1\tq\tA\tA\tSports\t['Speech', 'Event']\tRecognition\t<1min\n",
+        "1\tv1\tq\tThe answer is C\tB\tSports\t['Speech', 'Event']\tReasoning\t<1min\n",
+        "2\tv2\tq\t\tC\tMusic\t['Music']\tUnderstanding\t4-6min\n",
+    ]
+    result = tmp_path / "Qwen2.5-Omni-7B_WorldSense.tsv"
+    result.write_text(header + "".join(rows))
+    argv = ["bench", "score", "--suite", "worldsense", "--input", str(result), "--out", str(tmp_path / "s")]
+    assert main(argv) == 0
+    block = json.loads((tmp_path / "s" / "report.json").read_text())["models"]["Qwen2.5-Omni-7B_WorldSense"]
+    assert (block["n"], block["correct"], block["errors"]) == (2, 1, 1)  # an empty prediction is an error apart
+    assert block["table"]["audio_class"]["Event"] == 0.5 and block["table"]["audio_class"]["Music"] is None
+    assert "| Qwen2.5-Omni-7B_WorldSense |" in (tmp_path / "s" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("suite_name", ["omnivideobench", "worldsense"])
+def test_a_tiny_judge_answers_world_questions_in_each_suite_s_prompt(tiny_judges, small_world, tmp_path, suite_name):
+    from avjudge.bench.synthetic import world_manifest, world_questions
+    from avjudge.judges import Judge
+
+    suite = get_suite(suite_name)
+    asked = []
+    for q in world_questions(world_manifest(small_world))[:6]:
+        lettered = [f"{letter}. {text}" for letter, text in zip("ABCD", q.options)]
+        asked.append(ChoiceQuestion(**{**q.__dict__, "prompt": suite.prompt_for(q.question, lettered)}))
+    judge = Judge.load("choice_av", tiny_judges["qwen2_5_omni"], batch_size=2, workers=1)
+    out = tmp_path / "answers.jsonl"
+    rows = answer_with_judge(judge, asked, out, "tiny", progress=False)
+    assert [r["id"] for r in rows] == [q.id for q in asked]
+    assert all(r["response"] in "ABCDEFGH"[: len(q.options)] for r, q in zip(rows, asked))
+    report = score_answers(suite, suite.read_answers(out), asked, "paper")["models"]["tiny"]
+    assert report["n"] == 6 and report["correct"] == sum(r["response"] == q.answer for r, q in zip(rows, asked))
