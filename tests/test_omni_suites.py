@@ -194,3 +194,35 @@ def test_a_tiny_judge_answers_world_questions_in_each_suite_s_prompt(tiny_judges
     assert all(r["response"] in "ABCDEFGH"[: len(q.options)] for r, q in zip(rows, asked))
     report = score_answers(suite, suite.read_answers(out), asked, "paper")["models"]["tiny"]
     assert report["n"] == 6 and report["correct"] == sum(r["response"] == q.answer for r, q in zip(rows, asked))
+
+
+def test_an_ablation_sets_configurations_side_by_side(tmp_path, capsys):
+    qa = _worldsense_file(tmp_path / "worldsense_qa.json")
+    assert (
+        main(["bench", "convert", "--suite", "worldsense", "--input", str(qa), "--out", str(tmp_path / "ws.jsonl")])
+        == 0
+    )
+    gold = {q.id: q.answer for q in load_questions(tmp_path / "ws.jsonl")}
+    wrong = {"A": "B", "B": "C", "C": "D", "D": "A"}
+    runs = {  # a scripted model: vision alone gets v1_task0 right; with audio every item; with subtitles two
+        "v": {"v1_task0": True, "v1_task1": False, "v2_task0": False},
+        "av": {"v1_task0": True, "v1_task1": True, "v2_task0": True},
+        "v_subtitles": {"v1_task0": True, "v1_task1": True, "v2_task0": False},
+    }
+    for name, right in runs.items():
+        rows = [{"id": i, "model": "omni", "response": gold[i] if ok else wrong[gold[i]]} for i, ok in right.items()]
+        if name == "av":
+            rows.append({"id": "v9_task0", "model": "omni", "response": "A"})  # an item the others never answered
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    compare = ",".join(str(tmp_path / f"{n}.jsonl") for n in runs)
+    questions = str(tmp_path / "ws.jsonl")
+    argv = ["bench", "score", "--suite", "worldsense", "--questions", questions, "--compare", compare]
+    argv += ["--by", "duration", "--out", str(tmp_path / "a")]
+    assert main(argv) == 0
+    result = json.loads((tmp_path / "a" / "ablation.json").read_text())
+    assert result["base"] == "v" and result["items"] == 3  # v9_task0 is in no questions file and no other run
+    assert result["runs"]["av"]["all"] == {"accuracy": 1.0, "delta": pytest.approx(2 / 3)}
+    assert result["runs"]["v_subtitles"]["<1min"] == {"accuracy": 1.0, "delta": 0.5}
+    assert result["runs"]["v_subtitles"]["4-6min"] == {"accuracy": 0.0, "delta": 0.0}
+    assert "| av | 100.0 (+66.7) | 100.0 (+100.0) | 100.0 (+50.0) |" in capsys.readouterr().out
+    assert main([*argv[:6], "--compare", str(tmp_path / "v.jsonl"), "--out", str(tmp_path / "b")]) == 2

@@ -140,6 +140,12 @@ register(
 def _score_args(p: argparse.ArgumentParser) -> None:
     _suite_argument(p)
     add_input(p, "answers JSONL (bench answer), or the suite's released prediction files (file or folder)")
+    p.add_argument(
+        "--compare",
+        help="instead of --input, comma-separated answers files of one model under different configurations "
+        "(the first is the base): the ablation table",
+    )
+    p.add_argument("--by", help="with --compare, the question group to break the ablation down by (e.g. duration)")
     p.add_argument("--questions", type=Path, help="the question JSONL the answers answer (gold and groups)")
     p.add_argument("--parser", default="paper", help="answer rule: paper (the authors') or strict")
     p.add_argument(
@@ -158,6 +164,8 @@ def _score(args: argparse.Namespace) -> int:
 
     suite = get_suite(args.suite)
     questions = load_questions(args.questions) if args.questions else None
+    if args.compare:
+        return _ablation(args, suite, questions)
     baseline = suite.read_answers(args.baseline) if args.baseline else None
     report = score_answers(suite, suite.read_answers(required_input(args)), questions, args.parser, baseline)
     _print_notes(suite)
@@ -180,6 +188,22 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ablation(args: argparse.Namespace, suite, questions) -> int:
+    from ..bench.suites.score import ablation, ablation_markdown
+    from ..jsonl import write_json
+
+    paths = [Path(p.strip()) for p in args.compare.split(",") if p.strip()]
+    runs = {p.stem: suite.read_answers(p) for p in paths}
+    result = ablation(suite, runs, questions, args.parser, args.by)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(args.out / "ablation.json", result)
+    table = ablation_markdown(result)
+    (args.out / "ablation.md").write_text(table, encoding="utf-8")
+    print(table)
+    print(f"wrote {args.out / 'ablation.json'}, {args.out / 'ablation.md'}")
+    return 0
+
+
 register(
     "bench score",
     "score answers the way a suite's paper does: report.json and its tables",
@@ -192,5 +216,7 @@ register(
     "examples:\n"
     "  avjudge bench score --suite sonicbench --input Results.tar.gz --out sonic_paper\n"
     "  avjudge bench score --suite sonicbench --input answers_tiny.jsonl --questions items/questions.jsonl "
-    "--out sonic_tiny",
+    "--out sonic_tiny\n"
+    "  avjudge bench score --suite worldsense --compare v.jsonl,av.jsonl,v_subtitles.jsonl --questions ws.jsonl "
+    "--by duration --out ablation",
 )

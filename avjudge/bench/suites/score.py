@@ -143,3 +143,82 @@ def write_score(suite: Suite, report: dict, out: Path) -> list[Path]:
     write_json(out / "report.json", report)
     (out / "report.md").write_text(suite.markdown(report), encoding="utf-8")
     return [out / "report.json", out / "report.md"]
+
+
+def ablation(
+    suite: Suite,
+    runs: dict[str, Iterable[Answer]],
+    questions: list[ChoiceQuestion] | None,
+    parser: str = "paper",
+    group: str | None = None,
+) -> dict:
+    """Configurations of one model side by side (each run's answers: video alone, with audio, with subtitles, more
+    frames...), as the papers' ablation tables set them: accuracy overall and per category of ``group`` on the items
+    every run answered, and each run's difference from the first (the base)."""
+    if len(runs) < 2:
+        raise BenchError("an ablation compares two or more runs (answers files), the first being the base")
+    by_id = {q.id: q for q in questions} if questions is not None else None
+    scored: dict[str, dict[str, Scored]] = {}
+    for name, answers in runs.items():
+        models = _per_model(answers)
+        if len(models) != 1:
+            raise BenchError(f"run {name!r} holds the answers of {sorted(models) or 'no model'}; give one model a run")
+        rows = [_scored(suite, parser, a, by_id) for a in next(iter(models.values()))]
+        scored[name] = {s.id: s for s in rows if isinstance(s, Scored)}
+    common = sorted(set.intersection(*(set(s) for s in scored.values())))
+    if not common:
+        raise BenchError("the runs answered no item in common")
+
+    def cells(items: dict[str, Scored]) -> dict:
+        chosen = [items[i] for i in common]
+        out = {"all": accuracy(sum(s.correct for s in chosen), len(chosen))}
+        if group:
+            categories = sorted({str(c) for s in chosen for c in _categories(s, group)})
+            for c in categories:
+                inside = [s for s in chosen if c in map(str, _categories(s, group))]
+                out[c] = accuracy(sum(s.correct for s in inside), len(inside))
+        return out
+
+    table = {name: cells(items) for name, items in scored.items()}
+    base = next(iter(table))
+    return {
+        "suite": suite.name,
+        "parser": parser,
+        "group": group,
+        "base": base,
+        "items": len(common),
+        "runs": {
+            name: {
+                c: {"accuracy": a, "delta": None if a is None or table[base][c] is None else a - table[base][c]}
+                for c, a in row.items()
+            }
+            for name, row in table.items()
+        },
+    }
+
+
+def _categories(s: Scored, group: str) -> list:
+    value = s.groups.get(group)
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
+def ablation_markdown(result: dict) -> str:
+    """The ablation as a table: a row per run, accuracy (and its difference from the base) per column."""
+    columns = list(next(iter(result["runs"].values())))
+    lines = [
+        f"# {result['suite']} ablation on {result['items']} items "
+        f"({result['parser']} answer rule; base: {result['base']})",
+        "",
+        "| Run | " + " | ".join(columns) + " |",
+        "|---" * (len(columns) + 1) + "|",
+    ]
+    for name, row in result["runs"].items():
+        cells = []
+        for c in columns:
+            a, d = row[c]["accuracy"], row[c]["delta"]
+            cells.append(
+                printed(None if a is None else 100 * a, 1)
+                + ("" if name == result["base"] or d is None else f" ({100 * d:+.1f})")
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
