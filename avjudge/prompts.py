@@ -66,6 +66,9 @@ TASKS: dict[str, JudgeTask] = {
 # instruction is the one LLaVA-style evaluation harnesses use. Apart from TASKS: Yes / No judges never see it (and
 # the tiny judges' tokenizer is trained on TASKS' queries alone).
 OPTION_LETTERS = tuple("ABCDEFGH")
+# The Yes / No bridge: a judge that reads a text (vt, at) judges each option of a multiple-choice question as this
+# statement, its caption (`avjudge.bench.suites.bridge`)
+BRIDGE_STATEMENT = 'The answer to the question "{question}" is: {option}'
 CHOICE_QUERY = "{text}\nAnswer with the option's letter from the given choices directly."
 CHOICE_TASKS: dict[str, JudgeTask] = {
     "choice_av": JudgeTask(

@@ -32,8 +32,8 @@ READS = {
     "bench sonicbench threshold",
     "filter",
 }
-SCORES = {"score", "metrics run", "bench run", "filter", "bench choice", "bench answer"}
-LOADS_JUDGES = {"score", "bench run", "filter", "bench choice", "bench answer"}
+SCORES = {"score", "metrics run", "bench run", "filter", "bench choice", "bench answer", "bench bridge"}
+LOADS_JUDGES = {"score", "bench run", "filter", "bench choice", "bench answer", "bench bridge"}
 CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from avjudge.bench.omnivideobench import duration_bucket, seconds
@@ -226,3 +227,50 @@ def test_an_ablation_sets_configurations_side_by_side(tmp_path, capsys):
     assert result["runs"]["v_subtitles"]["4-6min"] == {"accuracy": 0.0, "delta": 0.0}
     assert "| av | 100.0 (+66.7) | 100.0 (+100.0) | 100.0 (+50.0) |" in capsys.readouterr().out
     assert main([*argv[:6], "--compare", str(tmp_path / "v.jsonl"), "--out", str(tmp_path / "b")]) == 2
+
+
+# ---- the Yes / No bridge --------------------------------------------------------------------------------------------
+
+
+def test_the_bridge_chooses_the_option_believed_most(tmp_path):
+    from avjudge.bench.suites.bridge import bridge_questions, bridge_summary, expected_calibration_error
+
+    questions = [
+        ChoiceQuestion(f"q{i}", "clip.mp4", f"What is {i}?", ("red", "blue", "green"), answer)
+        for i, answer in enumerate("ABC")
+    ]
+    beliefs = {  # a scripted judge: right on q0 and q1, fooled by "red" on q2
+        "q0": [0.9, 0.2, 0.1],
+        "q1": [0.3, 0.8, 0.1],
+        "q2": [0.5, 0.1, 0.4],
+    }
+    asked = []
+
+    def believe(items):
+        asked.extend(i.id for i in items)
+        assert all(i.text.startswith('The answer to the question "What is') for i in items)
+        return [beliefs[i.id.split("#")[0]]["ABC".index(i.id.split("#")[1])] for i in items]
+
+    rows = bridge_questions(believe, questions, tmp_path / "bridge.jsonl", progress=False)
+    assert [r["predicted"] for r in rows] == ["A", "B", "A"] and asked[:3] == ["q0#A", "q0#B", "q0#C"]
+    summary = bridge_summary(rows)
+    assert summary["accuracy"] == pytest.approx(2 / 3) and summary["chance"] == pytest.approx(1 / 3)
+    # right options 0.9, 0.8, 0.4 against wrong 0.2, 0.1, 0.3, 0.1, 0.5, 0.1: 17 of 18 pairs ordered right
+    assert summary["auroc_right_vs_wrong"] == pytest.approx(17 / 18)
+    assert expected_calibration_error(np.array([0.9, 0.1]), np.array([1, 0])) == pytest.approx(0.1)
+    assert len(bridge_questions(believe, questions, tmp_path / "bridge.jsonl", progress=False)) == 3
+    assert len(asked) == 9  # resumed: nothing judged twice
+
+
+def test_a_tiny_vt_judge_bridges_world_questions(tiny_judges, small_world, tmp_path, capsys):
+    from avjudge.bench.synthetic import world_manifest, world_questions
+    from avjudge.judges.choice import write_questions
+
+    write_questions(world_questions(world_manifest(small_world))[:4], tmp_path / "q.jsonl")
+    argv = ["bench", "bridge", "--questions", str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "b")]
+    assert main([*argv, "--judge", f"vt={tiny_judges['qwen2_5_omni']}", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "b" / "bridge.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(0 < p < 1 for r in rows for p in r["p_yes"].values())
+    assert all(r["predicted"] == max(r["p_yes"], key=r["p_yes"].get) for r in rows)
+    assert json.loads((tmp_path / "b" / "summary.json").read_text())["answered"] == 4
+    assert main([*argv, "--judge", f"av={tiny_judges['qwen2_5_omni']}"]) == 2  # the AV judge reads no text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
@@ -219,4 +220,45 @@ register(
     "--out sonic_tiny\n"
     "  avjudge bench score --suite worldsense --compare v.jsonl,av.jsonl,v_subtitles.jsonl --questions ws.jsonl "
     "--by duration --out ablation",
+)
+
+
+def _bridge_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--questions", required=True, type=Path, help="avjudge question JSONL (from bench convert)")
+    add_judge(p, "a Yes / No judge that reads a text: vt=DIR (video) or at=DIR (audio)", repeatable=False)
+    add_out(p, "folder for bridge.jsonl and summary.json; rerun to resume")
+    add_runtime_arguments(p)
+
+
+def _bridge(args: argparse.Namespace) -> int:
+    from ..bench import parse_judge_dirs
+    from ..bench.suites.bridge import bridge_questions, bridge_summary, judge_believer
+    from ..config import ConfigError
+    from ..jsonl import write_json
+    from ..judges import Judge
+    from ..judges.choice import load_questions
+    from ..prompts import TASKS
+
+    task, folder = next(iter(parse_judge_dirs(args.judge or [], defaults=False).items()), (None, None))
+    if task not in TASKS or not TASKS[task].needs_text:
+        raise ConfigError("give a Yes / No judge that reads a text: --judge vt=DIR or --judge at=DIR")
+    judge = Judge.load(task, folder, **model_options(args))
+    questions = load_questions(args.questions)
+    rows = bridge_questions(judge_believer(judge), questions, args.out / "bridge.jsonl", progress=not args.no_progress)
+    summary = bridge_summary(rows)
+    write_json(args.out / "summary.json", summary)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+register(
+    "bench bridge",
+    "a Yes / No judge answers multiple-choice questions by judging each option as a statement",
+    _bridge_args,
+    _bridge,
+    "Each option becomes the statement 'The answer to the question \"...\" is: OPTION', the judge's\n"
+    "P(Yes) of it is its belief, and the option believed most is the answer: accuracy beside chance,\n"
+    "AUROC of right against wrong options, and the calibration of P(Yes). Sets avjudge's VT and AT\n"
+    "judges beside the omni models on the same questions.\n\n"
+    "example:\n  avjudge bench bridge --questions ws.jsonl --judge vt=runs/vt/final --out ws_bridge",
 )

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from ..errors import AvjudgeError
 from ..jsonl import JsonlWriter, read_jsonl
-from ..media import MediaError
+from ..media import MediaClip, MediaError
 from ..prompts import OPTION_LETTERS, render_choice_question
 from .scorer import ChoiceResult
 
@@ -118,7 +118,8 @@ def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
 
 def question_samples(judge, questions: list[ChoiceQuestion]) -> list:
     """Each question as ``judge`` reads it (a `JudgeSample`), each distinct clip decoded once for all its questions
-    (a world clip has four); or, for a question that cannot be asked, the failed result that says why."""
+    (a world clip has four); or, for a question that cannot be asked, the failed result that says why (a Yes / No
+    judge's or a multiple-choice one's)."""
     clips = {}
     for path in dict.fromkeys(q.media for q in questions):
         try:
@@ -129,7 +130,7 @@ def question_samples(judge, questions: list[ChoiceQuestion]) -> list:
     for q in questions:
         clip = clips[q.media]
         try:
-            samples.append(clip if isinstance(clip, ChoiceResult) else judge.sample(clip, q.text))
+            samples.append(judge.sample(clip, q.text) if isinstance(clip, MediaClip) else clip)
         except (MediaError, ValueError) as err:
             samples.append(judge.head.failed(str(err)))
     return samples

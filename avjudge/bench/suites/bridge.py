@@ -1,0 +1,110 @@
+"""The Yes / No bridge (beyond the papers): a judge that reads a text (a VT or AT judge) answers a multiple-choice
+question by judging each option as a statement ("The answer to the question ... is: OPTION") and choosing the
+option it believes most, so that avjudge's judges and the omni models meet on the same questions.
+
+Per question: each option's P(Yes) (the judge's score S), the chosen letter, whether it is right. Overall:
+accuracy beside chance, AUROC of the right options' P(Yes) against the wrong ones', and the calibration of P(Yes)
+as the probability that a statement is true (expected calibration error over ten equal bins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from ...jsonl import JsonlWriter, read_jsonl
+from ...judges.choice import ChoiceQuestion, question_samples
+from ...prompts import BRIDGE_STATEMENT, OPTION_LETTERS
+from ...stats import auroc
+
+# statements -> each one's P(Yes), or the error that kept it from being judged
+Believer = Callable[[list[ChoiceQuestion]], list["float | str"]]
+CALIBRATION_BINS = 10
+
+
+def statements(question: ChoiceQuestion) -> list[ChoiceQuestion]:
+    """One statement per option, each the question with its option as the text a judge reads."""
+    return [
+        replace(
+            question,
+            id=f"{question.id}#{letter}",
+            prompt=BRIDGE_STATEMENT.format(question=question.question, option=option),
+        )
+        for letter, option in zip(OPTION_LETTERS, question.options)
+    ]
+
+
+def judge_believer(judge) -> Believer:
+    """A Yes / No judge (its task reads a text) as a `Believer`: each clip decoded once for all its statements."""
+
+    def believe(items: list[ChoiceQuestion]) -> list[float | str]:
+        return [r.score if r.ok else r.error for r in judge.score_samples(question_samples(judge, items))]
+
+    return believe
+
+
+def bridge_row(question: ChoiceQuestion, beliefs: list[float | str]) -> dict:
+    row = {"id": question.id, "category": question.category, "answer": question.answer}
+    failed = [b for b in beliefs if isinstance(b, str)]
+    if failed:
+        return {**row, "predicted": None, "correct": None, "error": failed[0]}
+    letters = OPTION_LETTERS[: len(beliefs)]
+    predicted = letters[int(np.argmax(beliefs))]
+    return {
+        **row,
+        "p_yes": dict(zip(letters, beliefs)),
+        "predicted": predicted,
+        "correct": predicted == question.answer,
+    }
+
+
+def bridge_questions(
+    believe: Believer, questions: list[ChoiceQuestion], out: Path, chunk: int = 16, progress: bool = True
+) -> list[dict]:
+    """Every question's row written to ``out`` (JSONL) as each chunk is done; a rerun asks only what is missing."""
+    done = {r["id"]: r for r in read_jsonl(out)}
+    todo = [q for q in questions if q.id not in done]
+    with (
+        JsonlWriter(out) as writer,
+        tqdm(total=len(questions), initial=len(questions) - len(todo), disable=not progress) as bar,
+    ):
+        for start in range(0, len(todo), chunk):
+            batch = todo[start : start + chunk]
+            items = [s for q in batch for s in statements(q)]
+            beliefs = iter(believe(items))
+            for q in batch:
+                row = bridge_row(q, [next(beliefs) for _ in q.options])
+                writer.write(row)
+                done[q.id] = row
+            bar.update(len(batch))
+    return [done[q.id] for q in questions if q.id in done]
+
+
+def expected_calibration_error(probabilities: np.ndarray, outcomes: np.ndarray, bins: int = CALIBRATION_BINS) -> float:
+    """Mean |observed frequency - mean probability| over equal-width bins, weighted by how many fall in each."""
+    edges = np.minimum((probabilities * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        inside = edges == b
+        if inside.any():
+            total += inside.sum() * abs(outcomes[inside].mean() - probabilities[inside].mean())
+    return float(total / len(probabilities))
+
+
+def bridge_summary(rows: list[dict]) -> dict:
+    answered = [r for r in rows if r.get("error") is None]
+    beliefs = np.array([p for r in answered for p in r["p_yes"].values()])
+    truths = np.array([letter == r["answer"] for r in answered for letter in r["p_yes"]], dtype=int)
+    return {
+        "questions": len(rows),
+        "answered": len(answered),
+        "errors": len(rows) - len(answered),
+        "accuracy": float(np.mean([r["correct"] for r in answered])) if answered else None,
+        "chance": float(np.mean([1 / len(r["p_yes"]) for r in answered])) if answered else None,
+        "auroc_right_vs_wrong": auroc(beliefs, truths) if answered else None,
+        "calibration_error": expected_calibration_error(beliefs, truths) if answered else None,
+    }
