@@ -274,3 +274,129 @@ def test_a_tiny_vt_judge_bridges_world_questions(tiny_judges, small_world, tmp_p
     assert all(r["predicted"] == max(r["p_yes"], key=r["p_yes"].get) for r in rows)
     assert json.loads((tmp_path / "b" / "summary.json").read_text())["answered"] == 4
     assert main([*argv, "--judge", f"av={tiny_judges['qwen2_5_omni']}"]) == 2  # the AV judge reads no text
+
+
+# ---- endpoint requests as the configuration asks --------------------------------------------------------------------
+
+
+class RecordingServer:
+    """A scripted OpenAI-compatible endpoint that keeps every request body and answers "A"."""
+
+    def __init__(self):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        bodies = self.bodies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                data = json.dumps({"choices": [{"message": {"content": "A"}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_endpoint_requests_carry_what_the_configuration_asks(small_world, tmp_path):
+    import base64
+    import io
+    import shutil
+
+    from scipy.io import wavfile
+
+    from avjudge.bench.suites.answer import Endpoint, RequestCache, answer_with_endpoint
+    from avjudge.bench.suites.request_media import MediaPlan
+    from avjudge.bench.synthetic import world_manifest, world_questions
+    from avjudge.media import probe
+
+    source = world_questions(world_manifest(small_world))[0]
+    clip = tmp_path / "videos" / "clip.mp4"
+    clip.parent.mkdir()
+    shutil.copy(source.media, clip)
+    (tmp_path / "subtitles").mkdir()
+    (tmp_path / "subtitles" / "clip.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nhello there\n")
+    suite = get_suite("worldsense")
+    lettered = [f"{letter}. {text}" for letter, text in zip("ABCD", source.options)]
+    question = ChoiceQuestion(
+        "q",
+        str(clip),
+        source.question,
+        source.options,
+        source.answer,
+        prompt=suite.prompt_for(source.question, lettered),
+    )
+    server = RecordingServer()
+    try:
+
+        def send(plan: MediaPlan, name: str, cache=None) -> dict:
+            endpoint = Endpoint(server.url, "omni", media=plan, cache=cache)
+            rows = answer_with_endpoint(endpoint, [question], tmp_path / f"{name}.jsonl", progress=False)
+            assert rows[0].get("error") is None, rows[0]
+            return server.bodies[-1]["messages"][0]["content"]
+
+        parts = send(MediaPlan("av", "4"), "av4")
+        assert [p["type"] for p in parts] == ["image_url"] * 4 + ["input_audio", "text"]
+        rate, audio = wavfile.read(io.BytesIO(base64.b64decode(parts[4]["input_audio"]["data"])))
+        assert rate == 16000 and audio.ndim == 1 and abs(len(audio) / rate - probe(clip).duration) < 0.1
+        assert parts[-1]["text"] == question.prompt
+        assert base64.b64decode(parts[0]["image_url"]["url"].split(",")[1])[:3] == b"\xff\xd8\xff"  # JPEG
+
+        parts = send(MediaPlan("v"), "v")
+        assert [p["type"] for p in parts] == ["video_url", "text"]  # no audio part without "a"
+        assert base64.b64decode(parts[0]["video_url"]["url"].split(",")[1]) == clip.read_bytes()
+
+        parts = send(MediaPlan("v+subtitles", "fps=1"), "vs")
+        assert parts[-1]["text"].startswith("This video's subtitles are listed below:\nhello there\n")
+        assert "input_audio" not in [p["type"] for p in parts]
+
+        endpoint = Endpoint(server.url, "omni", media=MediaPlan("a+caption"))
+        rows = answer_with_endpoint(endpoint, [question], tmp_path / "ac.jsonl", progress=False)
+        assert "no video_caption" in rows[0]["error"] and rows[0]["final"]
+
+        cache = RequestCache(tmp_path / "cache")
+        asked = len(server.bodies)
+        send(MediaPlan("av", "8"), "cached_first", cache)
+        endpoint = Endpoint(server.url, "omni", media=MediaPlan("av", "8"), cache=cache)
+        rows = answer_with_endpoint(endpoint, [question], tmp_path / "cached_again.jsonl", progress=False)
+        assert rows[0]["response"] == "A" and len(server.bodies) == asked + 1  # the second run cost nothing
+    finally:
+        server.close()
+    with pytest.raises(ValueError):
+        MediaPlan("video")
+    with pytest.raises(ValueError):
+        MediaPlan("av", "many")
+
+
+def test_modalities_shape_endpoint_requests_only(tmp_path, capsys):
+    questions = _worldsense_file(tmp_path / "qa.json")
+    assert (
+        main(
+            ["bench", "convert", "--suite", "worldsense", "--input", str(questions), "--out", str(tmp_path / "q.jsonl")]
+        )
+        == 0
+    )
+    argv = [
+        "bench",
+        "answer",
+        "--suite",
+        "worldsense",
+        "--questions",
+        str(tmp_path / "q.jsonl"),
+        "--out",
+        str(tmp_path / "a"),
+    ]
+    assert main([*argv, "--judge", f"choice_av={tmp_path}", "--modalities", "v"]) == 2
+    assert "a judge sees what its task reads" in capsys.readouterr().err
+    assert main([*argv, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--frames", "lots"]) == 2
+    assert "not a count" in capsys.readouterr().err

@@ -80,6 +80,21 @@ def _answer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the endpoint's key")
     p.add_argument("--max-tokens", type=int, default=1024, help="longest answer the endpoint may write")
     p.add_argument("--concurrency", type=int, default=4, help="endpoint requests in flight")
+    p.add_argument(
+        "--modalities",
+        default="av",
+        help="what of each clip an endpoint is sent: av, v, a, v+subtitles, v+caption, a+caption",
+    )
+    p.add_argument(
+        "--frames",
+        help="the picture as sampled JPEG frames instead of the video file: a count (8, 16, 32, 64) or fps=F",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds one endpoint request may take")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        help="folder of answers by request content: the same request in any later run costs nothing",
+    )
     add_out(p, "answers JSONL (one model's; rerun to resume)")
     add_runtime_arguments(p)
 
@@ -87,7 +102,8 @@ def _answer_args(p: argparse.ArgumentParser) -> None:
 def _answer(args: argparse.Namespace) -> int:
     from ..bench import parse_judge_dirs
     from ..bench.suites import get_suite
-    from ..bench.suites.answer import Endpoint, answer_with_endpoint, answer_with_judge
+    from ..bench.suites.answer import Endpoint, RequestCache, answer_with_endpoint, answer_with_judge
+    from ..bench.suites.request_media import MediaPlan
     from ..config import ConfigError
     from ..judges import Judge
     from ..judges.choice import load_questions
@@ -99,9 +115,23 @@ def _answer(args: argparse.Namespace) -> int:
     if args.endpoint:
         if not args.model:
             raise ConfigError("--endpoint needs --model: the model name the endpoint serves")
-        endpoint = Endpoint(args.endpoint, args.model, os.environ.get(args.api_key_env), args.max_tokens)
+        try:
+            plan = MediaPlan(args.modalities, args.frames)
+        except ValueError as err:
+            raise ConfigError(str(err)) from err
+        endpoint = Endpoint(
+            args.endpoint,
+            args.model,
+            os.environ.get(args.api_key_env),
+            args.max_tokens,
+            timeout=args.timeout,
+            media=plan,
+            cache=RequestCache(args.cache) if args.cache else None,
+        )
         rows = answer_with_endpoint(endpoint, questions, args.out, args.concurrency, progress=not args.no_progress)
     else:
+        if args.modalities != "av" or args.frames:
+            raise ConfigError("--modalities and --frames shape endpoint requests; a judge sees what its task reads")
         (task, folder), *_ = parse_judge_dirs(args.judge, defaults=False).items()
         if not task.startswith("choice_") or (suite.judge_task == "choice_a" and task != "choice_a"):
             raise ConfigError(

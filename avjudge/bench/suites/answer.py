@@ -1,6 +1,6 @@
 """Answering a suite's questions: with a judge's backbone (the option letters' next-token probabilities) or with any
 model behind an OpenAI-compatible chat endpoint (its text, from the suite's own prompt; vLLM, SGLang and the
-hosted APIs speak it).
+hosted APIs speak it), sent what of each clip the configuration asks (`request_media.MediaPlan`).
 
 Both write answers JSONL ``{"id", "model", "response", ...}`` as they go and resume: a rerun asks only what is not
 answered yet, and asks again what failed for a reason that may pass (a request that failed; a clip that could not
@@ -9,7 +9,7 @@ be read is final). One answers file holds one model's answers.
 
 from __future__ import annotations
 
-import base64
+import hashlib
 import json
 import time
 import urllib.error
@@ -20,13 +20,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ...jsonl import JsonlWriter, read_jsonl
+from ...jsonl import JsonlWriter, read_jsonl, write_json
 from ...judges.choice import ChoiceQuestion, answer_questions
 from ...judges.scorer import ChoiceResult
 from ..dimensions import BenchError
+from .request_media import MediaPlan, MediaUnavailable
 
-AUDIO_FORMATS = {".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".ogg": "ogg", ".m4a": "m4a"}
-VIDEO_TYPES = {".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}
 RETRIED_STATUS = {408, 429, 500, 502, 503, 504}  # transient: asked again with backoff; other 4xx are final
 
 
@@ -63,9 +62,28 @@ def answer_with_judge(judge, questions: list[ChoiceQuestion], out: Path, model: 
     return answer_questions(judge, questions, out, progress=progress, row=row)
 
 
+class RequestCache:
+    """Answers by request content (a hash of the endpoint, the model and the whole request body, media included):
+    asking the same thing again, in any run, costs nothing."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    @staticmethod
+    def key(url: str, body: bytes) -> str:
+        return hashlib.sha256(url.encode() + b"\0" + body).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        path = self.folder / f"{key}.json"
+        return json.loads(path.read_text(encoding="utf-8"))["response"] if path.is_file() else None
+
+    def put(self, key: str, response: str) -> None:
+        write_json(self.folder / f"{key}.json", {"response": response})
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """An OpenAI-compatible chat-completions endpoint and the model it serves."""
+    """An OpenAI-compatible chat-completions endpoint, the model it serves, and what of each clip it is sent."""
 
     url: str  # http://host:8000/v1 or the full .../chat/completions
     model: str
@@ -74,6 +92,8 @@ class Endpoint:
     timeout: float = 300.0
     retries: int = 3
     backoff: float = 1.0  # seconds before the first retry; doubled each time
+    media: MediaPlan = MediaPlan()
+    cache: RequestCache | None = None
 
     @property
     def completions_url(self) -> str:
@@ -81,28 +101,32 @@ class Endpoint:
         return url if url.endswith("/chat/completions") else f"{url}/chat/completions"
 
     def request_body(self, question: ChoiceQuestion) -> dict:
-        """The chat request: the clip inline (base64), then the suite's prompt; greedy decoding as the papers do."""
-        media = Path(question.media)
-        if not media.is_file():
-            raise RequestFailed(f"{media}: no such clip (question {question.id})", final=True)
-        data = base64.b64encode(media.read_bytes()).decode("ascii")
-        suffix = media.suffix.lower()
-        if suffix in AUDIO_FORMATS:
-            part = {"type": "input_audio", "input_audio": {"data": data, "format": AUDIO_FORMATS[suffix]}}
-        elif suffix in VIDEO_TYPES:
-            part = {"type": "video_url", "video_url": {"url": f"data:{VIDEO_TYPES[suffix]};base64,{data}"}}
-        else:
-            raise RequestFailed(f"{media}: not an audio or video file this client sends", final=True)
+        """The chat request: the clip's parts inline, then the suite's prompt; greedy decoding as the papers do."""
+        try:
+            parts = self.media.parts(question)
+        except MediaUnavailable as err:
+            raise RequestFailed(str(err), final=True) from err
         return {
             "model": self.model,
-            "messages": [{"role": "user", "content": [part, {"type": "text", "text": question.text}]}],
+            "messages": [{"role": "user", "content": parts}],
             "temperature": 0.0,
             "max_tokens": self.max_tokens,
         }
 
     def ask(self, question: ChoiceQuestion) -> str:
-        """The model's text answer; transient failures are retried with backoff, then raised."""
-        body = json.dumps(self.request_body(question)).encode()
+        """The model's text answer (from the cache when this exact request was answered before); transient
+        failures are retried with backoff, then raised."""
+        body = json.dumps(self.request_body(question), sort_keys=True).encode()
+        key = RequestCache.key(f"{self.completions_url} {self.model}", body)
+        cached = self.cache.get(key) if self.cache else None
+        if cached is not None:
+            return cached
+        answer = self._post(body)
+        if self.cache:
+            self.cache.put(key, answer)
+        return answer
+
+    def _post(self, body: bytes) -> str:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"

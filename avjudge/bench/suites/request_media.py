@@ -1,0 +1,143 @@
+"""What an endpoint request carries of a clip, as a benchmark configuration asks (the papers' modality and frame
+ablations): the picture as the video file or as sampled frames, the audio as its own part, subtitles or the
+caption as text.
+
+Modalities: ``av`` (picture and audio), ``v`` (picture only), ``a`` (audio only), ``v+subtitles``, ``v+caption``,
+``a+caption``. Frames: none (the whole video file, as ``video_url``), ``N`` (N frames spread evenly, the first and
+last instants left out, as VLMEvalKit samples them) or ``fps=F``, each a JPEG ``image_url``. The audio is 16 kHz mono
+WAV (``input_audio``); an audio file is sent as it is. Subtitles are ``<video>.srt`` beside the video or in a
+``subtitles/`` folder beside the video's folder (WorldSense's layout); the caption is the question's
+``video_caption``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.io import wavfile
+
+from ...judges.choice import ChoiceQuestion
+from ...media import MediaError, decode, probe
+
+MODALITIES = ("av", "v", "a", "v+subtitles", "v+caption", "a+caption")
+AUDIO_FORMATS = {".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".ogg": "ogg", ".m4a": "m4a"}
+VIDEO_TYPES = {".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}
+AUDIO_RATE = 16000
+
+
+class MediaUnavailable(Exception):
+    """What a configuration asks of a clip that the clip does not have (final: asking again cannot help)."""
+
+
+@dataclass(frozen=True)
+class MediaPlan:
+    modalities: str = "av"
+    frames: str | None = None  # None, "N" or "fps=F"
+
+    def __post_init__(self):
+        if self.modalities not in MODALITIES:
+            raise ValueError(f"modalities {self.modalities!r} is not one of {', '.join(MODALITIES)}")
+        if self.frames is not None and not re.fullmatch(r"\d+|fps=\d+(\.\d+)?", self.frames):
+            raise ValueError(f"frames {self.frames!r} is not a count (8, 16, ...) or fps=F")
+
+    @property
+    def picture(self) -> bool:
+        return self.modalities.startswith("v") or self.modalities == "av"
+
+    @property
+    def audio(self) -> bool:
+        return self.modalities in ("av", "a", "a+caption")
+
+    def parts(self, question: ChoiceQuestion) -> list[dict]:
+        """The request's content parts: media first, then the text."""
+        media = Path(question.media)
+        if not media.is_file():
+            raise MediaUnavailable(f"{media}: no such clip (question {question.id})")
+        suffix = media.suffix.lower()
+        parts = []
+        if suffix in AUDIO_FORMATS:
+            if not self.audio:  # av on an audio file sends what there is: the audio
+                raise MediaUnavailable(f"{media}: an audio file has no picture for modalities {self.modalities!r}")
+            parts.append(_audio_part(base64.b64encode(media.read_bytes()).decode(), AUDIO_FORMATS[suffix]))
+        elif suffix in VIDEO_TYPES:
+            if self.picture:
+                parts += self._picture(media, suffix)
+            if self.audio:
+                parts.append(_audio_part(_wav_base64(media), "wav"))
+        else:
+            raise MediaUnavailable(f"{media}: not an audio or video file this client sends")
+        return [*parts, {"type": "text", "text": self._text(question, media)}]
+
+    def _picture(self, media: Path, suffix: str) -> list[dict]:
+        if self.frames is None:
+            data = base64.b64encode(media.read_bytes()).decode()
+            return [{"type": "video_url", "video_url": {"url": f"data:{VIDEO_TYPES[suffix]};base64,{data}"}}]
+        return [
+            {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{f}"}}
+            for f in _frames(media, self.frames)
+        ]
+
+    def _text(self, question: ChoiceQuestion, media: Path) -> str:
+        if self.modalities.endswith("+subtitles"):
+            return f"This video's subtitles are listed below:\n{subtitles(media)}\n{question.text}"
+        if self.modalities.endswith("+caption"):
+            caption = question.extra.get("video_caption")
+            if not caption:
+                raise MediaUnavailable(
+                    f"question {question.id} has no video_caption for modalities {self.modalities!r}"
+                )
+            return f"The video's caption: {caption}\n{question.text}"
+        return question.text
+
+
+def _audio_part(data: str, fmt: str) -> dict:
+    return {"type": "input_audio", "input_audio": {"data": data, "format": fmt}}
+
+
+def _wav_base64(media: Path) -> str:
+    try:
+        clip = decode(media, video=False, audio=True, sample_rate=AUDIO_RATE, channels=1)
+    except MediaError as err:
+        raise MediaUnavailable(str(err)) from err
+    buffer = io.BytesIO()
+    wavfile.write(buffer, AUDIO_RATE, np.round(np.clip(clip.audio[0], -1, 1) * 32767).astype(np.int16))
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _frames(media: Path, frames: str) -> list[str]:
+    """Base64 JPEGs of the sampled frames."""
+    from PIL import Image  # the judges extra installs it
+
+    try:
+        if frames.startswith("fps="):
+            clip = decode(media, video=True, audio=False, fps=float(frames[4:]))
+            pictures = list(clip.frames)
+        else:
+            count = int(frames)
+            duration = probe(media).duration
+            if not duration:
+                raise MediaUnavailable(f"{media}: no duration to spread {count} frames over")
+            clip = decode(media, video=True, audio=False, fps=(count + 1) / duration)
+            pictures = list(clip.frames[1 : count + 1])
+    except MediaError as err:
+        raise MediaUnavailable(str(err)) from err
+    encoded = []
+    for picture in pictures:
+        buffer = io.BytesIO()
+        Image.fromarray(picture).save(buffer, format="JPEG", quality=90)
+        encoded.append(base64.b64encode(buffer.getvalue()).decode())
+    return encoded
+
+
+def subtitles(media: Path) -> str:
+    """The text of the video's SubRip file, cue numbers and times left out."""
+    for candidate in (media.with_suffix(".srt"), media.parent.parent / "subtitles" / f"{media.stem}.srt"):
+        if candidate.is_file():
+            lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
+            return "\n".join(t for t in lines if t.strip() and not t.strip().isdigit() and "-->" not in t)
+    raise MediaUnavailable(f"{media}: no subtitles ({media.stem}.srt beside it or in ../subtitles/)")
