@@ -400,3 +400,52 @@ def test_modalities_shape_endpoint_requests_only(tmp_path, capsys):
     assert "a judge sees what its task reads" in capsys.readouterr().err
     assert main([*argv, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--frames", "lots"]) == 2
     assert "not a count" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family", ["qwen2_audio", "qwen2_5_omni"])
+def test_a_backbone_writes_its_own_answer(tiny_judges, family, tmp_path):
+    """Free generation: the first token the backbone writes is the one its next-token logits put first, and the
+    text goes to the suite's parser like an endpoint's."""
+    from avjudge.bench.sonicbench.generate import make_items
+    from avjudge.judges import Judge
+    from avjudge.judges.adapters import JudgeSample
+
+    judge = Judge.load("choice_a", tiny_judges[family], workers=1)
+    sample = JudgeSample(audio=np.random.default_rng(1).standard_normal(16000).astype(np.float32) * 0.1, text="A or B?")
+    prepared = judge.prepare(sample)
+    ids = judge.adapter.generate_ids(prepared, 4)
+    logits = judge.adapter.next_token_logits(judge.adapter.collate([prepared]))
+    assert len(ids) >= 1 and ids[0] == int(logits[0].argmax())
+
+    make_items(tmp_path / "items", 2, seed=0, attributes=("pitch",), workers=1, progress=False)
+    questions = str(tmp_path / "items" / "questions.jsonl")
+    argv = [
+        "bench",
+        "answer",
+        "--suite",
+        "sonicbench",
+        "--questions",
+        questions,
+        "--judge",
+        f"choice_a={tiny_judges[family]}",
+    ]
+    assert main([*argv, "--generate", "6", "--out", str(tmp_path / "a.jsonl"), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(isinstance(r["response"], str) and "probs" not in r for r in rows)
+    assert (
+        main(
+            [
+                "bench",
+                "score",
+                "--suite",
+                "sonicbench",
+                "--input",
+                str(tmp_path / "a.jsonl"),
+                "--questions",
+                questions,
+                "--out",
+                str(tmp_path / "s"),
+            ]
+        )
+        == 0
+    )

@@ -81,6 +81,14 @@ def _answer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=1024, help="longest answer the endpoint may write")
     p.add_argument("--concurrency", type=int, default=4, help="endpoint requests in flight")
     p.add_argument(
+        "--generate",
+        type=int,
+        default=0,
+        metavar="TOKENS",
+        help="a judge's backbone writes its own answer (greedy, up to TOKENS) for the suite's rule to read, "
+        "instead of answering by letter probabilities",
+    )
+    p.add_argument(
         "--modalities",
         default="av",
         help="what of each clip an endpoint is sent: av, v, a, v+subtitles, v+caption, a+caption",
@@ -139,7 +147,8 @@ def _answer(args: argparse.Namespace) -> int:
                 "(choice_a: a Qwen2-Audio or an Omni thinker, hearing the audio alone)"
             )
         judge = Judge.load(task, folder, **model_options(args))
-        rows = answer_with_judge(judge, questions, args.out, args.model or Path(folder).name, not args.no_progress)
+        name = args.model or Path(folder).name
+        rows = answer_with_judge(judge, questions, args.out, name, not args.no_progress, args.generate)
     failed = sum(bool(r.get("error")) for r in rows)
     print(
         f"{len(rows) - failed} of {len(questions)} questions answered"

@@ -273,6 +273,18 @@ class Adapter:
     def forward_kwargs(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return batch
 
+    @torch.inference_mode()
+    def generate_ids(self, prepared: PreparedSample, max_new_tokens: int) -> list[int]:
+        """The token ids of the model's own greedy answer to one prepared prompt."""
+        batch = self.to_device(self.collate([prepared]))
+        kwargs = {k: v for k, v in self.forward_kwargs(batch).items() if k != "position_ids"}  # generate counts them
+        core = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        output = core.generate(**kwargs, max_new_tokens=max_new_tokens, do_sample=False)
+        return output[0, batch["input_ids"].shape[1] :].tolist()
+
+    def generate_text(self, prepared: PreparedSample, max_new_tokens: int) -> str:
+        return self.tokenizer.decode(self.generate_ids(prepared, max_new_tokens), skip_special_tokens=True)
+
     def next_token_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, V) float32 logits of the token after each (left-padded) prompt; raw, no processors."""
         # a peft-wrapped model (LoRA training) scores through its base model, adapters included

@@ -246,6 +246,21 @@ class Judge:
 
         return self._score_stream(self._imap(prepare, range(len(samples))), len(samples), progress)
 
+    def generate(self, samples: Sequence[JudgeSample | Result], max_new_tokens: int = 64) -> list[str | Result]:
+        """The backbone's own greedy text for each sample (its prompt as for scoring, without the answer letters'
+        probabilities), one at a time; a sample that failed or cannot be prepared stays a failed result."""
+        texts: list[str | Result] = []
+        for i, sample in enumerate(samples):
+            work = (
+                _Work(i, result=sample)
+                if isinstance(sample, (ScoreResult, ChoiceResult))
+                else self._prepare_work(i, sample)
+            )
+            texts.append(
+                work.result if work.result is not None else self.adapter.generate_text(work.prepared, max_new_tokens)
+            )
+        return texts
+
     def score_prepared(self, prepared: Sequence[PreparedSample], progress: bool = False) -> list[Result]:
         """Score samples already prepared (an evaluation set reused across training steps)."""
         return self._score_stream((_Work(i, prepared=p) for i, p in enumerate(prepared)), len(prepared), progress)

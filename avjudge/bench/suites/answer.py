@@ -21,7 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ...jsonl import JsonlWriter, read_jsonl, write_json
-from ...judges.choice import ChoiceQuestion, answer_questions
+from ...judges.choice import ChoiceQuestion, answer_questions, question_samples
 from ...judges.scorer import ChoiceResult
 from ..dimensions import BenchError
 from .request_media import MediaPlan, MediaUnavailable
@@ -49,9 +49,14 @@ def _previous(out: Path, model: str) -> dict[str, dict]:
     return done
 
 
-def answer_with_judge(judge, questions: list[ChoiceQuestion], out: Path, model: str, progress: bool = True) -> list:
-    """The judge's letter for each question, with the letters' probabilities; a clip it cannot read is an error."""
+def answer_with_judge(
+    judge, questions: list[ChoiceQuestion], out: Path, model: str, progress: bool = True, generate: int = 0
+) -> list:
+    """The judge's letter for each question, with the letters' probabilities; or, with ``generate`` tokens, the
+    backbone's own greedy text for the suite's parser to read. A clip it cannot read is an error."""
     _previous(out, model)
+    if generate:
+        return _generate_answers(judge, questions, out, model, generate, progress)
 
     def row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
         if not result.ok:
@@ -79,6 +84,25 @@ class RequestCache:
 
     def put(self, key: str, response: str) -> None:
         write_json(self.folder / f"{key}.json", {"response": response})
+
+
+def _generate_answers(judge, questions, out: Path, model: str, tokens: int, progress: bool) -> list[dict]:
+    done = {str(r["id"]): r for r in read_jsonl(out)}
+    todo = [q for q in questions if q.id not in done]
+    with (
+        JsonlWriter(out) as writer,
+        tqdm(total=len(questions), initial=len(questions) - len(todo), disable=not progress) as bar,
+    ):
+        for q in todo:
+            (text,) = judge.generate(question_samples(judge, [q]), tokens)
+            row = {"id": q.id, "model": model}
+            row |= (
+                {"response": text} if isinstance(text, str) else {"response": None, "error": text.error, "final": True}
+            )
+            writer.write(row)
+            done[q.id] = row
+            bar.update()
+    return [done[q.id] for q in questions if q.id in done]
 
 
 @dataclass(frozen=True)
