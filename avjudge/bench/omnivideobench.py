@@ -26,7 +26,7 @@ from ..judges.choice import ChoiceQuestion
 from .dimensions import BenchError
 from .suites.base import Scored, Suite, register
 from .suites.parsing import strict_answer
-from .suites.score import accuracy, printed
+from .suites.score import accuracy, accuracy_in, printed
 
 LETTERS = ("A", "B", "C", "D")
 AUDIO_TYPES = ("Music", "Sound", "Speech")
@@ -187,17 +187,12 @@ class OmniVideoBench(Suite):
 
     def table(self, scored: list[Scored]) -> dict:
         """The paper's Table 3 columns (audio type, duration bucket, average) and the 13 question types."""
-
-        def share(group: str, value: str) -> float | None:
-            rows = [s for s in scored if s.groups.get(group) == value]
-            return accuracy(sum(s.correct for s in rows), len(rows))
-
         types = sorted({s.groups.get("question_type") for s in scored if s.groups.get("question_type")})
         return {
             "average": accuracy(sum(s.correct for s in scored), len(scored)),
-            "audio_type": {a: share("audio_type", a) for a in AUDIO_TYPES},
-            "duration": {label: share("duration", label) for _, label in DURATION_BUCKETS},
-            "question_type": {t: share("question_type", t) for t in types},
+            "audio_type": {a: accuracy_in(scored, "audio_type", a) for a in AUDIO_TYPES},
+            "duration": {label: accuracy_in(scored, "duration", label) for _, label in DURATION_BUCKETS},
+            "question_type": {t: accuracy_in(scored, "question_type", t) for t in types},
         }
 
     def markdown(self, report: dict) -> str:

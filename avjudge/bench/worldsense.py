@@ -27,7 +27,7 @@ from ..judges.choice import ChoiceQuestion
 from .dimensions import BenchError
 from .suites.base import Answer, Scored, Suite, register
 from .suites.parsing import strict_answer
-from .suites.score import accuracy, printed
+from .suites.score import accuracy, accuracy_in, printed
 
 LETTERS = ("A", "B", "C", "D")
 DURATIONS = ("<1min", "1-2min", "2-4min", "4-6min", "6-8min", ">8min")
@@ -161,20 +161,12 @@ class WorldSense(Suite):
             )
 
     def table(self, scored: list[Scored]) -> dict:
-        def share(group: str, value: str) -> float | None:
-            def holds(s: Scored) -> bool:
-                found = s.groups.get(group)
-                return value in found if isinstance(found, list) else found == value
-
-            rows = [s for s in scored if holds(s)]
-            return accuracy(sum(s.correct for s in rows), len(rows))
-
         return {
             "average": accuracy(sum(s.correct for s in scored), len(scored)),
-            "domain": {d: share("domain", d) for d in DOMAINS},
-            "task_domain": {t: share("task_domain", t) for t in TASK_DOMAINS},
-            "audio_class": {a: share("audio_class", a) for a in AUDIO_CLASSES},
-            "duration": {d: share("duration", d) for d in DURATIONS},
+            "domain": {d: accuracy_in(scored, "domain", d) for d in DOMAINS},
+            "task_domain": {t: accuracy_in(scored, "task_domain", t) for t in TASK_DOMAINS},
+            "audio_class": {a: accuracy_in(scored, "audio_class", a) for a in AUDIO_CLASSES},
+            "duration": {d: accuracy_in(scored, "duration", d) for d in DURATIONS},
         }
 
     def markdown(self, report: dict) -> str:

@@ -49,6 +49,11 @@ class Scored:
     predicted: str | None
     correct: bool
 
+    def categories(self, group: str) -> list:
+        """The item's categories in ``group``: none, one, or several (WorldSense's audio classes)."""
+        value = self.groups.get(group)
+        return value if isinstance(value, list) else [] if value is None else [value]
+
     def choice_row(self) -> dict:
         """As `avjudge.judges.choice.compare_answers` reads an answer, the category being the item's groups."""
         category = "/".join(str(v) for v in self.groups.values()) or "all"

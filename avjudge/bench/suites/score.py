@@ -35,6 +35,12 @@ def accuracy(correct: int, n: int) -> float | None:
     return correct / n if n else None
 
 
+def accuracy_in(scored: list[Scored], group: str, category: str) -> float | None:
+    """Accuracy over the items that fall in ``category`` of ``group`` (None where none does)."""
+    inside = [s for s in scored if category in s.categories(group)]
+    return accuracy(sum(s.correct for s in inside), len(inside))
+
+
 def latest_answers(answers: Iterable[Answer]) -> list[Answer]:
     """One answer per (model, id): the last one written (a resumed run appends its retries)."""
     latest: dict[tuple[str, str], Answer] = {}
@@ -64,8 +70,8 @@ def _scored(suite: Suite, parser: str, answer: Answer, by_id: dict[str, ChoiceQu
 def _by_group(scored: list[Scored]) -> dict:
     counts: dict = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for s in scored:
-        for group, categories in s.groups.items():
-            for category in categories if isinstance(categories, list) else [categories]:
+        for group in s.groups:
+            for category in s.categories(group):
                 cell = counts[group][str(category)]
                 cell[0] += 1
                 cell[1] += s.correct
@@ -173,9 +179,9 @@ def ablation(
         chosen = [items[i] for i in common]
         out = {"all": accuracy(sum(s.correct for s in chosen), len(chosen))}
         if group:
-            categories = sorted({str(c) for s in chosen for c in _categories(s, group)})
+            categories = sorted({str(c) for s in chosen for c in s.categories(group)})
             for c in categories:
-                inside = [s for s in chosen if c in map(str, _categories(s, group))]
+                inside = [s for s in chosen if c in map(str, s.categories(group))]
                 out[c] = accuracy(sum(s.correct for s in inside), len(inside))
         return out
 
@@ -195,11 +201,6 @@ def ablation(
             for name, row in table.items()
         },
     }
-
-
-def _categories(s: Scored, group: str) -> list:
-    value = s.groups.get(group)
-    return value if isinstance(value, list) else [] if value is None else [value]
 
 
 def ablation_markdown(result: dict) -> str:
