@@ -30,6 +30,7 @@ READS = {
     "bench convert",
     "bench score",
     "bench sonicbench threshold",
+    "bench avibench levels",
     "filter",
 }
 SCORES = {"score", "metrics run", "bench run", "filter", "bench choice", "bench answer", "bench bridge"}

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "avjudge.cli.bench",
     "avjudge.cli.suites",
     "avjudge.cli.sonicbench",
+    "avjudge.cli.avibench",
     "avjudge.world.commands",
     "avjudge.demo.commands",
 )

@@ -7,7 +7,15 @@ import json
 import os
 from pathlib import Path
 
-from .grammar import add_input, add_judge, add_out, add_runtime_arguments, model_options, register, required_input
+from .grammar import (
+    add_input,
+    add_judge,
+    add_out,
+    add_runtime_arguments,
+    model_options,
+    register,
+    required_input,
+)
 
 
 def _suite_argument(p: argparse.ArgumentParser) -> None:
