@@ -31,10 +31,20 @@ READS = {
     "bench score",
     "bench sonicbench threshold",
     "bench avibench levels",
+    "bench controls",
     "filter",
 }
-SCORES = {"score", "metrics run", "bench run", "filter", "bench choice", "bench answer", "bench bridge"}
-LOADS_JUDGES = {"score", "bench run", "filter", "bench choice", "bench answer", "bench bridge"}
+SCORES = {
+    "score",
+    "metrics run",
+    "bench run",
+    "filter",
+    "bench choice",
+    "bench answer",
+    "bench bridge",
+    "bench controls",
+}
+LOADS_JUDGES = {"score", "bench run", "filter", "bench choice", "bench answer", "bench bridge", "bench controls"}
 CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
 
 

@@ -414,3 +414,47 @@ register(
     "examples:\n  avjudge filter --input world/world.jsonl --rules 'av>=0.7,dnsmos>=3' --judge av=ckpt/av --out kept\n"
     "  avjudge filter ... --shard 0/4   (and 1/4, 2/4, 3/4 on other machines, same --out)",
 )
+
+
+# ---- judge sanity controls -------------------------------------------------------------------------
+
+
+def _controls_args(p: argparse.ArgumentParser) -> None:
+    add_input(p, "clips: a media file, a folder of them, or a manifest (.jsonl; its captions for vt / at judges)")
+    add_judge(p, "the judge to check, e.g. av=runs/av/final", repeatable=False)
+    add_out(p, "folder for controls.jsonl and summary.json")
+    add_runtime_arguments(p)
+
+
+def _controls(args: argparse.Namespace) -> int:
+    from ..bench import parse_judge_dirs
+    from ..bench.controls import run_controls
+    from ..config import ConfigError
+    from ..data.manifest import input_items
+    from ..judges import Judge
+
+    judges = parse_judge_dirs(args.judge or [], defaults=False)
+    if len(judges) != 1:
+        raise ConfigError("give the judge to check as --judge TASK=DIR")
+    (task, folder), *_ = judges.items()
+    judge = Judge.load(task, folder, **model_options(args))
+    summary = run_controls(judge, input_items(required_input(args)), args.out)
+    for name, block in summary.items():
+        yes = "-" if block["yes_rate"] is None else f"{block['yes_rate']:.2f}"
+        drop = "" if name == "original" or block["mean_drop"] is None else f", mean drop {block['mean_drop']:+.3f}"
+        print(f"{name:<14} Yes on {yes} of {block['clips']} clips{drop}")
+    print(f"wrote {args.out / 'controls.jsonl'}, {args.out / 'summary.json'}")
+    return 0
+
+
+register(
+    "bench controls",
+    "does a judge use each stream? its scores with silence, a blank picture, another clip's sound or text",
+    _controls_args,
+    _controls,
+    "Judge every clip as it is and again under each control its task reads: silent (audio zeroed),\n"
+    "blank_picture (frames mid-grey), other_audio (the next clip's sound), other_text (the next clip's\n"
+    "caption). A judge still saying Yes to a control is not using that stream. Prints the share\n"
+    "judged Yes and the mean drop from each clip's own score per control.\n\n"
+    "example:\n  avjudge bench controls --input world/world.jsonl --judge av=runs/av/final --out controls",
+)
