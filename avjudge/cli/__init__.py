@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "avjudge.cli.suites",
     "avjudge.cli.sonicbench",
     "avjudge.cli.avibench",
+    "avjudge.cli.prise",
     "avjudge.world.commands",
     "avjudge.demo.commands",
 )
