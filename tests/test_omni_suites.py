@@ -272,7 +272,7 @@ def test_a_tiny_vt_judge_bridges_world_questions(tiny_judges, small_world, tmp_p
     rows = [json.loads(line) for line in (tmp_path / "b" / "bridge.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(0 < p < 1 for r in rows for p in r["p_yes"].values())
     assert all(r["predicted"] == max(r["p_yes"], key=r["p_yes"].get) for r in rows)
-    assert json.loads((tmp_path / "b" / "summary.json").read_text())["answered"] == 4
+    assert json.loads((tmp_path / "b" / "report.json").read_text())["answered"] == 4
     assert main([*argv, "--judge", f"av={tiny_judges['qwen2_5_omni']}"]) == 2  # the AV judge reads no text
 
 

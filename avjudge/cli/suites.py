@@ -273,7 +273,7 @@ register(
 def _bridge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--questions", required=True, type=Path, help="avjudge question JSONL (from bench convert)")
     add_judge(p, "a Yes / No judge that reads a text: vt=DIR (video) or at=DIR (audio)", repeatable=False)
-    add_out(p, "folder for bridge.jsonl and summary.json; rerun to resume")
+    add_out(p, "folder for bridge.jsonl (every option's P(Yes)) and report.json; rerun to resume")
     add_runtime_arguments(p)
 
 
@@ -293,7 +293,7 @@ def _bridge(args: argparse.Namespace) -> int:
     questions = load_questions(args.questions)
     rows = bridge_questions(judge_believer(judge), questions, args.out / "bridge.jsonl", progress=not args.no_progress)
     summary = bridge_summary(rows)
-    write_json(args.out / "summary.json", summary)
+    write_json(args.out / "report.json", summary)
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ...jobs import run_job
 from ...jsonl import JsonlWriter, read_jsonl, write_json
 from ...judges.choice import ChoiceQuestion, answer_questions, question_samples
 from ...judges.scorer import ChoiceResult
@@ -87,21 +88,17 @@ class RequestCache:
 
 
 def _generate_answers(judge, questions, out: Path, model: str, tokens: int, progress: bool) -> list[dict]:
+    def process(chunk: list[dict]) -> list[dict]:
+        rows = []
+        for item in chunk:
+            (text,) = judge.generate(question_samples(judge, [item["question"]]), tokens)
+            row = {"id": item["id"], "model": model}
+            failed = {"response": None, "error": getattr(text, "error", None), "final": True}
+            rows.append({**row, **({"response": text} if isinstance(text, str) else failed)})
+        return rows
+
+    run_job([{"id": q.id, "question": q} for q in questions], out, process, 1, progress, "questions")
     done = {str(r["id"]): r for r in read_jsonl(out)}
-    todo = [q for q in questions if q.id not in done]
-    with (
-        JsonlWriter(out) as writer,
-        tqdm(total=len(questions), initial=len(questions) - len(todo), disable=not progress) as bar,
-    ):
-        for q in todo:
-            (text,) = judge.generate(question_samples(judge, [q]), tokens)
-            row = {"id": q.id, "model": model}
-            row |= (
-                {"response": text} if isinstance(text, str) else {"response": None, "error": text.error, "final": True}
-            )
-            writer.write(row)
-            done[q.id] = row
-            bar.update()
     return [done[q.id] for q in questions if q.id in done]
 
 

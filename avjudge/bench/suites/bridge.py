@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
-from ...jsonl import JsonlWriter, read_jsonl
+from ...jobs import run_job
+from ...jsonl import read_jsonl
 from ...judges.choice import ChoiceQuestion, question_samples
 from ...prompts import BRIDGE_STATEMENT, OPTION_LETTERS
 from ...stats import auroc
@@ -66,21 +66,14 @@ def bridge_questions(
     believe: Believer, questions: list[ChoiceQuestion], out: Path, chunk: int = 16, progress: bool = True
 ) -> list[dict]:
     """Every question's row written to ``out`` (JSONL) as each chunk is done; a rerun asks only what is missing."""
+
+    def process(items: list[dict]) -> list[dict]:
+        batch = [item["question"] for item in items]
+        beliefs = iter(believe([s for q in batch for s in statements(q)]))
+        return [bridge_row(q, [next(beliefs) for _ in q.options]) for q in batch]
+
+    run_job([{"id": q.id, "question": q} for q in questions], out, process, chunk, progress, "questions")
     done = {r["id"]: r for r in read_jsonl(out)}
-    todo = [q for q in questions if q.id not in done]
-    with (
-        JsonlWriter(out) as writer,
-        tqdm(total=len(questions), initial=len(questions) - len(todo), disable=not progress) as bar,
-    ):
-        for start in range(0, len(todo), chunk):
-            batch = todo[start : start + chunk]
-            items = [s for q in batch for s in statements(q)]
-            beliefs = iter(believe(items))
-            for q in batch:
-                row = bridge_row(q, [next(beliefs) for _ in q.options])
-                writer.write(row)
-                done[q.id] = row
-            bar.update(len(batch))
     return [done[q.id] for q in questions if q.id in done]
 
 
