@@ -290,31 +290,12 @@ def _count(x: np.ndarray, sr: int) -> float:
     return float(len(meters.onset_times(x, sr)))
 
 
-def _spec(name, unit, low, high, threshold, gap, margin, render, measure, above, below, question, comparison, **kw):
-    return Attribute(
-        name,
-        unit,
-        low,
-        high,
-        threshold,
-        gap,
-        margin,
-        render=render,
-        measure=measure,
-        above=above,
-        below=below,
-        recognition_question=question,
-        comparison_question=comparison,
-        **kw,
-    )
-
-
 # name, unit, scale low and high, the paper's threshold (or this generator's where the paper has none), the
 # recognition gap and the comparison margin, renderer, meter, wording
 ATTRIBUTE_SPECS: dict[str, Attribute] = {
     a.name: a
     for a in (
-        _spec(
+        Attribute(
             "pitch",
             "MIDI note",
             48,
@@ -329,7 +310,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "Is the pitch of this sound high or low (above or below MIDI note 65)?",
             "has the higher pitch",
         ),
-        _spec(
+        Attribute(
             "brightness",
             "Hz spectral centroid",
             350,
@@ -345,7 +326,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "sounds brighter",
             log=True,
         ),
-        _spec(
+        Attribute(
             "loudness",
             "LUFS",
             -40,
@@ -360,7 +341,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "Is this sound loud or soft (louder or softer than -15 LUFS)?",
             "is louder",
         ),
-        _spec(
+        Attribute(
             "velocity",
             "MIDI velocity",
             10,
@@ -375,7 +356,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "Was this note struck hard or softly (MIDI velocity above or below 75)?",
             "has the stronger initial transient",
         ),
-        _spec(
+        Attribute(
             "duration",
             "seconds",
             0.5,
@@ -390,7 +371,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "Does the sound last longer than 2.4 seconds?",
             "is longer",
         ),
-        _spec(
+        Attribute(
             "tempo",
             "BPM",
             60,
@@ -406,7 +387,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "has the faster rhythm",
             log=True,
         ),
-        _spec(
+        Attribute(
             "direction",
             "degrees to the right",
             -80,
@@ -421,7 +402,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "Does the sound come from the left or from the right?",
             "comes from further to the right",
         ),
-        _spec(
+        Attribute(
             "distance",
             "metres",
             0.4,
@@ -437,7 +418,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "sounds farther away",
             log=True,
         ),
-        _spec(
+        Attribute(
             "reverberation",
             "seconds RT60",
             0.1,
@@ -453,7 +434,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "sounds like a larger room with more reverb",
             log=True,
         ),
-        _spec(
+        Attribute(
             "texture",
             "modulation depth",
             0.0,
@@ -468,7 +449,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "Is the texture of this sound rough or smooth?",
             "sounds rougher",
         ),
-        _spec(
+        Attribute(
             "timbre",
             "dB even over odd harmonics",
             -30,
@@ -483,7 +464,7 @@ ATTRIBUTE_SPECS: dict[str, Attribute] = {
             "Does this tone sound hollow like a clarinet or full like a bowed string?",
             "sounds fuller (less hollow)",
         ),
-        _spec(
+        Attribute(
             "counting",
             "events",
             1,
