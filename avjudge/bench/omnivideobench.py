@@ -120,9 +120,6 @@ class OmniVideoBench(Suite):
     letters = LETTERS
     parsers = {"paper": paper_answer, "strict": strict_answer}
 
-    def __init__(self) -> None:
-        self.notes: list[str] = []
-
     def convert(self, path: Path, media_root: Path | None = None) -> list[ChoiceQuestion]:
         """Every question of ``data.json``; media ``<media_root>/<video>.mp4`` (or ``<video>.mp4`` beside the
         question file)."""

@@ -23,7 +23,7 @@ def _suite_argument(p: argparse.ArgumentParser) -> None:
 
 
 def _print_notes(suite) -> None:
-    for note in getattr(suite, "notes", []):
+    for note in suite.notes:
         print(f"note: {note}")
 
 
@@ -61,7 +61,7 @@ def _convert(args: argparse.Namespace) -> int:
     _print_notes(suite)
     write_questions(questions, args.out)
     summary = args.out.with_suffix(".summary.json")
-    write_json(summary, {"notes": getattr(suite, "notes", []), **suite.describe(questions)})
+    write_json(summary, {"notes": suite.notes, **suite.describe(questions)})
     print(f"wrote {len(questions)} questions to {args.out}, what they hold to {summary}")
     return 0
 

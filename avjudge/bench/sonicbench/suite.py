@@ -108,9 +108,6 @@ class SonicBench(Suite):
     letters = ("A", "B")
     parsers = {"paper": paper_answer, "strict": strict_answer}
 
-    def __init__(self) -> None:
-        self.notes: list[str] = []  # files skipped while reading a release, with why
-
     # ---- release files ----------------------------------------------------------------------------------------
 
     def _release_files(self, path: Path) -> Iterator[tuple[str, str, str, bytes]]:

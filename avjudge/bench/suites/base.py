@@ -69,6 +69,9 @@ class Suite:
     letters: tuple[str, ...] = ("A", "B", "C", "D")  # the letters its release's answers choose from
     parsers: dict[str, Parser] = {}
 
+    def __init__(self) -> None:
+        self.notes: list[str] = []  # what reading a release skipped or worked around, with why
+
     def convert(self, path: Path, media_root: Path | None = None) -> list[ChoiceQuestion]:
         """The questions of a release file or folder, in avjudge's question format."""
         raise BenchError(f"the {self.name} suite has no release reader; give its questions as avjudge question JSONL")
