@@ -400,6 +400,8 @@ def test_modalities_shape_endpoint_requests_only(tmp_path, capsys):
     assert "a judge sees what its task reads" in capsys.readouterr().err
     assert main([*argv, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--frames", "lots"]) == 2
     assert "not a count" in capsys.readouterr().err
+    assert main([*argv, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--generate", "8"]) == 2
+    assert "an endpoint always answers in text" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("family", ["qwen2_audio", "qwen2_5_omni"])

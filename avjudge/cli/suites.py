@@ -131,6 +131,8 @@ def _answer(args: argparse.Namespace) -> int:
     if args.endpoint:
         if not args.model:
             raise ConfigError("--endpoint needs --model: the model name the endpoint serves")
+        if args.generate:
+            raise ConfigError("--generate is for a judge's backbone: an endpoint always answers in text")
         try:
             plan = MediaPlan(args.modalities, args.frames)
         except ValueError as err:
