@@ -451,3 +451,14 @@ def test_a_backbone_writes_its_own_answer(tiny_judges, family, tmp_path):
         )
         == 0
     )
+
+
+def test_a_release_file_of_the_wrong_shape_is_named(tmp_path, capsys):
+    (tmp_path / "data.json").write_text("{}")
+    argv = ["bench", "convert", "--suite", "omnivideobench", "--input", str(tmp_path / "data.json")]
+    assert main([*argv, "--out", str(tmp_path / "q.jsonl")]) == 2
+    assert "data.json (a list of videos) must be a JSON list, not a dict" in capsys.readouterr().err
+    (tmp_path / "qa.json").write_text("not json")
+    argv = ["bench", "convert", "--suite", "worldsense", "--input", str(tmp_path / "qa.json")]
+    assert main([*argv, "--out", str(tmp_path / "q.jsonl")]) == 2
+    assert "qa.json: not WorldSense's worldsense_qa.json" in capsys.readouterr().err

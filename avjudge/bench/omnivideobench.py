@@ -16,7 +16,6 @@ prompt is their code's, its missing spaces between sentences included.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import string
 from collections import Counter
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from ..judges.choice import ChoiceQuestion
 from .dimensions import BenchError
-from .suites.base import Scored, Suite, register
+from .suites.base import Scored, Suite, read_release_json, register
 from .suites.parsing import strict_answer
 from .suites.score import accuracy, accuracy_in, printed
 
@@ -123,12 +122,7 @@ class OmniVideoBench(Suite):
     def convert(self, path: Path, media_root: Path | None = None) -> list[ChoiceQuestion]:
         """Every question of ``data.json``; media ``<media_root>/<video>.mp4`` (or ``<video>.mp4`` beside the
         question file)."""
-        try:
-            videos = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise BenchError(f"{path}: not OmniVideoBench's data.json ({err})") from err
-        if not isinstance(videos, list):
-            raise BenchError(f"{path}: OmniVideoBench's data.json is a list of videos")
+        videos = read_release_json(path, list, "OmniVideoBench's data.json (a list of videos)")
         questions, quirks, fixes = [], Counter(), Counter()
         for v, video in enumerate(videos):
             where = f"{path} video {v} ({video.get('video', '?')})"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..judges.choice import ChoiceQuestion
 from .dimensions import BenchError
-from .suites.base import Answer, Scored, Suite, register
+from .suites.base import Answer, Scored, Suite, read_release_json, register
 from .suites.parsing import strict_answer
 from .suites.score import accuracy, accuracy_in, printed
 
@@ -91,12 +91,7 @@ class WorldSense(Suite):
     def convert(self, path: Path, media_root: Path | None = None) -> list[ChoiceQuestion]:
         """Every ``task*`` of every video, in the order VLMEvalKit numbers them (``index``); media
         ``<media_root>/videos/<video>.mp4`` (or ``videos/<video>.mp4`` beside the question file)."""
-        try:
-            videos = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise BenchError(f"{path}: not WorldSense's worldsense_qa.json ({err})") from err
-        if not isinstance(videos, dict):
-            raise BenchError(f"{path}: worldsense_qa.json is a dict keyed by video id")
+        videos = read_release_json(path, dict, "WorldSense's worldsense_qa.json (a dict keyed by video id)")
         questions = []
         for video, data in videos.items():
             media = (media_root or Path()) / "videos" / f"{video}.mp4"

@@ -115,6 +115,17 @@ def get_suite(name: str) -> Suite:
     return SUITES.lookup(name)()
 
 
+def read_release_json(path: Path, kind: type, what: str):
+    """A release's JSON file, which must hold a ``kind`` (list or dict); ``what`` names it in the error."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise BenchError(f"{path}: not {what} ({err})") from err
+    if not isinstance(data, kind):
+        raise BenchError(f"{path}: {what} must be a JSON {kind.__name__}, not a {type(data).__name__}")
+    return data
+
+
 def read_answer_jsonl(path: Path) -> Iterator[Answer]:
     """Answers JSONL; a line that is not JSON or lacks ``id``, ``model`` or ``response`` (and has no ``error``) is
     an answer with an error naming the file and line: the run goes on. Of several lines for one (model, id), a
