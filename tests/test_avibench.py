@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from avjudge.bench.avibench import TASKS, headroom, levels, modality_gap
+from avjudge.bench.avibench.levels import TASKS, headroom, levels, modality_gap
 from avjudge.cli import main
 
 PAPER = json.loads((Path(__file__).parent / "data" / "avibench_paper.json").read_text())

@@ -62,6 +62,16 @@ def test_every_truth_holds_on_the_decoded_clip(prise):
             ys = [np.nonzero(f.max(axis=-1) > 60)[0].mean() for f in (clip.frames[0], clip.frames[-1])]
             dx, dy = xs[1] - xs[0], ys[1] - ys[0]
             assert chosen == (("right" if dx > 0 else "left") if abs(dx) > abs(dy) else ("down" if dy > 0 else "up"))
+        elif task in ("position", "size"):  # by the lit pixels' bounding box
+            ys, xs = np.nonzero(clip.frames[len(clip.frames) // 2].max(axis=-1) > 60)
+            x, y, half_width = (xs.min() + xs.max()) / 2, (ys.min() + ys.max()) / 2, (xs.max() - xs.min() + 1) / 2
+            if task == "position":
+                assert np.allclose([x, y], truth["centre"], atol=1.5)
+                corner = f"{'top' if y < 64 else 'bottom'} {'left' if x < 64 else 'right'}"
+                assert chosen == ("center" if max(abs(x - 64), abs(y - 64)) < 16 else corner)
+            else:
+                assert abs(half_width - truth["radius"]) <= 1.5
+                assert chosen == ("small" if half_width < 15 else "medium" if half_width < 26 else "large")
 
 
 def test_one_seed_one_set(prise, tmp_path):

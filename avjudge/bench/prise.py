@@ -1,17 +1,17 @@
 """PriSe-style primitive-sensation stimuli (after AVI-Bench-PriSe), generated then measured: short clips with one
 primitive thing to see, hear, or see and hear, each with exact ground truth and a presence check.
 
-Tasks: ``shape`` (circle, square, triangle), ``colour`` (red, green, blue, yellow), ``motion`` (left, right, up,
-down), ``blur`` (sharp or blurred); ``pitch`` (a low or high tone), ``noise`` (a tone or noise), ``beat_count``
-(1-6 beats); ``sounds_first`` (two objects flash, each with its own tone: which sounds first) and ``av_offset``
-(one flash and one beep: the sound before, with or after the picture, by -400..400 ms). Every formal item has a
-presence-check item (``"confirms": ID``): "Can you see / hear anything?", so that its answer counts only if the
-check is answered right (double confirmation).
+Tasks: ``shape`` (circle, square, triangle), ``colour`` (red, green, blue, yellow), ``position`` (a corner or the
+centre), ``size`` (small, medium, large), ``motion`` (left, right, up, down), ``blur`` (sharp or blurred); ``pitch``
+(a low or high tone), ``noise`` (a tone or noise), ``beat_count`` (1-6 beats); ``sounds_first`` (two objects flash,
+each with its own tone: which sounds first) and ``av_offset`` (one flash and one beep: the sound before, with or
+after the picture, by -400..400 ms). Every formal item has a presence-check item (``"confirms": ID``): "Can you see
+/ hear anything?", so that its answer counts only if the check is answered right (double confirmation).
 
 Every item's truth is measured again on the decoded file by code that does not know how it was drawn: the shape's
-fill of its bounding box, the mean colour of the lit pixels, the centroid's path, the edge sharpness, the f0 and
-spectral flatness, the onsets of the sound and the frames where each object lights up. An item whose measure
-disagrees is drawn again or rejected, and counted.
+fill of its bounding box, the mean colour of the lit pixels, the centroid and its path, the lit area, the edge
+sharpness, the f0 and spectral flatness, the onsets of the sound and the frames where each object lights up. An item
+whose measure disagrees is drawn again or rejected, and counted.
 """
 
 from __future__ import annotations
@@ -37,8 +37,28 @@ FRAMES = int(FPS * SECONDS)
 COLOURS = {"red": (220, 40, 40), "green": (40, 200, 60), "blue": (50, 80, 230), "yellow": (230, 210, 40)}
 SHAPES = ("circle", "square", "triangle")
 MOTIONS = {"left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1)}
-TASKS = ("shape", "colour", "motion", "blur", "pitch", "noise", "beat_count", "sounds_first", "av_offset")
-SEES = {"shape", "colour", "motion", "blur", "sounds_first", "av_offset"}
+POSITIONS = {
+    "top left": (32, 32),
+    "top right": (96, 32),
+    "center": (64, 64),
+    "bottom left": (32, 96),
+    "bottom right": (96, 96),
+}  # the object's centre, drawn within 6 pixels of its anchor
+SIZES = {"small": (8, 12), "medium": (18, 22), "large": (30, 36)}  # radius ranges, in pixels
+TASKS = (
+    "shape",
+    "colour",
+    "position",
+    "size",
+    "motion",
+    "blur",
+    "pitch",
+    "noise",
+    "beat_count",
+    "sounds_first",
+    "av_offset",
+)
+SEES = {"shape", "colour", "position", "size", "motion", "blur", "sounds_first", "av_offset"}
 HEARS = {"pitch", "noise", "beat_count", "sounds_first", "av_offset"}
 MAX_TRIES = 5
 
@@ -98,6 +118,20 @@ def _colour(rng):
     layer = (_mask("square", rng.uniform(40, 88), rng.uniform(40, 88), rng.uniform(15, 25)), COLOURS[colour])
     frames = np.repeat(_frames([layer])[None], FRAMES, axis=0)
     return frames, None, "What colour is the object?", list(COLOURS), colour, {"colour": colour}
+
+
+def _position(rng):
+    where = list(POSITIONS)[rng.integers(len(POSITIONS))]
+    x, y = (c + rng.uniform(-6, 6) for c in POSITIONS[where])
+    frames = np.repeat(_frames([(_mask("circle", x, y, 14), COLOURS["red"])])[None], FRAMES, axis=0)
+    return frames, None, "Where is the object?", list(POSITIONS), where, {"position": where, "centre": [x, y]}
+
+
+def _size(rng):
+    size = list(SIZES)[rng.integers(len(SIZES))]
+    radius = rng.uniform(*SIZES[size])
+    frames = np.repeat(_frames([(_mask("circle", 64, 64, radius), COLOURS["blue"])])[None], FRAMES, axis=0)
+    return frames, None, "How big is the object?", list(SIZES), size, {"size": size, "radius": radius}
 
 
 def _motion(rng):
@@ -215,6 +249,8 @@ def _av_offset(rng):
 RENDERERS = {
     "shape": _shape,
     "colour": _colour,
+    "position": _position,
+    "size": _size,
     "motion": _motion,
     "blur": _blur,
     "pitch": _pitch,
@@ -245,12 +281,24 @@ def _colour_of(frames, audio) -> dict:
     return {"colour": min(COLOURS, key=lambda c: np.sum((np.array(COLOURS[c]) - mean) ** 2))}
 
 
-def _motion_of(frames, audio) -> dict:
-    def centroid(frame):
-        ys, xs = np.nonzero(_lit(frame))
-        return np.array([xs.mean(), ys.mean()])
+def _centroid(frame: np.ndarray) -> np.ndarray:
+    ys, xs = np.nonzero(_lit(frame))
+    return np.array([xs.mean(), ys.mean()])
 
-    dx, dy = centroid(frames[-1]) - centroid(frames[0])
+
+def _position_of(frames, audio) -> dict:
+    centre = _centroid(frames[len(frames) // 2])
+    nearest = min(POSITIONS, key=lambda p: np.sum((np.array(POSITIONS[p]) - centre) ** 2))
+    return {"position": nearest, "centre": centre.tolist()}
+
+
+def _size_of(frames, audio) -> dict:
+    """The radius of a disc of the lit area."""
+    return {"radius": float(np.sqrt(_lit(frames[len(frames) // 2]).sum() / np.pi))}
+
+
+def _motion_of(frames, audio) -> dict:
+    dx, dy = _centroid(frames[-1]) - _centroid(frames[0])
     horizontal = abs(dx) > abs(dy)
     return {"direction": ("right" if dx > 0 else "left") if horizontal else ("down" if dy > 0 else "up")}
 
@@ -287,6 +335,8 @@ def _flashes_of(frames, audio) -> dict:
 MEASURES = {
     "shape": _shape_of,
     "colour": _colour_of,
+    "position": _position_of,
+    "size": _size_of,
     "motion": _motion_of,
     "blur": _blur_of,
     "pitch": _pitch_of,
@@ -304,6 +354,11 @@ def agrees(task: str, truth: dict, measured: dict) -> bool:
         return measured["shape"] == truth["shape"]
     if task == "colour":
         return measured["colour"] == truth["colour"]
+    if task == "position":
+        return measured["position"] == truth["position"] and np.allclose(measured["centre"], truth["centre"], atol=1)
+    if task == "size":
+        low, high = SIZES[truth["size"]]
+        return low - 1 <= measured["radius"] <= high + 1 and abs(measured["radius"] - truth["radius"]) <= 1
     if task == "motion":
         return measured["direction"] == truth["direction"]
     if task == "blur":

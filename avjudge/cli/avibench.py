@@ -8,12 +8,16 @@ from .grammar import GROUP_HELP, add_input, add_out, register, required_input
 
 
 def _levels_args(p: argparse.ArgumentParser) -> None:
-    add_input(p, "a CSV: model and the 14 task scores in percent (AMIC, VMIC, ..., AVSQA; other columns ignored)")
+    add_input(
+        p,
+        "a CSV: model and the 14 task scores in percent (AMIC, VMIC, ..., AVSQA; other columns ignored); or the "
+        "report.json of bench score --suite avibench",
+    )
     add_out(p, "the levels CSV: model, L1-L4 and the figures between")
 
 
 def _levels(args: argparse.Namespace) -> int:
-    from ..bench.avibench import levels, read_scores, write_levels
+    from ..bench.avibench.levels import levels, read_scores, write_levels
 
     rows = {model: levels(scores) for model, scores in read_scores(required_input(args)).items()}
     write_levels(rows, args.out)
@@ -32,5 +36,6 @@ register(
     "L1 the mean of the stage averages; L2 penalised by the audio/visual imbalance; L3 by reasoning running\n"
     "ahead of its chance-normalised prerequisites; L4 the harmonic mean with the primitive-sensation domain.\n"
     "Reproduces the paper's Table 5 from its Table 3 (docs: benchmarks).\n\n"
-    "example:\n  avjudge bench avibench levels --input scores.csv --out levels.csv",
+    "examples:\n  avjudge bench avibench levels --input scores.csv --out levels.csv\n"
+    "  avjudge bench avibench levels --input avibench_report/report.json --out levels.csv",
 )

@@ -208,8 +208,7 @@ def _score_args(p: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ..bench.suites import get_suite, score_answers, write_score
-    from ..bench.suites.score import printed
+    from ..bench.suites import get_suite, write_score
     from ..judges.choice import load_questions
 
     suite = get_suite(args.suite)
@@ -217,22 +216,10 @@ def _score(args: argparse.Namespace) -> int:
     if args.compare:
         return _ablation(args, suite, questions)
     baseline = suite.read_answers(args.baseline) if args.baseline else None
-    report = score_answers(suite, suite.read_answers(required_input(args)), questions, args.parser, baseline)
+    report = suite.score(suite.read_answers(required_input(args)), questions, args.parser, baseline)
     _print_notes(suite)
-    for model, block in report["models"].items():
-        rules = ", ".join(f"{p} {printed(a, 3)}" for p, a in block["accuracy_by_parser"].items())
-        print(
-            f"{model:<28} accuracy {printed(block['accuracy'], 3)} on {block['n']} answers "
-            f"({block['abstained']} abstained, {block['errors']} errors; by rule: {rules})"
-        )
-        for error in block["error_examples"]:
-            print(f"    {error}")
-        if "baseline" in block:
-            b = block["baseline"]
-            print(
-                f"    against {b['model']} on the {b['questions']} items both answered: {printed(b['accuracy'], 3)} "
-                f"against {printed(b['baseline_accuracy'], 3)}; {b['changed']} answers changed"
-            )
+    for line in suite.summary(report):
+        print(line)
     written = write_score(suite, report, args.out)
     print("wrote " + ", ".join(map(str, written)))
     return 0

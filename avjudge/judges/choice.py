@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -38,12 +39,16 @@ class ChoiceQuestion:
     id: str
     media: str  # a video (with its audio) or an audio file
     question: str
-    options: tuple[str, ...]
-    answer: str  # the right option's letter
+    options: tuple[str, ...]  # empty for an open question, answered in free text (e.g. AVI-Bench's)
+    answer: Any  # the right option's letter; an open question's gold, as its suite's metric reads it
     category: str = "all"
     prompt: str = ""  # a suite's own instruction, options included; empty: the question with lettered options
     groups: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)  # a suite's own fields (labels, measurements), written back as they are
+
+    @property
+    def is_open(self) -> bool:
+        return not self.options
 
     @property
     def text(self) -> str:
@@ -71,10 +76,12 @@ def load_questions(path: str | Path) -> list[ChoiceQuestion]:
                 f"{where}: question has no {', '.join(missing)} (each line needs id, media, question, options, answer)"
             )
         options = raw["options"]
-        if not isinstance(options, list) or not 2 <= len(options) <= len(OPTION_LETTERS):
-            raise QuestionError(f"{where}: options must be a list of 2 to {len(OPTION_LETTERS)} texts")
+        if not isinstance(options, list) or not (options == [] or 2 <= len(options) <= len(OPTION_LETTERS)):
+            raise QuestionError(
+                f"{where}: options must be a list of 2 to {len(OPTION_LETTERS)} texts, or [] for an open question"
+            )
         offered = OPTION_LETTERS[: len(options)]
-        if raw["answer"] not in offered:
+        if options and raw["answer"] not in offered:
             raise QuestionError(
                 f"{where}: answer {raw['answer']!r} is not one of the offered letters {''.join(offered)}"
             )
@@ -150,6 +157,12 @@ def answer_questions(
     if not judge.task.choices:
         raise QuestionError(
             f"the {judge.task.name} judge answers Yes or No; load it with a multiple-choice task (choice_av, choice_a)"
+        )
+    open_questions = [q.id for q in questions if q.is_open]
+    if open_questions:
+        raise QuestionError(
+            f"{len(open_questions)} questions (e.g. {open_questions[0]}) are open, answered in free text, not by "
+            "letter: let the judge's backbone write its answer (bench answer --generate TOKENS) or ask an endpoint"
         )
     out = Path(out)
     done = {r["id"]: r for r in read_jsonl(out)}

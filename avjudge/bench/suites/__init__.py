@@ -5,6 +5,7 @@ paper does. Not to be confused with AVBench's prompt suites (`avjudge.bench.prom
 from .. import omnivideobench as _omnivideobench  # noqa: F401  (each suite module registers its suite)
 from .. import prise as _prise  # noqa: F401
 from .. import worldsense as _worldsense  # noqa: F401
+from ..avibench import suite as _avibench  # noqa: F401
 from ..sonicbench import suite as _sonicbench  # noqa: F401
 from .base import SUITES, Answer, Scored, Suite, get_suite, read_answer_jsonl, register
 from .score import score_answers, write_score

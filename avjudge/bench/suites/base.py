@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,6 +94,40 @@ class Suite:
         """The answers of ``path``: avjudge's answers JSONL by default; a suite whose release ships per-model
         prediction files reads those too."""
         yield from read_answer_jsonl(path)
+
+    def score(
+        self,
+        answers: Iterable[Answer],
+        questions: list[ChoiceQuestion] | None,
+        parser: str = "paper",
+        baseline: Iterable[Answer] | None = None,
+    ) -> dict:
+        """Every model's report: by default, each answer read to a letter by ``parser`` and counted right or wrong
+        (`score.score_answers`); a suite whose answers are not letters scores them its own way."""
+        from .score import score_answers  # score builds on this module
+
+        return score_answers(self, answers, questions, parser, baseline)
+
+    def summary(self, report: dict) -> list[str]:
+        """The report in a few lines for the terminal."""
+        from .score import printed
+
+        lines = []
+        for model, block in report["models"].items():
+            rules = ", ".join(f"{p} {printed(a, 3)}" for p, a in block["accuracy_by_parser"].items())
+            lines.append(
+                f"{model:<28} accuracy {printed(block['accuracy'], 3)} on {block['n']} answers "
+                f"({block['abstained']} abstained, {block['errors']} errors; by rule: {rules})"
+            )
+            lines += [f"    {error}" for error in block["error_examples"]]
+            if "baseline" in block:
+                b = block["baseline"]
+                lines.append(
+                    f"    against {b['model']} on the {b['questions']} items both answered: "
+                    f"{printed(b['accuracy'], 3)} against {printed(b['baseline_accuracy'], 3)}; "
+                    f"{b['changed']} answers changed"
+                )
+        return lines
 
     def table(self, scored: list[Scored]) -> dict:
         """One model's results laid out as the paper's tables do."""

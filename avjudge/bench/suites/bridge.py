@@ -20,6 +20,7 @@ from ...jsonl import read_jsonl
 from ...judges.choice import ChoiceQuestion, question_samples
 from ...prompts import BRIDGE_STATEMENT, OPTION_LETTERS
 from ...stats import auroc
+from ..dimensions import BenchError
 
 # statements -> each one's P(Yes), or the error that kept it from being judged
 Believer = Callable[[list[ChoiceQuestion]], list["float | str"]]
@@ -66,6 +67,11 @@ def bridge_questions(
     believe: Believer, questions: list[ChoiceQuestion], out: Path, chunk: int = 16, progress: bool = True
 ) -> list[dict]:
     """Every question's row written to ``out`` (JSONL) as each chunk is done; a rerun asks only what is missing."""
+    open_questions = [q.id for q in questions if q.is_open]
+    if open_questions:
+        raise BenchError(
+            f"{len(open_questions)} questions (e.g. {open_questions[0]}) are open, with no options to judge one by one"
+        )
 
     def process(items: list[dict]) -> list[dict]:
         batch = [item["question"] for item in items]

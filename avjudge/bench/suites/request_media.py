@@ -5,9 +5,10 @@ caption as text.
 Modalities: ``av`` (picture and audio), ``v`` (picture only), ``a`` (audio only), ``v+subtitles``, ``v+caption``,
 ``a+caption``. Frames: none (the whole video file, as ``video_url``), ``N`` (N frames spread evenly, the first and
 last instants left out, as VLMEvalKit samples them) or ``fps=F``, each a JPEG ``image_url``. The audio is 16 kHz mono
-WAV (``input_audio``); an audio file is sent as it is. Subtitles are ``<video>.srt`` beside the video or in a
-``subtitles/`` folder beside the video's folder (WorldSense's layout); the caption is the question's
-``video_caption``.
+WAV (``input_audio``); an audio file is sent as it is, an image (JPEG, PNG) as an ``image_url``. A question's other
+inputs (``extra["inputs"]``: AVI-Bench's candidate images or sounds) follow its clip in order. Subtitles are
+``<video>.srt`` beside the video or in a ``subtitles/`` folder beside the video's folder (WorldSense's layout); the
+caption is the question's ``video_caption``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ...media import MediaError, decode, probe
 
 MODALITIES = ("av", "v", "a", "v+subtitles", "v+caption", "a+caption")
 AUDIO_FORMATS = {".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".ogg": "ogg", ".m4a": "m4a"}
+IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}
 VIDEO_TYPES = {".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}
 AUDIO_RATE = 16000
 
@@ -54,24 +56,33 @@ class MediaPlan:
         return self.modalities in ("av", "a", "a+caption")
 
     def parts(self, question: ChoiceQuestion) -> list[dict]:
-        """The request's content parts: media first, then the text."""
-        media = Path(question.media)
-        if not media.is_file():
-            raise MediaUnavailable(f"{media}: no such clip (question {question.id})")
-        suffix = media.suffix.lower()
+        """The request's content parts: media first (the question's clip, then any other inputs it lists, as
+        AVI-Bench's retrieval and grounding items have), then the text."""
         parts = []
+        for media in [Path(question.media), *map(Path, question.extra.get("inputs", []))]:
+            if not media.is_file():
+                raise MediaUnavailable(f"{media}: no such clip (question {question.id})")
+            parts += self._file_parts(media)
+        if not parts:
+            raise MediaUnavailable(f"{question.media}: nothing of it is sent for modalities {self.modalities!r}")
+        return [*parts, {"type": "text", "text": self._text(question, Path(question.media))}]
+
+    def _file_parts(self, media: Path) -> list[dict]:
+        suffix = media.suffix.lower()
         if suffix in AUDIO_FORMATS:
             if not self.audio:  # av on an audio file sends what there is: the audio
                 raise MediaUnavailable(f"{media}: an audio file has no picture for modalities {self.modalities!r}")
-            parts.append(_audio_part(base64.b64encode(media.read_bytes()).decode(), AUDIO_FORMATS[suffix]))
-        elif suffix in VIDEO_TYPES:
-            if self.picture:
-                parts += self._picture(media, suffix)
-            if self.audio:
-                parts.append(_audio_part(_wav_base64(media), "wav"))
-        else:
-            raise MediaUnavailable(f"{media}: not an audio or video file this client sends")
-        return [*parts, {"type": "text", "text": self._text(question, media)}]
+            return [_audio_part(base64.b64encode(media.read_bytes()).decode(), AUDIO_FORMATS[suffix])]
+        if suffix in VIDEO_TYPES:
+            return (self._picture(media, suffix) if self.picture else []) + (
+                [_audio_part(_wav_base64(media), "wav")] if self.audio else []
+            )
+        if suffix in IMAGE_TYPES:
+            if not self.picture:
+                raise MediaUnavailable(f"{media}: an image has no audio for modalities {self.modalities!r}")
+            data = base64.b64encode(media.read_bytes()).decode()
+            return [{"type": "image_url", "image_url": {"url": f"data:{IMAGE_TYPES[suffix]};base64,{data}"}}]
+        raise MediaUnavailable(f"{media}: not an audio, video or image file this client sends")
 
     def _picture(self, media: Path, suffix: str) -> list[dict]:
         if self.frames is None:

@@ -49,6 +49,14 @@ def latest_answers(answers: Iterable[Answer]) -> list[Answer]:
     return list(latest.values())
 
 
+def _check_parser(suite: Suite, parser: str) -> None:
+    if parser not in suite.parsers:
+        raise BenchError(
+            f"the {suite.name} suite has no {parser!r} letter rule"
+            + (f"; it has {sorted(suite.parsers)}" if suite.parsers else ": it scores its answers its own way")
+        )
+
+
 def _scored(suite: Suite, parser: str, answer: Answer, by_id: dict[str, ChoiceQuestion] | None) -> Scored | str:
     """The answer parsed and judged against its question (or the gold its answer file carries), or why it cannot
     be."""
@@ -109,8 +117,7 @@ def score_answers(
     rule of the suite beside them); with ``baseline`` (another model's answers, e.g. the base model a judge was
     fine-tuned from), each model's accuracy beside the baseline's on the items both answered, and how many answers
     changed, overall and per item group."""
-    if parser not in suite.parsers:
-        raise BenchError(f"the {suite.name} suite has no {parser!r} answer rule; it has {sorted(suite.parsers)}")
+    _check_parser(suite, parser)
     by_id = {q.id: q for q in questions} if questions is not None else None
     reference = _baseline_rows(suite, baseline, by_id, parser) if baseline is not None else None
     models = {}
@@ -163,6 +170,7 @@ def ablation(
     every run answered, and each run's difference from the first (the base)."""
     if len(runs) < 2:
         raise BenchError("an ablation compares two or more runs (answers files), the first being the base")
+    _check_parser(suite, parser)
     by_id = {q.id: q for q in questions} if questions is not None else None
     scored: dict[str, dict[str, Scored]] = {}
     for name, answers in runs.items():

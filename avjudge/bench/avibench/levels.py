@@ -17,9 +17,10 @@ AVI-Bench's data is CC BY-ND 4.0 with an anti-training addendum: avjudge never s
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
-from .dimensions import BenchError
+from ..dimensions import BenchError
 
 STAGES = {
     "perception": ("AMIC", "VMIC", "AVL", "AVM"),
@@ -91,9 +92,12 @@ def levels(scores: dict[str, float]) -> dict:
 
 
 def read_scores(path: Path) -> dict[str, dict[str, float]]:
-    """Model -> task scores from a CSV with ``model`` and the 14 task columns (percent; other columns ignored)."""
+    """Model -> task scores (percent) from a CSV with ``model`` and the 14 task columns (other columns ignored), or
+    from the ``report.json`` of `avjudge bench score --suite avibench`."""
     if not path.is_file():
-        raise BenchError(f"{path}: no such scores file (CSV: model, {', '.join(TASKS)})")
+        raise BenchError(f"{path}: no such scores file (CSV: model, {', '.join(TASKS)}; or a bench score report.json)")
+    if path.suffix == ".json":
+        return _report_scores(path)
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         missing = [c for c in ("model", *TASKS) if c not in (reader.fieldnames or [])]
@@ -116,3 +120,20 @@ def write_levels(rows: dict[str, dict], path: Path) -> None:
         writer.writerow(["model", *columns])
         for model, row in rows.items():
             writer.writerow([model, *(f"{row[c]:.4f}" for c in columns)])
+
+
+def _report_scores(path: Path) -> dict[str, dict[str, float]]:
+    try:
+        models = json.loads(path.read_text(encoding="utf-8"))["models"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise BenchError(f"{path}: not a bench score report (JSON with models) ({err})") from err
+    scores = {}
+    for model, block in models.items():
+        row = block.get("scores") if isinstance(block, dict) else None
+        missing = [t for t in TASKS if not isinstance((row or {}).get(t), (int, float))]
+        if missing:
+            raise BenchError(
+                f"{path}: {model} has no score for {', '.join(missing)} (scored with --suite avibench on all 14 tasks?)"
+            )
+        scores[model] = {t: float(row[t]) for t in TASKS}
+    return scores
