@@ -1,5 +1,6 @@
 """Fixture builders and skip markers shared by the tests."""
 
+import json
 import shutil
 import subprocess
 from fractions import Fraction
@@ -172,3 +173,34 @@ def remux_faststart(src: Path, dst: Path) -> None:
                 continue
             packet.stream = streams[packet.stream.index]
             out.mux(packet)
+
+
+class RecordingServer:
+    """A scripted OpenAI-compatible endpoint that keeps every request body and answers ``reply(body)`` ("A" by
+    default)."""
+
+    def __init__(self, reply=lambda body: "A"):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        bodies = self.bodies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                bodies.append(body)
+                data = json.dumps({"choices": [{"message": {"content": reply(body)}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def close(self):
+        self.server.shutdown()

@@ -36,6 +36,8 @@ from avjudge.bench.suites.base import read_answer_jsonl
 from avjudge.cli import main
 from avjudge.judges.choice import QuestionError, answer_questions, load_questions, write_questions
 
+from .helpers import RecordingServer
+
 # ---- metrics by hand ------------------------------------------------------------------------------------------------
 
 
@@ -186,7 +188,8 @@ ITEMS = {
 CHECKED = ("ASQA", "VSQA_I", "AVSQA")  # tasks whose items come with a presence check
 
 
-def _entry(task, item_id, options, gold, text="Which one?"):
+def _entry(task, item_id, options, gold, text=None):
+    text = text or f"Which one ({task})?"
     return {
         "id": item_id,
         "task": task,
@@ -401,6 +404,44 @@ def test_open_questions_are_not_answered_by_letter(converted):
 
     with pytest.raises(QuestionError, match="--generate"):
         answer_questions(LetterJudge(), questions, "unused.jsonl")
+
+
+def test_convert_answer_score_and_levels_through_an_endpoint(tmp_path, monkeypatch, capsys):
+    """The whole grammar on a written release: convert, a scripted endpoint that answers each item right (it sees
+    the item's clip, its other inputs and its prompt), score, and the levels from the report."""
+    from PIL import Image
+
+    monkeypatch.setitem(CAPTION_SCORERS, "exact", _exact_caption)
+    monkeypatch.setattr(type(get_suite("avibench")), "caption_scorer", "exact")
+    levels_dir = write_release(tmp_path / "AVIBench")
+    (tmp_path / "AVIBench" / "input" / "wavs").mkdir(parents=True)
+    (tmp_path / "AVIBench" / "input" / "images").mkdir(parents=True)
+    (tmp_path / "AVIBench" / "input" / "wavs" / "a.wav").write_bytes(_wav_bytes())
+    Image.new("RGB", (8, 8)).save(tmp_path / "AVIBench" / "input" / "images" / "0.jpg")
+    questions = tmp_path / "avibench.jsonl"
+    argv = ["bench", "convert", "--suite", "avibench", "--input", str(levels_dir)]
+    assert main([*argv, "--media-root", str(tmp_path / "AVIBench"), "--out", str(questions)]) == 0
+
+    def right(body):
+        content = body["messages"][0]["content"]
+        assert [p["type"] for p in content] == ["input_audio", "image_url", "text"]
+        text = content[-1]["text"]
+        if text.startswith("Can you perceive"):
+            return "Yes"
+        return next(answer for task, (_, _, answer) in ITEMS.items() if text.startswith(f"Which one ({task})?"))
+
+    server = RecordingServer(right)
+    try:
+        argv = ["bench", "answer", "--suite", "avibench", "--questions", str(questions), "--endpoint", server.url]
+        assert main([*argv, "--model", "omni", "--out", str(tmp_path / "a.jsonl"), "--no-progress"]) == 0
+    finally:
+        server.close()
+    assert len(server.bodies) == len(ITEMS) + len(CHECKED)
+    argv = ["bench", "score", "--suite", "avibench", "--input", str(tmp_path / "a.jsonl"), "--questions"]
+    assert main([*argv, str(questions), "--out", str(tmp_path / "report")]) == 0
+    argv = ["bench", "avibench", "levels", "--input", str(tmp_path / "report" / "report.json")]
+    assert main([*argv, "--out", str(tmp_path / "levels.csv")]) == 0
+    assert "L1 100.00" in capsys.readouterr().out
 
 
 def _wav_bytes() -> bytes:

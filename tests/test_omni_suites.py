@@ -18,6 +18,8 @@ from avjudge.bench.worldsense import paper_answer as worldsense_answer
 from avjudge.cli import main
 from avjudge.judges.choice import ChoiceQuestion, load_questions
 
+from .helpers import RecordingServer
+
 OMNIVIDEOBENCH = Path(__file__).resolve().parents[2] / "shared" / "seed_data" / "omnivideobench" / "data.json"
 
 
@@ -277,35 +279,6 @@ def test_a_tiny_vt_judge_bridges_world_questions(tiny_judges, small_world, tmp_p
 
 
 # ---- endpoint requests as the configuration asks --------------------------------------------------------------------
-
-
-class RecordingServer:
-    """A scripted OpenAI-compatible endpoint that keeps every request body and answers "A"."""
-
-    def __init__(self):
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        bodies = self.bodies = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                data = json.dumps({"choices": [{"message": {"content": "A"}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
-
-    def close(self):
-        self.server.shutdown()
 
 
 def test_endpoint_requests_carry_what_the_configuration_asks(small_world, tmp_path):
