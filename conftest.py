@@ -36,3 +36,24 @@ def small_world(tmp_path_factory):
     out = tmp_path_factory.mktemp("small_world")
     make_world(WorldConfig(n=6, seed=21, duration=3.0, max_duration=5.0), out, progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def pairs(small_world, tmp_path_factory):
+    """A pair dataset of the small world for training tests: 32 AV, 24 VT, 24 AT pairs, half held out."""
+    from avjudge.data import build_dataset, load_recipe
+    from avjudge.world import MANIFEST
+
+    recipe, source = load_recipe(
+        "world_demo",
+        [
+            f"source={small_world / MANIFEST}",
+            "judges.av.pairs=32",
+            "judges.vt.pairs=24",
+            "judges.at.pairs=24",
+            "splits={train: 0.5, test: 0.5}",
+        ],
+    )
+    out = tmp_path_factory.mktemp("pairs")
+    build_dataset(recipe, source, out, progress=False)
+    return out

@@ -42,7 +42,7 @@ class ConfigError(AvjudgeError, ValueError):
     """A configuration file or override that does not fit its dataclass."""
 
 
-def _coerce(value: Any, hint: Any, where: str) -> Any:
+def coerce(value: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if hint is Any:
@@ -52,12 +52,12 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
             return None
         options = [a for a in args if a is not type(None)]
         if len(options) == 1:  # Optional[X]: X's own message is the helpful one
-            return _coerce(value, options[0], where)
+            return coerce(value, options[0], where)
         for arg in args:
             if arg is type(None):
                 continue
             try:
-                return _coerce(value, arg, where)
+                return coerce(value, arg, where)
             except ConfigError:
                 continue
         raise ConfigError(f"{where}: {value!r} fits none of {hint}")
@@ -75,15 +75,15 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         if origin is tuple and args and args[-1] is not Ellipsis:
             if len(value) != len(args):
                 raise ConfigError(f"{where}: expected {len(args)} values, got {value!r}")
-            return tuple(_coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
+            return tuple(coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
         item = args[0] if args else Any
-        out = [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+        out = [coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(out) if origin is tuple else out
     if origin is dict:
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: expected a mapping, got {value!r}")
         kt, vt = args if args else (Any, Any)
-        return {_coerce(k, kt, where): _coerce(v, vt, f"{where}.{k}") for k, v in value.items()}
+        return {coerce(k, kt, where): coerce(v, vt, f"{where}.{k}") for k, v in value.items()}
     if origin is typing.Literal:
         if value not in args:
             raise ConfigError(f"{where}: {value!r} is not one of {list(args)}")
@@ -95,7 +95,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
             return value.lower() in ("true", "yes", "1")
         raise ConfigError(f"{where}: expected true/false, got {value!r}")
     if hint in (int, float, str):
-        if isinstance(value, bool) and hint is not str:
+        if (isinstance(value, bool) and hint is not str) or isinstance(value, (list, tuple, dict)):
             raise ConfigError(f"{where}: expected {hint.__name__}, got {value!r}")
         try:
             coerced = hint(value)
@@ -108,13 +108,21 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
 
 
 def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
-    """Build dataclass ``cls`` from a mapping, checking names and coercing types."""
+    """Build dataclass ``cls`` from a mapping, checking names and coercing types; a class that reads its mapping
+    its own way (a ``from_mapping`` classmethod: `avjudge.train.TrainConfig`) builds itself."""
+    if hasattr(cls, "from_mapping"):
+        return cls.from_mapping(data, where)
+    return build_dataclass(cls, data, where)
+
+
+def build_dataclass(cls: type[T], data: dict[str, Any], where: str = "") -> T:
+    """Dataclass ``cls`` from a mapping of its fields, names checked and values coerced to their types."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - names)
     if unknown:
         raise ConfigError(f"{where or cls.__name__}: unknown key(s) {unknown}; valid keys are {sorted(names)}")
-    kwargs = {k: _coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
+    kwargs = {k: coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
     return cls(**kwargs)
 
 

@@ -34,8 +34,8 @@ def seconds_per_step(config: TrainConfig) -> tuple[float, float]:
     examples, model = trainer.train_dataset, trainer.model.train()
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate)
     batches = [
-        list(range(i, i + config.batch_size))
-        for i in range(0, len(examples) - config.batch_size + 1, config.batch_size)
+        list(range(i, i + config.per_device_train_batch_size))
+        for i in range(0, len(examples) - config.per_device_train_batch_size + 1, config.per_device_train_batch_size)
     ]
     per_epoch = []
     for _epoch in range(2):

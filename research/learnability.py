@@ -494,7 +494,7 @@ def run_probe(
             captioned = caption_examples(judge, positive_clips(train_items), world, reply, task)
         train(
             judge,
-            shuffled_batches(captioned, config.batch_size, random.Random(config.seed)),
+            shuffled_batches(captioned, config.per_device_train_batch_size, random.Random(config.seed)),
             caption_steps,
             config,
             every,
@@ -503,7 +503,7 @@ def run_probe(
         unseen = caption_examples(judge, unseen_clips, world, reply, task)
         print(
             f"{'captioning':<18} held-out clips' caption loss "
-            f"{mean_loss(judge, unseen, config.batch_size, config.padding_side):.3f}",
+            f"{mean_loss(judge, unseen, config.per_device_train_batch_size, config.padding_side):.3f}",
             flush=True,
         )
     if align_steps:
@@ -529,7 +529,7 @@ def run_probe(
         ]
         train(
             judge,
-            shuffled_batches(examples, config.batch_size, random.Random(config.seed)),
+            shuffled_batches(examples, config.per_device_train_batch_size, random.Random(config.seed)),
             stage_steps,
             config,
             every,
@@ -543,7 +543,7 @@ def run_probe(
         clips = {record["source_id"]: (record, clip) for label, record, clip in train_items if label == 1}
         own = [collator.example({**record, "label": 1}, clip) for record, clip in clips.values()]
         answered_no = [collator.example({**record, "label": 0}, clip) for record, clip in clips.values()]
-        batches = fresh_mismatch_batches(own, answered_no, config.batch_size, rng)
+        batches = fresh_mismatch_batches(own, answered_no, config.per_device_train_batch_size, rng)
     else:
         examples = [collator.example(record, clip) for _, record, clip in train_items]
         if mix:
@@ -551,7 +551,7 @@ def run_probe(
                 collator.example(record, clip)
                 for _, record, clip in labelled(train_set, PROBES[mix][1], scenes, train_clips)
             ]
-        batches = shuffled_batches(examples, config.batch_size, rng)
+        batches = shuffled_batches(examples, config.per_device_train_batch_size, rng)
     train(judge, batches, steps, config, every, report)
     return curve
 

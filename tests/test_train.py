@@ -9,7 +9,7 @@ import torch
 
 from avjudge.bench.synthetic import world_questions
 from avjudge.config import ConfigError, load_config
-from avjudge.data import PairDataset, build_dataset, load_manifest, load_pairs, load_recipe
+from avjudge.data import PairDataset, load_manifest, load_pairs
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
@@ -27,23 +27,6 @@ from avjudge.world import MANIFEST
 CONFIG = resolve("tiny_world_av", "train_config")
 
 
-@pytest.fixture(scope="module")
-def pairs(small_world, tmp_path_factory):
-    recipe, source = load_recipe(
-        "world_demo",
-        [
-            f"source={small_world / MANIFEST}",
-            "judges.av.pairs=32",
-            "judges.vt.pairs=24",
-            "judges.at.pairs=24",
-            "splits={train: 0.5, test: 0.5}",
-        ],
-    )
-    out = tmp_path_factory.mktemp("pairs")
-    build_dataset(recipe, source, out, progress=False)
-    return out
-
-
 def config(tiny_judges, pairs, out, task="av", family=None, **overrides):
     model = tiny_judges[family or ("qwen2_audio" if task == "at" else "qwen2_5_omni")]
     items = [
@@ -53,7 +36,7 @@ def config(tiny_judges, pairs, out, task="av", family=None, **overrides):
         f"output_dir={out}",
         "max_steps=4",
         f"use_audio_in_video={str(task == 'av').lower()}",
-        "batch_size=2",
+        "per_device_train_batch_size=2",
         "eval_steps=2",
         "save_steps=2",
         "logging_steps=1",
@@ -203,7 +186,7 @@ def test_resumed_training_matches_an_uninterrupted_run(tiny_judges, pairs, tmp_p
     from transformers import TrainerCallback
 
     whole = run_training(
-        config(tiny_judges, pairs, tmp_path / "whole", task="at", max_steps=6, save_steps=3, lr_scheduler="linear")
+        config(tiny_judges, pairs, tmp_path / "whole", task="at", max_steps=6, save_steps=3, lr_scheduler_type="linear")
     )
 
     class StopAt3(TrainerCallback):
@@ -211,7 +194,9 @@ def test_resumed_training_matches_an_uninterrupted_run(tiny_judges, pairs, tmp_p
             if state.global_step == 3:
                 control.should_training_stop = True
 
-    cfg = config(tiny_judges, pairs, tmp_path / "split", task="at", max_steps=6, save_steps=3, lr_scheduler="linear")
+    cfg = config(
+        tiny_judges, pairs, tmp_path / "split", task="at", max_steps=6, save_steps=3, lr_scheduler_type="linear"
+    )
     trainer, *_ = build_training(cfg)
     trainer.add_callback(StopAt3())
     trainer.train()
@@ -232,7 +217,7 @@ def test_cached_examples_are_built_once_and_train_exactly_like_rebuilt_ones(tiny
                 tiny_judges,
                 pairs,
                 tmp_path / str(cache),
-                batch_size=4,
+                per_device_train_batch_size=4,
                 max_steps=10,
                 save_steps=100,
                 cache_examples=cache,
@@ -249,8 +234,8 @@ def test_cached_examples_are_built_once_and_train_exactly_like_rebuilt_ones(tiny
     assert 10 * 4 > 2 * n  # more than two epochs
     assert len(builds[False]) >= 10 * 4 and sorted(builds[True]) == sorted(r["id"] for r in examples.pairs.records)
     assert histories[True] == histories[False]
-    with pytest.raises(ConfigError, match="dataloader_workers"):
-        config(tiny_judges, pairs, tmp_path, cache_examples=True, dataloader_workers=2)
+    with pytest.raises(ConfigError, match="dataloader_num_workers"):
+        config(tiny_judges, pairs, tmp_path, cache_examples=True, dataloader_num_workers=2)
 
 
 def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_pair(
@@ -268,7 +253,7 @@ def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_p
                 tiny_judges,
                 pairs,
                 tmp_path / str(budget),
-                batch_size=4,
+                per_device_train_batch_size=4,
                 max_steps=10,
                 save_steps=100,
                 redraw_negatives=True,
@@ -289,7 +274,15 @@ def test_decoded_source_cache_trains_and_evaluates_exactly_like_decoding_every_p
 
 def test_redrawn_negatives_change_every_epoch_and_borrow_from_the_training_split_only(tiny_judges, pairs, tmp_path):
     trainer, *_ = build_training(
-        config(tiny_judges, pairs, tmp_path, batch_size=4, max_steps=10, save_steps=100, redraw_negatives=True)
+        config(
+            tiny_judges,
+            pairs,
+            tmp_path,
+            per_device_train_batch_size=4,
+            max_steps=10,
+            save_steps=100,
+            redraw_negatives=True,
+        )
     )
     examples = trainer.train_dataset
     stored = {r["id"]: r for r in examples.pairs.records}
@@ -454,7 +447,7 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
         f"dataset={pairs}",
         f"output_dir={tmp_path / 'run'}",
         "max_steps=2",
-        "batch_size=2",
+        "per_device_train_batch_size=2",
         "eval_steps=2",
         "save_steps=2",
         "max_eval_pairs=6",
@@ -488,3 +481,59 @@ def test_demo_configs_show_the_judge_112_px_frames_of_the_demo_world(task):
     side = DemoSize().frame_size
     assert VisionPreprocess().with_pixels(None, cfg.max_pixels).target_size(side, side) == (112, 112)
     assert VisionPreprocess().with_pixels(None, 112 * 112).target_size(side, side) == (84, 84)
+
+
+REQUIRED = {"task": "at", "model": "m", "dataset": "d", "output_dir": "o"}
+
+
+def test_every_trainer_option_can_be_set_and_reaches_the_trainer(tmp_path):
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    from avjudge.train.train_config import trainer_options
+
+    options = trainer_options()
+    assert {"max_grad_norm", "optim", "fsdp", "torch_compile", "ddp_timeout", "save_only_model"} <= set(options)
+    for name in options:  # each, at the Trainer's own default, is a key a judge's config takes
+        spec = TrainingArguments.__dataclass_fields__[name]
+        default = spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
+        assert TrainConfig.from_mapping({**REQUIRED, name: default}).option(name) == default, name
+    yaml = tmp_path / "run.yaml"
+    yaml.write_text("task: at\nmodel: m\ndataset: d\noutput_dir: o\nmax_grad_norm: 0.25\noptim: adafactor\n")
+    cfg = load_config(TrainConfig, yaml, ["save_only_model=true", "ddp_timeout=99", "learning_rate=3e-4"])
+    args = cfg.training_arguments(None, cuda=False, bf16=False)
+    assert (args.max_grad_norm, args.optim.value, args.save_only_model, args.ddp_timeout) == (
+        0.25,
+        "adafactor",
+        True,
+        99,
+    )
+    assert args.learning_rate == cfg.learning_rate == 3e-4 and args.output_dir == "o" and not args.remove_unused_columns
+    assert cfg.lr_scheduler_type == "cosine" and args.num_train_epochs == 1.0  # avjudge's defaults, not the Trainer's
+    assert load_config(TrainConfig, _dumped(cfg, tmp_path)) == cfg  # what the train command prints loads again
+
+
+def _dumped(cfg, tmp_path):
+    from avjudge.config import dump_yaml
+
+    path = tmp_path / "dumped.yaml"
+    path.write_text(dump_yaml(cfg))
+    return path
+
+
+def test_old_training_keys_load_with_a_warning_and_wrong_keys_fail(tmp_path):
+    with pytest.warns(FutureWarning, match="'batch_size' is deprecated; use 'per_device_train_batch_size'"):
+        cfg = TrainConfig.from_mapping(
+            {**REQUIRED, "batch_size": 4, "grad_accum": 2, "epochs": 3, "lr_scheduler": "linear"}
+        )
+    assert (cfg.per_device_train_batch_size, cfg.gradient_accumulation_steps, cfg.num_train_epochs) == (4, 2, 3.0)
+    assert cfg.lr_scheduler_type == "linear"
+    with pytest.raises(ConfigError, match="unknown key 'learning_rat'"):
+        TrainConfig.from_mapping({**REQUIRED, "learning_rat": 1e-4})
+    with pytest.raises(ConfigError, match="eval_strategy is not set in a judge's config"):
+        TrainConfig.from_mapping({**REQUIRED, "eval_strategy": "steps"})
+    with pytest.raises(ConfigError, match="max_grad_norm: expected float"):
+        TrainConfig.from_mapping({**REQUIRED, "max_grad_norm": [1]})
+    with pytest.raises(AttributeError, match="no field or TrainingArguments option 'learning_rat'"):
+        cfg.learning_rat  # noqa: B018

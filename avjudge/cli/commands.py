@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..resources import shipped
@@ -502,7 +503,11 @@ def _train_args(p: argparse.ArgumentParser) -> None:
         required=True,
         help="a YAML TrainConfig file, or a shipped one by name: " + ", ".join(shipped("train_config")),
     )
-    add_set(p, "override a config field, e.g. model=DIR, dataset=DIR, output_dir=DIR or max_steps=10")
+    add_set(
+        p,
+        "set a judge field (model=DIR, dataset=DIR, output_dir=DIR) or any transformers TrainingArguments option "
+        "(max_steps=10, max_grad_norm=0.5, deepspeed=zero3)",
+    )
     p.add_argument("positional_overrides", nargs="*", metavar="KEY=VALUE", help=argparse.SUPPRESS)  # the old spelling
 
 
@@ -511,12 +516,19 @@ def _train(args: argparse.Namespace) -> int:
     from ..resources import resolve
     from ..stats import format_statistic
     from ..train import TrainConfig, evaluation_table, run_training
+    from ..train.trainer import is_main_process
 
     if args.positional_overrides:
         warn_deprecated("KEY=VALUE without --set", "--set KEY=VALUE")
     config = load_config(TrainConfig, resolve(args.config, "train_config"), args.positional_overrides + args.overrides)
-    print(dump_yaml(config))
+    if is_main_process():  # under torchrun or deepspeed, one process speaks for all
+        print(dump_yaml(config))
     summary = run_training(config)
+    if not is_main_process():
+        return 0
+    if not summary["replicas_agree"]:
+        print(f"avjudge: error: the {summary['processes']} processes ended with different weights", file=sys.stderr)
+        return 1
     after = summary["eval_after"]["overall"]
     print("\n".join(evaluation_table({config.task: summary})))
     print(
@@ -538,7 +550,7 @@ register(
     "checkpoint load directly in `avjudge score`. Rerunning resumes from the newest checkpoint.\n\n"
     "examples:\n"
     "  avjudge train --config tiny_world_av --set model=DIR --set dataset=pairs --set output_dir=runs/av\n"
-    "multi-GPU (the paper's setup):\n"
+    "multi-GPU (the paper's setup; held-out evaluation sharded over the processes, one writes):\n"
     "  torchrun --nproc_per_node 8 -m avjudge.cli train --config av_qwen25omni_7b --set dataset=DIR\n"
     "  deepspeed --num_gpus 8 --module avjudge.cli train --config av_qwen25omni_7b --set dataset=DIR",
 )

@@ -257,7 +257,7 @@ def run_demo(
                 f"model={checkpoints[judge_task(task).family]}",
                 f"dataset={out / 'pairs'}",
                 f"output_dir={out / 'train' / task}",
-                f"epochs={size.epochs_of(task)}",
+                f"num_train_epochs={size.epochs_of(task)}",
                 f"seed={seed}",
                 *overrides,
             ],

@@ -1,17 +1,76 @@
-"""Training configuration: one dataclass, loaded from YAML with key=value overrides."""
+"""Training configuration: the judge's own fields, and every `transformers.TrainingArguments` option beside them.
+
+A YAML file (or ``--set KEY=VALUE``) is flat: a key that is one of the judge's fields sets it, any other key must be
+a ``TrainingArguments`` option (``learning_rate``, ``max_grad_norm``, ``optim``, ``fsdp``, ``torch_compile``,
+``ddp_timeout``, ``save_only_model``...) and is passed to the Trainer as it is, typed as ``TrainingArguments``
+types it. The Trainer's arguments are built at training time (`TrainConfig.training_arguments`), since building
+them with DeepSpeed changes how later models load in the process. The keys of avjudge 0.1 (``batch_size``,
+``grad_accum``, ``epochs``, ``lr_scheduler``, ``eval_batch_size``, ``dataloader_workers``) still load, with a
+warning naming the new key.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+import warnings
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
-from ..config import ConfigError
+from ..config import ConfigError, build_dataclass, coerce
+
+RENAMED = {  # avjudge 0.1's key -> the TrainingArguments option it was
+    "batch_size": "per_device_train_batch_size",
+    "grad_accum": "gradient_accumulation_steps",
+    "epochs": "num_train_epochs",
+    "lr_scheduler": "lr_scheduler_type",
+    "eval_batch_size": "per_device_eval_batch_size",
+    "dataloader_workers": "dataloader_num_workers",
+}
+# Where a judge's training wants other defaults than the Trainer's (AVBench's recipe; a run small enough to see).
+TRAINER_DEFAULTS = {
+    "learning_rate": 1e-5,
+    "lr_scheduler_type": "cosine",
+    "num_train_epochs": 1.0,
+    "per_device_train_batch_size": 1,
+    "per_device_eval_batch_size": 8,
+    "logging_steps": 10,
+    "save_steps": 500,
+    "save_total_limit": 2,
+    "report_to": ["wandb"],
+    "seed": 0,
+}
+# Set by avjudge from the judge's fields, or required by how it trains: not settable.
+MANAGED = {
+    "output_dir": "the judge field output_dir",
+    "remove_unused_columns": "the collator reads every column",
+    "eval_strategy": "held-out evaluation runs every eval_steps through the judge's own scorer",
+    "do_eval": "held-out evaluation runs every eval_steps through the judge's own scorer",
+    "resume_from_checkpoint": "the judge field resume",
+}
+
+
+@cache
+def trainer_options() -> dict[str, Any]:
+    """Every settable ``TrainingArguments`` option and its type (``eval_steps`` is the judge's own field)."""
+    from transformers import TrainingArguments
+
+    hints = typing.get_type_hints(TrainingArguments)
+    judge_fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    return {
+        f.name: hints[f.name]
+        for f in dataclasses.fields(TrainingArguments)
+        if f.init and f.name not in MANAGED and f.name not in judge_fields
+    }
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One training run (YAML; shipped ones by name: `avjudge.resources.shipped("train_config")`). Every field
-    can be overridden with ``--set KEY=VALUE``; the comments in the source say what each one does.
+    """One training run (YAML; shipped ones by name: `avjudge.resources.shipped("train_config")`). Every field and
+    every ``TrainingArguments`` option can be set with ``--set KEY=VALUE``; the comments in the source say what each
+    judge field does. ``config.NAME`` reads a Trainer option as the run will use it (yours, else avjudge's default,
+    else the Trainer's).
 
     Attributes:
         task: which judge: ``av``, ``vt`` or ``at``.
@@ -19,9 +78,9 @@ class TrainConfig:
         dataset: a folder made by `avjudge data build`.
         output_dir: where checkpoints, ``final`` and ``eval/step_*.json`` go; rerunning resumes.
         freeze: ``llm`` (encoders and projectors frozen), ``llm+connector``, ``lora`` or ``all``.
-        epochs: passes over the training pairs (``max_steps``, when positive, wins).
         eval_steps: held-out evaluation every this many steps.
-        deepspeed: a ZeRO config: a JSON file, or ``zero2`` / ``zero3``.
+        trainer: the ``TrainingArguments`` options set (``deepspeed``: a ZeRO config file, or ``zero2`` /
+            ``zero3``).
     """
 
     task: Literal["av", "vt", "at"]
@@ -35,20 +94,8 @@ class TrainConfig:
     lora_alpha: int = 32
     lora_dropout: float = 0.05
     merge_lora: bool = True  # save the merged model (loadable by the scorer) rather than the adapter
-    learning_rate: float = 1e-5
-    weight_decay: float = 0.0
-    warmup_steps: int = 0
-    lr_scheduler: str = "cosine"
-    epochs: float = 1.0
-    max_steps: int = -1  # overrides epochs when positive
-    batch_size: int = 1
-    grad_accum: int = 1
-    eval_steps: int = 100
-    eval_batch_size: int = 8
+    eval_steps: int = 100  # held-out pairs scored every this many steps (sharded over the processes)
     max_eval_pairs: int | None = None
-    save_steps: int = 500
-    save_total_limit: int | None = 2
-    logging_steps: int = 10
     padding_side: Literal["left", "right"] = "right"
     fps: float | None = None  # frames shown to the judge (None: AVBench's 1.0)
     max_pixels: int | None = None  # None: AVBench's per-task default
@@ -57,34 +104,95 @@ class TrainConfig:
     system_prompt: str | None = None
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 on GPU, fp32 on CPU
     attention: str = "auto"  # auto: packed window attention in the Omni encoders; else a transformers name (sdpa...)
-    gradient_checkpointing: bool = False
-    deepspeed: str | None = None  # a ZeRO config: a JSON file, or a shipped one by name (zero2, zero3)
-    report_to: list[str] = field(default_factory=lambda: ["wandb"])
     wandb_project: str = "avjudge"
-    dataloader_workers: int = 0
     # keep built training examples in memory after the first epoch (exact; costs memory, see TrainingExamples)
     cache_examples: bool = False
     # keep up to this many MB of decoded source clips in memory (each process its own), so a clip that many pairs
     # share, or whose negatives are redrawn, is decoded once (exact: data.DecodedSources); 0: decode every pair
     source_cache_mb: float = 0.0
     # every epoch after the first draws the training negatives' audio anew (same strategies and ranges, partners
-    # from the training split only): more distinct negatives from the same pairs (TrainingExamples)
+    # from the training split only), seeded by (seed, epoch, pair) whatever the number of processes
     redraw_negatives: bool = False
     # multiple-choice questions on clips (JSONL, `avjudge bench choice --help`) asked at every evaluation: what
     # fine-tuning does to the backbone's general perception, beside the held-out pairs (None: none asked)
     choice_questions: str | None = None
-    seed: int = 0
     resume: bool = True  # continue from the newest checkpoint in output_dir
+    trainer: dict[str, Any] = field(default_factory=dict)  # TrainingArguments options, by name
 
     def __post_init__(self):
-        if self.batch_size < 1 or self.grad_accum < 1:
-            raise ConfigError("batch_size and grad_accum must be at least 1")
-        if self.eval_steps < 1 or self.save_steps < 1:
-            raise ConfigError("eval_steps and save_steps must be at least 1")
+        if self.eval_steps < 1:
+            raise ConfigError("eval_steps must be at least 1")
         if self.source_cache_mb < 0:
             raise ConfigError(f"source_cache_mb must be 0 (off) or positive, not {self.source_cache_mb}")
-        if self.cache_examples and self.dataloader_workers:
+        for name in ("per_device_train_batch_size", "gradient_accumulation_steps", "save_steps"):
+            if self.option(name) <= 0:
+                raise ConfigError(f"{name} must be positive, not {self.option(name)}")
+        if self.cache_examples and self.option("dataloader_num_workers"):
             raise ConfigError(
-                "cache_examples keeps examples in this process, so it needs dataloader_workers: 0 "
+                "cache_examples keeps examples in this process, so it needs dataloader_num_workers: 0 "
                 "(workers would each build and hold their own copies)"
             )
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any], where: str = "") -> TrainConfig:
+        """A config from flat YAML keys: the judge's fields, ``TrainingArguments`` options (also under a
+        ``trainer:`` mapping, as `dump_yaml` writes them), and avjudge 0.1's renamed keys (with a warning); of two
+        keys for one option, the later (an override's) counts."""
+        where = where or cls.__name__
+        flat = dict(data)
+        nested = flat.pop("trainer", None) or {}
+        if not isinstance(nested, dict):
+            raise ConfigError(f"{where}.trainer: expected a mapping of TrainingArguments options, got {nested!r}")
+        judge_fields = {f.name for f in dataclasses.fields(cls)} - {"trainer"}
+        options, hints = {}, trainer_options()
+        for key, value in [*nested.items(), *flat.items()]:
+            if key in judge_fields:
+                continue
+            name = RENAMED.get(key, key)
+            if name != key:
+                warnings.warn(f"{where}: training key {key!r} is deprecated; use {name!r}", FutureWarning, stacklevel=2)
+            if name in MANAGED:
+                raise ConfigError(f"{where}: {name} is not set in a judge's config ({MANAGED[name]})")
+            if name not in hints:
+                raise ConfigError(
+                    f"{where}: unknown key {key!r}: neither a judge field ({', '.join(sorted(judge_fields))}) nor a "
+                    "transformers TrainingArguments option"
+                )
+            options[name] = coerce(value, hints[name], f"{where}.{key}")
+        judge = {k: v for k, v in flat.items() if k in judge_fields}
+        return build_dataclass(cls, {**judge, "trainer": options}, where)
+
+    def option(self, name: str) -> Any:
+        """A TrainingArguments option as the run will use it: the config's, else avjudge's default, else the
+        Trainer's."""
+        if name in self.trainer:
+            return self.trainer[name]
+        if name in TRAINER_DEFAULTS:
+            return TRAINER_DEFAULTS[name]
+        from transformers import TrainingArguments
+
+        spec = TrainingArguments.__dataclass_fields__[name]
+        return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for names that are not judge fields: a Trainer option, read as the run uses it
+        if name.startswith("_") or name not in trainer_options():
+            raise AttributeError(f"TrainConfig has no field or TrainingArguments option {name!r}")
+        return self.option(name)
+
+    def training_arguments(self, deepspeed: str | None, cuda: bool, bf16: bool):
+        """The Trainer's arguments: every option set, avjudge's defaults, and what avjudge manages (``deepspeed``
+        the resolved ZeRO config file)."""
+        from transformers import TrainingArguments
+
+        values = {**TRAINER_DEFAULTS, **self.trainer}
+        values.setdefault("data_seed", values["seed"])
+        values.setdefault("bf16", bf16)
+        values.setdefault("use_cpu", not cuda)
+        report_to = values["report_to"]
+        return TrainingArguments(
+            **{**values, "deepspeed": deepspeed, "report_to": list(report_to) if report_to else "none"},
+            output_dir=self.output_dir,
+            remove_unused_columns=False,
+            eval_strategy="no",
+        )

@@ -10,17 +10,20 @@ holds what the scorer needs to load it, and records its config, dataset hash and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import socket
 import subprocess
+from contextlib import nullcontext
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
 
 from .. import __version__
+from ..config import ConfigError
 from ..data import DecodedSources, PairDataset, built_recipe, load_manifest, load_pairs, split_sources
 from ..jsonl import write_json
 from ..judges import ChoiceResult, Judge, JudgeSettings
@@ -70,6 +73,53 @@ def _ensure_distributed_env() -> None:
     os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
 
 
+def process_rank() -> tuple[int, int]:
+    """(this process's rank, how many processes train): from the process group, or before there is one from what
+    the launcher (torchrun, deepspeed) set; (0, 1) for a lone process."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+def is_main_process() -> bool:
+    return process_rank()[0] == 0
+
+
+def shard(n: int) -> list[int]:
+    """This process's share of ``n`` items (every world-th from its rank), padded with its last index so that every
+    process runs as many forward passes as the others: ZeRO-3 gathers each layer's weights from all processes in
+    every forward pass, so a process that stopped early would leave the others waiting."""
+    rank, world = process_rank()
+    mine = list(range(rank, n, world)) or [0]
+    return mine + [mine[-1]] * (-(-n // world) - len(mine))
+
+
+def gathered(values: dict) -> dict:
+    """Every process's ``values`` merged, on every process."""
+    _, world = process_rank()
+    if world == 1:
+        return values
+    parts: list = [None] * world
+    torch.distributed.all_gather_object(parts, values)
+    return {k: v for part in parts for k, v in part.items()}
+
+
+def parameter_digest(model: torch.nn.Module) -> str:
+    """A hash of every parameter's name and value; under ZeRO-3 each parameter is gathered whole in turn, so the
+    digest is of the model, not of this process's partition."""
+    digest = hashlib.sha256()
+    for name, parameter in model.named_parameters():
+        whole = nullcontext()
+        if hasattr(parameter, "ds_id"):  # a ZeRO-3 partitioned parameter
+            import deepspeed
+
+            whole = deepspeed.zero.GatheredParameters([parameter])
+        with whole:
+            digest.update(name.encode())
+            digest.update(parameter.detach().float().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
 def prepared_pairs(judge: Judge, pairs) -> list:
     """Each (pair record, its clip with the negative applied) of ``pairs`` (a PairDataset, or any such pairs) with
     its text and utterance, as ``judge`` reads it."""
@@ -102,11 +152,16 @@ class ChoiceEvaluation:
 class HeldOutEvaluation:
     """Scores fixed held-out pairs with the judge being trained, and asks it ``choice`` questions if given; the
     media is prepared once. Each evaluation's record keeps every pair's score by pair id (``scores``), so which
-    pairs a judge gets wrong can be read later without scoring them again."""
+    pairs a judge gets wrong can be read later without scoring them again.
+
+    With several processes each scores its shard of the pairs (`shard`) and the scores are gathered, so every
+    process returns the same metrics; only the main process writes them. Choice questions are asked whole on every
+    process (the same forward passes on each, as ZeRO-3 needs)."""
 
     def __init__(self, judge: Judge, dataset: PairDataset, out_dir: Path, choice: ChoiceEvaluation | None = None):
         self.judge, self.out_dir, self.choice = judge, out_dir, choice
-        self.prepared = prepared_pairs(judge, dataset)
+        self.shard = shard(len(dataset))
+        self.prepared = prepared_pairs(judge, (dataset[i] for i in self.shard))
         self.ids = [record["id"] for record in dataset.records]
         self.labels = [int(record["label"]) for record in dataset.records]
         self.kinds = [record["negative_type"] for record in dataset.records]
@@ -118,13 +173,16 @@ class HeldOutEvaluation:
         results = self.judge.score_prepared(self.prepared)
         choice = self.choice() if self.choice is not None else None
         model.train(was_training)
-        scores = [r.score for r in results]
+        by_index = gathered({i: r.score for i, r in zip(self.shard, results)})
+        scores = [by_index[i] for i in range(len(self.ids))]
         metrics = judge_metrics(scores, self.labels, self.kinds)
         metrics["scores"] = dict(zip(self.ids, scores))
         if choice is not None:
             metrics["choice"] = choice
         metrics["step"] = step
-        write_json(self.out_dir / "eval" / f"step_{step:06d}.json", metrics)
+        metrics["processes"] = process_rank()[1]  # how many scored their shard of the pairs
+        if is_main_process():
+            write_json(self.out_dir / "eval" / f"step_{step:06d}.json", metrics)
         return metrics
 
 
@@ -163,7 +221,7 @@ def _callbacks(evaluation: HeldOutEvaluation, config: TrainConfig, judge: Judge,
 
         def on_save(self, args, state, control, **kwargs):
             checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            if checkpoint.is_dir():
+            if state.is_world_process_zero and checkpoint.is_dir():
                 finish_checkpoint(checkpoint, judge, {**record, "step": state.global_step})
 
     return EvaluateAndRecord()
@@ -203,15 +261,20 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
 
     ``weights_from`` loads the model from a checkpoint of this run instead of the base model.
     """
-    from transformers import Trainer, TrainingArguments
+    from transformers import Trainer
 
     dataset = Path(config.dataset).expanduser()
     stats = json.loads((dataset / "stats.json").read_text())
     pool = SourcePool(load_manifest(stats["manifest"]))
     model_dir = Path(config.model).expanduser()
     adapter_cls = adapter_for(model_dir)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    dtype = config.dtype if config.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
+    cuda = torch.cuda.is_available() and not config.use_cpu
+    # each process its own GPU (torchrun and deepspeed set LOCAL_RANK); DeepSpeed places the model itself
+    device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if cuda else "cpu"
+    dtype = config.dtype if config.dtype != "auto" else ("bfloat16" if cuda else "float32")
+    if config.fsdp and not cuda:
+        # measured with the pinned torch and accelerate: on CPU the Trainer wraps the model in DDP instead, silently
+        raise ConfigError("fsdp needs GPUs: on CPU the Trainer would train with plain DDP instead; leave fsdp unset")
     # Trained weights load in fp32 (the master copies the optimiser updates). LoRA leaves its base frozen, so the base
     # loads in the compute dtype: 20 GiB less for the Qwen2.5-Omni thinker at the same speed on an H100
     # (benchmarks/real_size_judges.py); peft keeps the adapters themselves in fp32.
@@ -234,7 +297,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         task=config.task,
         fps=config.fps,
         max_pixels=config.max_pixels,
-        batch_size=config.eval_batch_size,
+        batch_size=config.per_device_eval_batch_size,
         workers=1,
         use_audio_in_video=config.use_audio_in_video,
         system_prompt=config.system_prompt,
@@ -274,30 +337,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         os.environ.setdefault("WANDB_MODE", "offline")
         os.environ.setdefault("WANDB_PROJECT", config.wandb_project)
         os.environ.setdefault("WANDB_DIR", str(out))
-    args = TrainingArguments(
-        output_dir=str(out),
-        per_device_train_batch_size=config.batch_size,
-        gradient_accumulation_steps=config.grad_accum,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        warmup_steps=config.warmup_steps,
-        lr_scheduler_type=config.lr_scheduler,
-        num_train_epochs=config.epochs,
-        max_steps=config.max_steps,
-        logging_steps=config.logging_steps,
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        save_total_limit=config.save_total_limit,
-        report_to=list(config.report_to) or "none",
-        bf16=dtype == "bfloat16",
-        use_cpu=device == "cpu",
-        deepspeed=str(resolve(config.deepspeed, "deepspeed")) if config.deepspeed else None,
-        seed=config.seed,
-        data_seed=config.seed,
-        remove_unused_columns=False,
-        dataloader_num_workers=config.dataloader_workers,
-        eval_strategy="no",
-        disable_tqdm=False,
+    args = config.training_arguments(
+        str(resolve(config.deepspeed, "deepspeed")) if config.deepspeed else None, cuda, dtype == "bfloat16"
     )
     collator = AnswerCollator(judge, config.padding_side)
     examples = TrainingExamples(
@@ -326,8 +367,9 @@ def run_training(config: TrainConfig) -> dict:
     Returns:
         The summary: ``steps``, ``loss_history``, and ``eval_before`` / ``eval_after`` (held-out accuracy, AUROC,
         balanced accuracy, Yes-bias and calibration error, overall and per negative type, with every pair's
-        score by pair id; ``eval_before`` is None on a resumed run), and ``deepspeed_zero_stage``, the ZeRO stage
-        the DeepSpeed engine ran at (None without DeepSpeed).
+        score by pair id; ``eval_before`` is None on a resumed run), ``deepspeed_zero_stage``, the ZeRO stage
+        the DeepSpeed engine ran at (None without DeepSpeed), ``processes`` that trained, and ``replicas_agree``:
+        whether every process ended with the same weights.
     """
     out = Path(config.output_dir)
     resume = _latest_checkpoint(out) if config.resume else None
@@ -343,13 +385,15 @@ def run_training(config: TrainConfig) -> dict:
     zero_stage = getattr(trainer.model_wrapped, "zero_optimization_stage", None)
     after = evaluation(trainer.state.global_step)
     trainer.log(flat_metrics(after))
+    # every process must end with the same weights: data-parallel training that diverged is wrong, not noisy
+    digests = gathered({process_rank()[0]: parameter_digest(trainer.model)})
     final = out / "final"
     model = trainer.model
     if config.freeze == "lora" and config.merge_lora:
         model = model.merge_and_unload()
     if config.deepspeed:
-        trainer.save_model(str(final))
-    else:
+        trainer.save_model(str(final))  # every process takes part (ZeRO-3 gathers the weights); the main one writes
+    elif is_main_process():
         model.save_pretrained(str(final))
     if config.deepspeed:
         from transformers.integrations.deepspeed import unset_hf_deepspeed_config
@@ -363,6 +407,11 @@ def run_training(config: TrainConfig) -> dict:
         "eval_before": before,
         "eval_after": after,
         "deepspeed_zero_stage": zero_stage() if zero_stage else None,
+        "processes": process_rank()[1],
+        "replicas_agree": len(set(digests.values())) == 1,
     }
-    finish_checkpoint(final, judge, summary)
+    if is_main_process():
+        finish_checkpoint(final, judge, summary)
+    if process_rank()[1] > 1:
+        torch.distributed.barrier()  # no process returns before the final model is on disk
     return summary
