@@ -43,8 +43,18 @@ SCORES = {
     "bench answer",
     "bench bridge",
     "bench controls",
+    "serve",
 }
-LOADS_JUDGES = {"score", "bench run", "filter", "bench choice", "bench answer", "bench bridge", "bench controls"}
+LOADS_JUDGES = {
+    "score",
+    "bench run",
+    "filter",
+    "bench choice",
+    "bench answer",
+    "bench bridge",
+    "bench controls",
+    "serve",
+}
 CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
 
 

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "avjudge.cli.sonicbench",
     "avjudge.cli.avibench",
     "avjudge.cli.prise",
+    "avjudge.cli.serve",
     "avjudge.world.commands",
     "avjudge.demo.commands",
 )

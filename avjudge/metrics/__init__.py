@@ -3,7 +3,7 @@
 from . import audiobox, dfarena, dnsmos, dover, laion_aesthetic, nisqa, speech_content, syncnet  # noqa: F401 (register)
 from .base import METRICS, NATIVE_FPS, Metric, MetricError, decode_fps, get_metric
 from .checkpoints import CheckpointMissing, resolve, verify_all
-from .run import run_metrics
+from .run import load_metrics, run_metrics
 
 __all__ = [
     "CheckpointMissing",
@@ -14,6 +14,7 @@ __all__ = [
     "decode_fps",
     "get_metric",
     "resolve",
+    "load_metrics",
     "run_metrics",
     "verify_all",
 ]

@@ -11,6 +11,12 @@ from ..media import MediaClip, MediaError, decode
 from .base import METRICS, Metric, MetricError, decode_fps, get_metric
 
 
+def load_metrics(names: list[str], device: str = "auto") -> list[Metric]:
+    """The named metrics, those that run a model placed on ``device`` (auto: CUDA when there is one)."""
+    device = device_name(device)
+    return [get_metric(n, **({"device": device} if METRICS.lookup(n).takes_device else {})) for n in names]
+
+
 def compute_all(metrics: list[Metric], clip: MediaClip | str, captions: dict | None = None) -> dict:
     """Every metric's outputs for a decoded clip, and per-metric errors; ``clip``: the clip, or why it could not be
     decoded."""
@@ -69,8 +75,7 @@ def run_metrics(
     from ..data import input_items
 
     items = input_items(source)  # bad inputs fail before a model loads
-    device = device_name(device)
-    metrics = [get_metric(n, **({"device": device} if METRICS.lookup(n).takes_device else {})) for n in names]
+    metrics = load_metrics(names, device)
 
     def process(chunk: list[dict]) -> list[dict]:
         # clips decode in ``workers`` threads; metrics score them one at a time (their models hold state)

@@ -1,0 +1,104 @@
+"""`avjudge serve`: judges and metrics behind an HTTP reward server."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+from pathlib import Path
+
+from .grammar import add_judge, add_runtime_arguments, model_options, register
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    add_judge(p, "a judge to serve: av=DIR, vt=DIR or at=DIR")
+    p.add_argument("--metric", action="append", default=[], metavar="NAME", help="a metric to serve (repeatable)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback unless a --token-file is given)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--max-batch-size", type=int, default=16, help="items of concurrent requests scored together")
+    p.add_argument("--max-wait-ms", type=float, default=10.0, help="how long the first item waits for a batch to fill")
+    p.add_argument("--max-queue", type=int, default=1024, help="items that may wait; beyond, requests get 503")
+    p.add_argument("--max-body-mb", type=float, default=64.0, help="largest request body, uploads included (413)")
+    p.add_argument("--token-file", type=Path, help="a file holding the bearer token every request must carry")
+    p.add_argument(
+        "--media-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder item paths must lie in (repeatable; none: any file the server can read)",
+    )
+    p.add_argument("--reward-judge", help="what /get_reward scores with (default: the one judge or metric served)")
+    p.add_argument(
+        "--failed-reward",
+        type=float,
+        help="/get_reward's reward for a clip that cannot be scored (default: null, never a silent 0)",
+    )
+    add_runtime_arguments(p, batch_size=16, workers=2)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..bench import parse_judge_dirs
+    from ..config import ConfigError
+    from ..judges import Judge
+    from ..metrics import load_metrics
+    from ..serve.app import ServerSettings, create_app
+    from ..serve.service import ScoreService
+
+    token = args.token_file.read_text().strip() if args.token_file else None
+    if not _loopback(args.host) and not token:
+        raise ConfigError(
+            f"--host {args.host} is reachable from other machines: give a --token-file, or serve on 127.0.0.1"
+        )
+    judges = {
+        task: Judge.load(task, folder, **model_options(args))
+        for task, folder in parse_judge_dirs(args.judge, defaults=False).items()
+    }
+    metrics = {m.name: m for m in load_metrics(args.metric, args.device)}
+    if not judges and not metrics:
+        raise ConfigError("nothing to serve: give --judge TASK=DIR or --metric NAME")
+    service = ScoreService(judges, metrics)
+    settings = ServerSettings(
+        max_batch_size=args.max_batch_size,
+        max_wait_ms=args.max_wait_ms,
+        max_queue=args.max_queue,
+        max_body_mb=args.max_body_mb,
+        token=token,
+        media_roots=tuple(args.media_root),
+        reward_judge=args.reward_judge,
+        failed_reward=args.failed_reward,
+    )
+    if settings.reward_judge and settings.reward_judge not in service.names():
+        raise ConfigError(f"--reward-judge {settings.reward_judge} is not served; serving {service.names()}")
+    print(f"serving {service.names()} on http://{args.host}:{args.port} (POST /v1/score, /get_reward)", flush=True)
+    uvicorn.run(
+        create_app(service, settings), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=30
+    )
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+register(
+    "serve",
+    "a reward server: judges and metrics over HTTP, concurrent requests batched together",
+    _serve_args,
+    _serve,
+    "Serve judges (and metrics) to RL trainers and pipelines: POST /v1/score takes\n"
+    '{"items": [{"id", "judge", "video", "audio"?, "text"?}]} and answers each item\'s score, delta,\n'
+    "P(Yes), P(No) or error; POST /get_reward speaks OpenRLHF's remote reward protocol; GET /health,\n"
+    "/v1/models and /metrics (Prometheus). Items of concurrent requests share forward passes\n"
+    "(--max-batch-size, --max-wait-ms); a full queue answers 503 with Retry-After. Listens on\n"
+    "loopback unless a --token-file is given.\n\n"
+    "examples:\n"
+    "  avjudge serve --judge av=runs/av/final --port 8000\n"
+    '  curl -s localhost:8000/v1/score -d \'{"items": [{"id": "1", "judge": "av", "video": "clip.mp4"}]}\'\n'
+    "  avjudge serve --judge av=runs/av/final --host 0.0.0.0 --token-file token.txt --media-root /data/rollouts",
+)

@@ -1,0 +1,210 @@
+"""What the reward server scores, without the server: loaded judges and metrics, and a batch of items scored with
+one result each, in order. An item that cannot be scored gets its error, never a score of 0.
+
+An item is ``{"id", "judge", "video"?, "audio"?, "text"?, "utterance"?, "output"?}``: ``judge`` names a loaded judge
+(its task: ``av``, ``vt``, ``at``) or a loaded metric (``dnsmos``...; ``output`` picks one of its outputs, else its
+first); ``video`` and ``audio`` are files the server can read (``audio`` replaces the video's own track), or
+uploads the server wrote to disk first. A result is ``{"id", "score", "delta", "p_yes", "p_no", "error"}`` (a
+metric's result has its outputs under ``values`` and no delta or probabilities).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import AvjudgeError
+from ..media import MediaClip, MediaError, decode
+
+
+class ItemError(AvjudgeError, ValueError):
+    """A request item that does not fit the schema (a 4xx for the whole request: the caller's bug, not a bad clip)."""
+
+
+@dataclass(frozen=True)
+class ScoreItem:
+    id: str
+    judge: str
+    video: str | None = None
+    audio: str | None = None
+    text: str | None = None
+    utterance: str | None = None
+    output: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Any, index: int) -> ScoreItem:
+        """An item of a request, its fields checked; a malformed one is an `ItemError` naming its place."""
+        where = f"items[{index}]"
+        if not isinstance(raw, dict):
+            raise ItemError(f"{where}: an item is an object, not {type(raw).__name__}")
+        unknown = sorted(set(raw) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ItemError(f"{where}: unknown field(s) {unknown}")
+        for name in ("id", "judge"):
+            if not isinstance(raw.get(name), str) or not raw[name]:
+                raise ItemError(f"{where}: {name} is a non-empty string")
+        for name in ("video", "audio", "text", "utterance", "output"):
+            if raw.get(name) is not None and not isinstance(raw[name], str):
+                raise ItemError(f"{where}: {name} is a string")
+        if not raw.get("video") and not raw.get("audio"):
+            raise ItemError(f"{where}: give a video or an audio file")
+        return cls(**raw)
+
+
+def result(item_id: str, error: str | None = None, **figures) -> dict:
+    return {"id": item_id, "score": None, "delta": None, "p_yes": None, "p_no": None, "error": error, **figures}
+
+
+@dataclass
+class ScoreService:
+    """Loaded judges (task -> `avjudge.judges.Judge`) and metrics (name -> `avjudge.metrics.Metric`) behind one
+    ``score(items)``; each clip is decoded once per batch for every item that names it."""
+
+    judges: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    decode_workers: int = 2
+
+    def names(self) -> list[str]:
+        return [*self.judges, *self.metrics]
+
+    def check(self, item: ScoreItem, index: int) -> None:
+        """A malformed item fails the request: a judge the server does not hold, or a judge without its text."""
+        if item.judge not in self.judges and item.judge not in self.metrics:
+            raise ItemError(f"items[{index}]: no judge or metric {item.judge!r} here; this server has {self.names()}")
+        if item.judge in self.judges and self.judges[item.judge].task.needs_text and item.text is None:
+            raise ItemError(f"items[{index}]: the {item.judge} judge needs the item's text")
+
+    def describe(self) -> dict:
+        """What is served: each judge's checkpoint, a hash of its weight files and of the prompt it is asked (its
+        question and system turn), and the metrics."""
+        from .. import __version__
+
+        models = [
+            {
+                "name": task,
+                "kind": "judge",
+                "checkpoint": str(j.adapter.checkpoint),
+                "weights": _files_hash(j.adapter.checkpoint),
+                "prompt": hashlib.sha256(f"{j.task.query}\n{j.settings.system_prompt}".encode()).hexdigest()[:16],
+            }
+            for task, j in self.judges.items()
+        ]
+        models += [{"name": name, "kind": "metric"} for name in self.metrics]
+        return {"models": models, "version": __version__}
+
+    def score_records(self, records: Sequence[dict]) -> list[dict]:
+        """Items as the server takes them (JSON objects), checked, then scored: the server's contract in process."""
+        items = [ScoreItem.parse(raw, k) for k, raw in enumerate(records)]
+        for k, item in enumerate(items):
+            self.check(item, k)
+        return self.score(items)
+
+    def score(self, items: Sequence[ScoreItem]) -> list[dict]:
+        """One result per item, in order; what failed carries its error. The batch's distinct clips are decoded
+        in parallel (``decode_workers`` threads), each once for every item that names it."""
+        needs = [self._needs(item) for item in items]
+        keys = [(item.video, item.audio, *sorted(n.items())) for item, n in zip(items, needs)]
+        first = dict(zip(keys, zip(items, needs)))  # each distinct clip and what to decode of it
+        with ThreadPoolExecutor(max(1, self.decode_workers)) as pool:
+            decoded = dict(zip(first, pool.map(lambda args: _decoded(*args), first.values())))
+        clips = [decoded[key] for key in keys]
+        out: list[dict | None] = [None] * len(items)
+        for name in dict.fromkeys(i.judge for i in items):
+            chosen = [(k, item, clips[k]) for k, item in enumerate(items) if item.judge == name]
+            if name in self.judges:
+                self._score_judge(self.judges[name], chosen, out)
+            else:
+                self._score_metric(self.metrics[name], chosen, out)
+        return out
+
+    def _needs(self, item: ScoreItem) -> dict:
+        """What of the item's clip its judge or metric reads: streams, frame rate, sample rate."""
+        if item.judge in self.judges:
+            judge = self.judges[item.judge]
+            return {
+                "video": judge.task.needs_video,
+                "audio": judge.task.needs_audio,
+                "fps": judge.settings.fps if judge.task.needs_video else None,
+                "sample_rate": judge.settings.sample_rate if judge.task.needs_audio else None,
+            }
+        from ..metrics.base import decode_fps
+
+        metric = self.metrics[item.judge]
+        return {
+            "video": metric.video_fps is not None,
+            "audio": metric.audio is not None,
+            "fps": decode_fps([metric.video_fps]) if metric.video_fps else None,
+            "sample_rate": None,
+        }
+
+    def _score_judge(self, judge, chosen, out) -> None:
+        samples = []
+        for _, item, clip in chosen:
+            try:
+                samples.append(judge.sample(clip, item.text, item.utterance) if not isinstance(clip, str) else clip)
+            except (MediaError, ValueError) as err:
+                samples.append(str(err))
+        scorable = [s for s in samples if not isinstance(s, str)]
+        scored = iter(judge.score_samples(scorable))
+        for (k, item, _), sample in zip(chosen, samples):
+            if isinstance(sample, str):
+                out[k] = result(item.id, sample)
+                continue
+            r = next(scored)
+            out[k] = result(item.id, r.error, score=r.score, delta=r.delta, p_yes=r.yes_prob, p_no=r.no_prob)
+
+    def _score_metric(self, metric, chosen, out) -> None:
+        from ..metrics.base import MetricError
+
+        for k, item, clip in chosen:
+            if isinstance(clip, str):
+                out[k] = result(item.id, clip)
+                continue
+            try:
+                values = metric.compute(clip, captions={"video": item.text} if item.text else {})
+            except MetricError as err:
+                out[k] = result(item.id, str(err))
+                continue
+            name = item.output or next(iter(values))
+            if name not in values:
+                out[k] = result(item.id, f"{metric.name} has no output {name!r}; it gives {sorted(values)}")
+                continue
+            out[k] = result(item.id, score=values[name], values=values)
+
+
+def _decoded(item: ScoreItem, needs: dict) -> MediaClip | str:
+    """The item's clip, or why it cannot be decoded."""
+    try:
+        return _decode(item, **needs)
+    except MediaError as err:
+        return str(err)
+
+
+def _decode(item: ScoreItem, video: bool, audio: bool, fps: float | None, sample_rate: int | None) -> MediaClip:
+    """The item's clip: its video (with its own audio), the separate audio file in place of that track."""
+    if item.video is None:
+        if video:
+            raise MediaError(item.audio, f"item {item.id}: this judge needs a video")
+        return decode(item.audio, video=False, audio=True, sample_rate=sample_rate)
+    own_audio = audio and item.audio is None
+    clip = decode(item.video, video=video, audio=own_audio, fps=fps, sample_rate=sample_rate if own_audio else None)
+    if audio and item.audio is not None:
+        track = decode(item.audio, video=False, audio=True, sample_rate=sample_rate)
+        clip = dataclasses.replace(clip, audio=track.audio, sample_rate=track.sample_rate)
+    return clip
+
+
+def _files_hash(folder: Path) -> str:
+    """A hash of a checkpoint's weight files by name, size and first megabyte: cheap, and it changes with them."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        digest.update(path.name.encode())
+        digest.update(str(path.stat().st_size).encode())
+        with open(path, "rb") as f:
+            digest.update(f.read(1 << 20))
+    return digest.hexdigest()[:16]

@@ -1,0 +1,316 @@
+"""The reward server: each endpoint's contract, the status codes callers' retry rules expect, the batcher, the
+client's retries, and the trainer adapters, on a tiny AV judge and the small world's clips."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import math
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from avjudge.cli import main  # noqa: E402
+from avjudge.judges import Judge  # noqa: E402
+from avjudge.media import decode  # noqa: E402
+from avjudge.serve.adapters import flow_grpo_reward, openrlhf_reward_func, trl_reward, verl_compute_score  # noqa: E402
+from avjudge.serve.app import ServerSettings, create_app  # noqa: E402
+from avjudge.serve.batcher import Batcher, QueueFull, ShuttingDown  # noqa: E402
+from avjudge.serve.client import RewardClient, ServerError  # noqa: E402
+from avjudge.serve.service import ScoreService  # noqa: E402
+from avjudge.world import MANIFEST  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def judges(tiny_judges):
+    return {
+        "av": Judge.load("av", tiny_judges["qwen2_5_omni"], workers=1),
+        "vt": Judge.load("vt", tiny_judges["qwen2_5_omni"], workers=1),
+    }
+
+
+@pytest.fixture(scope="module")
+def clips(small_world):
+    records = [json.loads(line) for line in (small_world / MANIFEST).read_text().splitlines()][:3]
+    return [{**r, "video": str(small_world / r["video"])} for r in records]
+
+
+@pytest.fixture
+def corrupt(tmp_path):
+    path = tmp_path / "corrupt.mp4"
+    path.write_bytes(b"not a video")
+    return str(path)
+
+
+def client(judges, **settings) -> TestClient:
+    return TestClient(create_app(ScoreService(judges), ServerSettings(**settings)))
+
+
+def test_score_answers_every_item_in_order_and_a_bad_clip_is_its_error(judges, clips, corrupt):
+    videos = [c["video"] for c in clips]
+    items = [{"id": f"c{k}", "judge": "av", "video": v} for k, v in enumerate(videos)]
+    items.insert(1, {"id": "bad", "judge": "av", "video": corrupt})
+    items.append({"id": "t", "judge": "vt", "video": videos[0], "text": clips[0]["captions"]["video"]})
+    with client(judges) as c:
+        reply = c.post("/v1/score", json={"items": items})
+    assert reply.status_code == 200
+    results = reply.json()["results"]
+    assert [r["id"] for r in results] == ["c0", "bad", "c1", "c2", "t"]
+    bad = results[1]
+    assert bad["score"] is None and bad["p_yes"] is None and "corrupt.mp4" in bad["error"]
+    direct = [r.score for r in judges["av"].score(videos)]
+    np.testing.assert_allclose([results[k]["score"] for k in (0, 2, 3)], direct, atol=1e-6)
+    (vt,) = judges["vt"].score(videos[:1], [clips[0]["captions"]["video"]])
+    assert results[4]["score"] == pytest.approx(vt.score, abs=1e-6)
+    first = results[0]
+    assert first["p_yes"] / (first["p_yes"] + first["p_no"]) == pytest.approx(first["score"], abs=1e-6)
+
+
+def test_a_separate_audio_file_and_an_upload_score_as_their_clip(judges, clips, tmp_path):
+    video, other = clips[0]["video"], clips[1]["video"]
+    swapped = decode(video, fps=judges["av"].settings.fps, sample_rate=judges["av"].settings.sample_rate, channels=1)
+    track = decode(other, video=False, sample_rate=judges["av"].settings.sample_rate, channels=1)
+    import dataclasses
+
+    (expected,) = judges["av"].score([dataclasses.replace(swapped, audio=track.audio)])
+    upload = base64.b64encode(open(video, "rb").read()).decode()
+    items = [
+        {"id": "swap", "judge": "av", "video": video, "audio": other},
+        {"id": "upload", "judge": "av", "video_b64": upload},
+    ]
+    with client(judges) as c:
+        swap, uploaded = c.post("/v1/score", json={"items": items}).json()["results"]
+    assert swap["score"] == pytest.approx(expected.score, abs=1e-5)
+    assert uploaded["score"] == pytest.approx(judges["av"].score([video])[0].score, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "not JSON"),
+        (json.dumps({"clips": []}).encode(), '{"items": [...]}'),
+        (json.dumps({"items": [{"judge": "av", "video": "x.mp4"}]}).encode(), "items[0]: id"),
+        (json.dumps({"items": [{"id": "1", "judge": "at", "video": "x.mp4"}]}).encode(), "no judge or metric 'at'"),
+        (json.dumps({"items": [{"id": "1", "judge": "vt", "video": "x.mp4"}]}).encode(), "needs the item's text"),
+        (json.dumps({"items": [{"id": "1", "judge": "av", "video_b64": "%%"}]}).encode(), "not base64"),
+    ],
+)
+def test_a_malformed_request_is_a_400_that_says_why(judges, body, message):
+    with client(judges) as c:
+        reply = c.post("/v1/score", content=body, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 400 and message in reply.json()["error"]
+
+
+def test_token_body_limit_media_roots_and_a_full_queue(judges, clips, tmp_path):
+    item = {"id": "1", "judge": "av", "video": clips[0]["video"]}
+    with client(judges, token="s3cret") as c:
+        assert c.post("/v1/score", json={"items": [item]}).status_code == 401
+        wrong = c.post("/v1/score", json={"items": [item]}, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401 and wrong.headers["WWW-Authenticate"] == "Bearer"
+        ok = c.post("/v1/score", json={"items": [item]}, headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200 and c.get("/health").status_code == 200  # health needs no token
+    with client(judges, max_body_mb=0.0001) as c:
+        assert c.post("/v1/score", json={"items": [item] * 10}).status_code == 413
+    with client(judges, media_roots=(str(tmp_path),)) as c:
+        outside = c.post("/v1/score", json={"items": [item]})
+        assert outside.status_code == 400 and "outside the folders" in outside.json()["error"]
+    with client(judges, max_queue=2) as c:
+        full = c.post("/v1/score", json={"items": [item] * 3})
+        assert full.status_code == 503 and full.headers["Retry-After"] == "1"
+        assert 'avjudge_errors_total{kind="overloaded"} 1' in c.get("/metrics").text
+
+
+def test_get_reward_speaks_openrlhf(judges, clips, corrupt):
+    videos = [c["video"] for c in clips[:2]]
+    with client(judges, reward_judge="av") as c:
+        assert c.post("/get_reward", json={"query": [], "prompts": [], "labels": []}).json() == {
+            "rewards": [],
+            "scores": [],
+            "extra_logs": {"failed": []},
+        }
+        queries = [videos[0], json.dumps({"video": videos[1]}), corrupt]
+        reply = c.post("/get_reward", json={"query": queries, "prompts": ["a", "b", "c"], "labels": [0, 0, 0]})
+    assert reply.status_code == 200
+    body = reply.json()
+    expected = [r.score for r in judges["av"].score(videos)]
+    np.testing.assert_allclose(body["rewards"][:2], expected, atol=1e-6)
+    assert body["rewards"][2] is None and body["scores"] == body["rewards"]  # a failed clip is null, not 0
+    assert body["extra_logs"]["failed"] == [0.0, 0.0, 1.0]
+    with client(judges, reward_judge="av", failed_reward=-1.0) as c:
+        assert c.post("/get_reward", json={"query": [corrupt]}).json()["rewards"] == [-1.0]
+    with client(judges) as c:  # two judges and none named: which one rewards is the caller's to say
+        assert "--reward-judge" in c.post("/get_reward", json={"query": [videos[0]]}).json()["error"]
+
+
+def test_models_and_metrics_describe_the_server(judges, clips, tiny_judges):
+    with client(judges) as c:
+        c.post(
+            "/v1/score", json={"items": [{"id": str(k), "judge": "av", "video": clips[0]["video"]} for k in range(3)]}
+        )
+        models = c.get("/v1/models").json()
+        metrics = c.get("/metrics").text
+    av = next(m for m in models["models"] if m["name"] == "av")
+    assert av["checkpoint"] == str(tiny_judges["qwen2_5_omni"]) and len(av["weights"]) == 16
+    vt = next(m for m in models["models"] if m["name"] == "vt")
+    assert av["prompt"] != vt["prompt"]  # each judge's question is in its hash
+    assert 'avjudge_requests_total{endpoint="/v1/score",status="200"} 1' in metrics
+    assert "avjudge_batch_size_count 1" in metrics and "avjudge_batch_size_sum 3.0" in metrics
+    assert "avjudge_queue_depth 0" in metrics
+
+
+# ---- the batcher --------------------------------------------------------------------------------------------------
+
+
+def test_concurrent_requests_share_batches_and_a_large_one_spans_several():
+    sizes = []
+
+    def score(items):
+        sizes.append(len(items))
+        time.sleep(0.01)
+        return [f"r{i}" for i in items]
+
+    async def scenario():
+        batcher = Batcher(score, max_batch_size=8, max_wait_ms=20, max_queue=100)
+        batcher.start()
+        requests = [batcher.submit([k * 10 + j for j in range(2)]) for k in range(8)]
+        answers = await asyncio.gather(*requests, batcher.submit(list(range(100, 120))))
+        await batcher.close()
+        return answers
+
+    answers = asyncio.run(scenario())
+    assert answers[0] == ["r0", "r1"] and answers[7] == ["r70", "r71"]
+    assert answers[8] == [f"r{i}" for i in range(100, 120)]
+    assert sum(sizes) == 36 and max(sizes) == 8 and len(sizes) <= 6  # 36 items in batches of up to 8
+
+
+def test_a_failing_scorer_fails_its_batch_only_and_close_drains_then_refuses():
+    def score(items):
+        if "boom" in items:
+            raise RuntimeError("device lost")
+        return items
+
+    async def scenario():
+        batcher = Batcher(score, max_batch_size=1, max_wait_ms=0, max_queue=3)
+        batcher.start()
+        good, bad = batcher.submit(["a"]), batcher.submit(["boom"])
+        results = await asyncio.gather(good, bad, return_exceptions=True)
+        with pytest.raises(QueueFull):
+            await batcher.submit(["x"] * 4)
+        queued = asyncio.ensure_future(batcher.submit(["late"]))
+        await asyncio.sleep(0)
+        await batcher.close()
+        with pytest.raises(ShuttingDown):
+            await batcher.submit(["after"])
+        return results, await queued
+
+    (good, bad), queued = asyncio.run(scenario())
+    assert good == ["a"] and isinstance(bad, RuntimeError) and queued == ["late"]
+
+
+# ---- the client and the adapters ---------------------------------------------------------------------------------
+
+
+class ScriptedServer:
+    """Answers POSTs with the scripted (status, headers, body) in turn, counting them."""
+
+    def __init__(self, script):
+        calls = self.calls = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                status, headers, body = script[min(len(calls), len(script) - 1)]
+                calls.append(status)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_the_client_retries_503_as_told_and_never_a_400():
+    ok = {"results": [{"id": "1", "score": 0.7, "error": None}]}
+    server = ScriptedServer([(503, {"Retry-After": "0"}, {"error": "full"}), (200, {}, ok)])
+    try:
+        assert RewardClient(server.url, backoff=0).score_records([{"id": "1"}])[0]["score"] == 0.7
+        assert server.calls == [503, 200]
+    finally:
+        server.close()
+    server = ScriptedServer([(400, {}, {"error": "items[0]: id is a non-empty string"})])
+    try:
+        with pytest.raises(ServerError, match="HTTP 400.*non-empty string"):
+            RewardClient(server.url, backoff=0).score_records([{"id": ""}])
+        assert server.calls == [400]
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def live_server(judges):
+    """The app under uvicorn on a free loopback port, as `avjudge serve` runs it."""
+    import socket
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(ScoreService(judges)), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("where", ["server", "in_process"])
+def test_adapters_give_each_trainer_its_shape_and_no_zero_for_a_failure(judges, clips, corrupt, live_server, where):
+    scorer = RewardClient(live_server) if where == "server" else ScoreService(judges)
+    videos = [clips[0]["video"], corrupt]
+    expected = judges["av"].score(videos[:1])[0]
+    trl = trl_reward(scorer, "av")
+    assert trl.__name__ == "avjudge_av"
+    rewards = trl(prompts=["p", "q"], completions=videos)
+    assert rewards[0] == pytest.approx(expected.score, abs=1e-6) and rewards[1] is None
+    assert trl_reward(scorer, "av", use_delta=True)(completions=videos[:1])[0] == pytest.approx(
+        expected.delta, abs=1e-5
+    )
+    verl = verl_compute_score(scorer, "av")
+    assert verl("world", videos[0], "a caption")["score"] == pytest.approx(expected.score, abs=1e-6)
+    failed = verl("world", corrupt, None)
+    assert math.isnan(failed["score"]) and "corrupt.mp4" in failed["error"]
+    openrlhf = openrlhf_reward_func(scorer, "av")(videos, ["p", "q"], [0, 0])
+    assert openrlhf["rewards"][0].item() == pytest.approx(expected.score, abs=1e-6)
+    assert math.isnan(openrlhf["rewards"][1].item()) and openrlhf["extra_logs"]["failed"].tolist() == [0.0, 1.0]
+    scores, info = flow_grpo_reward(scorer, "av")(videos, ["p", "q"], [{}, {}])
+    assert scores.dtype == np.float32 and np.isnan(scores[1]) and info["errors"][0] is None
+    assert scores[0] == pytest.approx(expected.score, abs=1e-6)
+
+
+def test_serve_refuses_other_machines_without_a_token(tiny_judges, capsys):
+    argv = ["serve", "--judge", f"av={tiny_judges['qwen2_5_omni']}", "--host", "0.0.0.0"]
+    assert main(argv) == 2
+    assert "give a --token-file" in capsys.readouterr().err
