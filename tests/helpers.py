@@ -175,22 +175,26 @@ def remux_faststart(src: Path, dst: Path) -> None:
             out.mux(packet)
 
 
-class RecordingServer:
-    """A scripted OpenAI-compatible endpoint that keeps every request body and answers ``reply(body)`` ("A" by
-    default)."""
+class ScriptedServer:
+    """A loopback HTTP server that answers each POST with ``respond(body) -> (status, headers, payload)`` and keeps
+    every request's JSON body (``bodies``) and the status it answered (``statuses``)."""
 
-    def __init__(self, reply=lambda body: "A"):
+    def __init__(self, respond):
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-        bodies = self.bodies = []
+        bodies, statuses = self.bodies, self.statuses = [], []
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 bodies.append(body)
-                data = json.dumps({"choices": [{"message": {"content": reply(body)}}]}).encode()
-                self.send_response(200)
+                status, headers, payload = respond(body)
+                statuses.append(status)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -200,7 +204,15 @@ class RecordingServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
 
     def close(self):
         self.server.shutdown()
+
+
+class RecordingServer(ScriptedServer):
+    """A scripted OpenAI-compatible endpoint (``url`` ends in /v1) that answers ``reply(body)`` ("A" by default)."""
+
+    def __init__(self, reply=lambda body: "A"):
+        super().__init__(lambda body: (200, {}, {"choices": [{"message": {"content": reply(body)}}]}))
+        self.url += "/v1"

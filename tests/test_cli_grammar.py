@@ -45,16 +45,7 @@ SCORES = {
     "bench controls",
     "serve",
 }
-LOADS_JUDGES = {
-    "score",
-    "bench run",
-    "filter",
-    "bench choice",
-    "bench answer",
-    "bench bridge",
-    "bench controls",
-    "serve",
-}
+LOADS_JUDGES = SCORES - {"metrics run"}
 CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
 
 

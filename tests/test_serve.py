@@ -9,23 +9,22 @@ import json
 import math
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
-pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
+from avjudge.cli import main
+from avjudge.judges import Judge
+from avjudge.media import decode
+from avjudge.serve.adapters import flow_grpo_reward, openrlhf_reward_func, trl_reward, verl_compute_score
+from avjudge.serve.app import ServerSettings, create_app
+from avjudge.serve.batcher import Batcher, QueueFull, ShuttingDown
+from avjudge.serve.client import RewardClient, ServerError
+from avjudge.serve.service import ScoreService
+from avjudge.world import MANIFEST
 
-from avjudge.cli import main  # noqa: E402
-from avjudge.judges import Judge  # noqa: E402
-from avjudge.media import decode  # noqa: E402
-from avjudge.serve.adapters import flow_grpo_reward, openrlhf_reward_func, trl_reward, verl_compute_score  # noqa: E402
-from avjudge.serve.app import ServerSettings, create_app  # noqa: E402
-from avjudge.serve.batcher import Batcher, QueueFull, ShuttingDown  # noqa: E402
-from avjudge.serve.client import RewardClient, ServerError  # noqa: E402
-from avjudge.serve.service import ScoreService  # noqa: E402
-from avjudge.world import MANIFEST  # noqa: E402
+from .helpers import ScriptedServer
 
 
 @pytest.fixture(scope="module")
@@ -217,49 +216,20 @@ def test_a_failing_scorer_fails_its_batch_only_and_close_drains_then_refuses():
 # ---- the client and the adapters ---------------------------------------------------------------------------------
 
 
-class ScriptedServer:
-    """Answers POSTs with the scripted (status, headers, body) in turn, counting them."""
-
-    def __init__(self, script):
-        calls = self.calls = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers["Content-Length"]))
-                status, headers, body = script[min(len(calls), len(script) - 1)]
-                calls.append(status)
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-
-    def close(self):
-        self.server.shutdown()
-
-
 def test_the_client_retries_503_as_told_and_never_a_400():
     ok = {"results": [{"id": "1", "score": 0.7, "error": None}]}
-    server = ScriptedServer([(503, {"Retry-After": "0"}, {"error": "full"}), (200, {}, ok)])
+    script = iter([(503, {"Retry-After": "0"}, {"error": "full"}), (200, {}, ok)])
+    server = ScriptedServer(lambda body: next(script))
     try:
         assert RewardClient(server.url, backoff=0).score_records([{"id": "1"}])[0]["score"] == 0.7
-        assert server.calls == [503, 200]
+        assert server.statuses == [503, 200]
     finally:
         server.close()
-    server = ScriptedServer([(400, {}, {"error": "items[0]: id is a non-empty string"})])
+    server = ScriptedServer(lambda body: (400, {}, {"error": "items[0]: id is a non-empty string"}))
     try:
         with pytest.raises(ServerError, match="HTTP 400.*non-empty string"):
             RewardClient(server.url, backoff=0).score_records([{"id": ""}])
-        assert server.calls == [400]
+        assert server.statuses == [400]
     finally:
         server.close()
 
