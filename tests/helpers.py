@@ -177,18 +177,19 @@ def remux_faststart(src: Path, dst: Path) -> None:
 
 class ScriptedServer:
     """A loopback HTTP server that answers each POST with ``respond(body) -> (status, headers, payload)`` and keeps
-    every request's JSON body (``bodies``) and the status it answered (``statuses``)."""
+    every request's JSON body (``bodies``), headers (``headers``) and the status it answered (``statuses``)."""
 
     def __init__(self, respond):
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-        bodies, statuses = self.bodies, self.statuses = [], []
+        bodies, statuses, headers_seen = self.bodies, self.statuses, self.headers = [], [], []
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 bodies.append(body)
+                headers_seen.append(dict(self.headers))
                 status, headers, payload = respond(body)
                 statuses.append(status)
                 data = json.dumps(payload).encode()

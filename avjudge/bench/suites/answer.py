@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
+from ...httpjson import HTTPFailure, post_json
 from ...jobs import run_job
 from ...jsonl import JsonlWriter, read_jsonl, write_json
 from ...judges.choice import ChoiceQuestion, answer_questions, question_samples
@@ -27,15 +25,9 @@ from ...judges.scorer import ChoiceResult
 from ..dimensions import BenchError
 from .request_media import MediaPlan, MediaUnavailable
 
-RETRIED_STATUS = {408, 429, 500, 502, 503, 504}  # transient: asked again with backoff; other 4xx are final
 
-
-class RequestFailed(Exception):
+class RequestFailed(HTTPFailure):
     """A request that did not get an answer; ``final`` when asking again cannot help (a bad request, a bad clip)."""
-
-    def __init__(self, message: str, final: bool):
-        super().__init__(message)
-        self.final = final
 
 
 def _previous(out: Path, model: str) -> dict[str, dict]:
@@ -148,31 +140,16 @@ class Endpoint:
         return answer
 
     def _post(self, body: bytes) -> str:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        attempt = 0
-        while True:
-            request = urllib.request.Request(self.completions_url, data=body, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    reply = json.loads(response.read())
-                return reply["choices"][0]["message"]["content"] or ""
-            except urllib.error.HTTPError as err:
-                detail = err.read()[:300].decode("utf-8", errors="replace")
-                failure = RequestFailed(
-                    f"HTTP {err.code} from {self.completions_url}: {detail}", final=err.code not in RETRIED_STATUS
-                )
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
-                failure = RequestFailed(f"no answer from {self.completions_url}: {err}", final=False)
-            except (ValueError, KeyError, IndexError, TypeError) as err:
-                failure = RequestFailed(
-                    f"{self.completions_url} answered without choices[0].message ({err})", final=True
-                )
-            if failure.final or attempt >= self.retries:
-                raise failure
-            time.sleep(self.backoff * 2**attempt)
-            attempt += 1
+        try:
+            reply = post_json(self.completions_url, body, self.api_key, self.timeout, self.retries, self.backoff)
+        except HTTPFailure as err:
+            raise RequestFailed(str(err), err.final) from err
+        try:
+            return reply["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError) as err:
+            raise RequestFailed(
+                f"{self.completions_url} answered without choices[0].message ({err})", final=True
+            ) from err
 
 
 def answer_with_endpoint(
