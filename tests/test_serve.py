@@ -284,3 +284,54 @@ def test_serve_refuses_other_machines_without_a_token(tiny_judges, capsys):
     argv = ["serve", "--judge", f"av={tiny_judges['qwen2_5_omni']}", "--host", "0.0.0.0"]
     assert main(argv) == 2
     assert "give a --token-file" in capsys.readouterr().err
+
+
+def test_sigterm_answers_what_is_in_flight_then_exits(tiny_judges, clips):
+    """`avjudge serve` as a process: a request under way when SIGTERM comes is answered in full, then the server
+    exits cleanly and takes nothing more."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [sys.executable, "-m", "avjudge.cli", "serve", "--judge", f"av={tiny_judges['qwen2_5_omni']}"]
+    server = subprocess.Popen(
+        [*command, "--port", str(port), "--max-batch-size", "2"], stdout=subprocess.PIPE, text=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert "serving ['av']" in server.stdout.readline()
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(url + "/health", timeout=1)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.1)
+        items = [{"id": str(k), "judge": "av", "video": clips[k % len(clips)]["video"]} for k in range(12)]
+        answer = {}
+
+        def ask():
+            request = urllib.request.Request(url + "/v1/score", json.dumps({"items": items}).encode())
+            with urllib.request.urlopen(request, timeout=120) as response:
+                answer.update(status=response.status, body=json.loads(response.read()))
+
+        asker = threading.Thread(target=ask)
+        asker.start()
+        time.sleep(0.5)  # the request is in the queue, six batches of two
+        os.kill(server.pid, signal.SIGTERM)
+        asker.join(timeout=120)
+        # uvicorn shuts down gracefully, then re-raises the signal, as a process stopped by SIGTERM should end
+        assert server.wait(timeout=60) in (0, -signal.SIGTERM)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert answer["status"] == 200 and [r["id"] for r in answer["body"]["results"]] == [str(k) for k in range(12)]
+    assert all(r["error"] is None for r in answer["body"]["results"])
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(url + "/health", timeout=2)
