@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,12 @@ def test_two_processes_train_one_judge(tiny_judges, pairs, tmp_path, deepspeed):
     last = json.loads(evaluations[-1].read_text())
     assert last["processes"] == 2 and len(last["scores"]) == HELD_OUT  # both shards gathered
     np.testing.assert_allclose(_held_out_scores(pairs, out / "final"), list(last["scores"].values()), atol=1e-5)
+    if deepspeed:  # ZeRO's optimiser partitions resume on two processes only: one process is told how to go on
+        config = load_config(
+            TrainConfig, resolve("tiny_world_at", "train_config"), _overrides(tiny_judges, pairs, out, **extra)
+        )
+        with pytest.raises(ConfigError, match="saved under ZeRO by 2 processes and this run has 1"):
+            run_training(replace(config, trainer={**config.trainer, "max_steps": 9}))
 
 
 def test_a_killed_two_process_run_resumes_and_its_checkpoint_loads_in_one_process(tiny_judges, pairs, tmp_path):

@@ -358,6 +358,20 @@ def _latest_checkpoint(out: Path) -> str | None:
     return str(checkpoints[-1]) if checkpoints else None
 
 
+def _check_zero_processes(checkpoint: Path) -> None:
+    """A ZeRO checkpoint holds one optimiser partition per process, and DeepSpeed cannot resume it on another
+    number of processes: say so before loading anything, with the ways on."""
+    saved_by = len(list(checkpoint.glob("global_step*/*optim_states.pt")))
+    processes = process_rank()[1]
+    if saved_by and saved_by != processes:
+        raise ConfigError(
+            f"{checkpoint} was saved under ZeRO by {saved_by} processes and this run has {processes}: resume it with "
+            f"{saved_by} (torchrun --nproc_per_node {saved_by}), convert it with DeepSpeed's universal checkpoint "
+            f"(python -m deepspeed.checkpoint.ds_to_universal), or start anew from its weights "
+            f"(--set model={checkpoint} --set resume=false --set output_dir=ANOTHER_DIR)"
+        )
+
+
 def run_training(config: TrainConfig) -> dict:
     """Train a judge, evaluating on held-out pairs along the way, and save ``output_dir/final``.
 
@@ -373,6 +387,8 @@ def run_training(config: TrainConfig) -> dict:
     """
     out = Path(config.output_dir)
     resume = _latest_checkpoint(out) if config.resume else None
+    if resume and config.deepspeed:
+        _check_zero_processes(Path(resume))
     # The Trainer's own resume loads weights with a non-strict load_state_dict that skips keys
     # transformers renames on save (transformers#43701), so the model comes from the checkpoint
     # through from_pretrained; the Trainer restores optimizer, scheduler, RNG and step.
