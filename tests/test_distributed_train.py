@@ -148,3 +148,12 @@ def test_fsdp_without_gpus_is_refused_rather_than_silently_ddp(tiny_judges, pair
     )
     with pytest.raises(ConfigError, match="fsdp needs GPUs"):
         build_training(config)
+
+
+def test_each_process_trains_on_its_own_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert training.process_device() == "cuda:3"  # not every process on cuda:0
+    assert training.process_device(use_cpu=True) == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert training.process_device() == "cpu"

@@ -81,6 +81,14 @@ def process_rank() -> tuple[int, int]:
     return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
 
 
+def process_device(use_cpu: bool = False) -> str:
+    """Where this process trains: its own GPU (``cuda:LOCAL_RANK``, which torchrun and deepspeed set), else the
+    CPU; DeepSpeed then places the model itself."""
+    if use_cpu or not torch.cuda.is_available():
+        return "cpu"
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+
+
 def is_main_process() -> bool:
     return process_rank()[0] == 0
 
@@ -268,9 +276,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     pool = SourcePool(load_manifest(stats["manifest"]))
     model_dir = Path(config.model).expanduser()
     adapter_cls = adapter_for(model_dir)
-    cuda = torch.cuda.is_available() and not config.use_cpu
-    # each process its own GPU (torchrun and deepspeed set LOCAL_RANK); DeepSpeed places the model itself
-    device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if cuda else "cpu"
+    device = process_device(config.use_cpu)
+    cuda = device != "cpu"
     dtype = config.dtype if config.dtype != "auto" else ("bfloat16" if cuda else "float32")
     if config.fsdp and not cuda:
         # measured with the pinned torch and accelerate: on CPU the Trainer wraps the model in DDP instead, silently
