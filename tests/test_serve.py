@@ -335,3 +335,24 @@ def test_sigterm_answers_what_is_in_flight_then_exits(tiny_judges, clips):
     assert all(r["error"] is None for r in answer["body"]["results"])
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(url + "/health", timeout=2)
+
+
+def test_a_served_metric_scores_as_the_metric_does(judges, clips):
+    """--metric dnsmos (its real weights): the item's score is the output it names, else the first, with all of
+    them under values; asking for an output it does not give is that item's error."""
+    from avjudge.metrics import get_metric
+    from avjudge.metrics.run import score_clip
+
+    dnsmos = get_metric("dnsmos")
+    expected = score_clip([dnsmos], clips[0]["video"])
+    items = [
+        {"id": "first", "judge": "dnsmos", "video": clips[0]["video"]},
+        {"id": "ovrl", "judge": "dnsmos", "video": clips[0]["video"], "output": "dnsmos_ovrl"},
+        {"id": "nope", "judge": "dnsmos", "video": clips[0]["video"], "output": "loudness"},
+    ]
+    with TestClient(create_app(ScoreService(judges, {"dnsmos": dnsmos}))) as c:
+        first, ovrl, nope = c.post("/v1/score", json={"items": items}).json()["results"]
+    assert first["score"] == pytest.approx(expected["dnsmos_sig"], abs=1e-6)  # its first output
+    assert ovrl["score"] == pytest.approx(expected["dnsmos_ovrl"], abs=1e-6)
+    assert first["values"] == pytest.approx({k: v for k, v in expected.items() if k.startswith("dnsmos")}, abs=1e-6)
+    assert nope["score"] is None and "has no output 'loudness'" in nope["error"]
