@@ -91,7 +91,7 @@ def test_the_probe_runs_on_the_demos_av_config(tmp_path):
     pairs = learnability.make_pairs(tmp_path, clips=8, pairs=48, tasks={"av"})
     world = {r["id"]: r for r in learnability.read_jsonl(tmp_path / "world" / learnability.MANIFEST)}
     curve = learnability.run_probe(
-        "random_mismatch", pairs, world, steps=2, every=2, overrides=["batch_size=2"], out=tmp_path
+        "random_mismatch", pairs, world, steps=2, every=2, overrides=["per_device_train_batch_size=2"], out=tmp_path
     )
     assert [step for step, *_ in curve] == [2]
     assert np.isfinite(curve[0][1])
@@ -163,7 +163,7 @@ def test_a_first_probe_trains_the_judge_before_the_probe_asks_at_step_0(tmp_path
         world,
         steps=2,
         every=2,
-        overrides=["batch_size=2"],
+        overrides=["per_device_train_batch_size=2"],
         out=tmp_path,
         first=(("object_phrase", 2), ("object_list", 1)),
     )
@@ -249,7 +249,7 @@ def test_a_mixed_probe_trains_on_both_probes_examples_and_decodes_each_pair_once
             world,
             steps=1,
             every=1,
-            overrides=["batch_size=2"],
+            overrides=["per_device_train_batch_size=2"],
             out=tmp_path,
             mix=mix,
             first=(("object_phrase", 1),),
@@ -275,7 +275,7 @@ def test_at_probes_train_the_tiny_qwen2_audio_judge(tmp_path, monkeypatch):
     build = learnability.build_training
     monkeypatch.setattr(learnability, "build_training", lambda config: models.append(config.model) or build(config))
     curve = learnability.run_probe(
-        "at_caption_edits", pairs, world, steps=2, every=2, overrides=["batch_size=2"], out=tmp_path
+        "at_caption_edits", pairs, world, steps=2, every=2, overrides=["per_device_train_batch_size=2"], out=tmp_path
     )
     assert [Path(model).name for model in models] == [AUDIO_DIR]
     dimensions = {record["negative_type"] for record in learnability.load_pairs(pairs, "at", "test")} - {"positive"}
