@@ -98,24 +98,23 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         if not any(resolved.is_relative_to(root) for root in roots):
             raise ItemError(f"{where}: {path} is outside the folders this server reads ({', '.join(map(str, roots))})")
 
-    def items_of(raw_items, uploads: Path) -> list[ScoreItem]:
+    def items_of(raw_items, uploads: Path | None = None) -> list[ScoreItem]:
+        """The request's items: uploads written under ``uploads`` as files, paths checked against the media roots,
+        then parsed and checked by the service."""
         if not isinstance(raw_items, list):
             raise ItemError("items is a list of items")
-        items = []
+        prepared = []
         for k, raw in enumerate(raw_items):
             if isinstance(raw, dict):
                 raw = dict(raw)
                 for field, target in UPLOAD_FIELDS.items():
-                    if field in raw:
-                        raw[target] = str(
-                            _write_upload(raw.pop(field), uploads / f"{k}_{target}", f"items[{k}].{field}")
-                        )
+                    if field in raw and uploads is not None:
+                        where = f"items[{k}].{field}"
+                        raw[target] = str(_write_upload(raw.pop(field), uploads / f"{k}_{target}", where))
                     else:
                         check_path(raw.get(target), f"items[{k}].{target}")
-            item = ScoreItem.parse(raw, k)
-            service.check(item, k)
-            items.append(item)
-        return items
+            prepared.append(raw)
+        return service.items(prepared)
 
     async def scored(items: list[ScoreItem]) -> list[dict]:
         try:
@@ -180,13 +179,7 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         if prompts and len(prompts) != len(queries):
             raise ItemError(f"{len(queries)} queries but {len(prompts)} prompts")
         raw = [_reward_item(q, prompts[k] if prompts else None, reward_judge, k) for k, q in enumerate(queries)]
-        for k, item in enumerate(raw):
-            for target in UPLOAD_FIELDS.values():
-                check_path(item.get(target), f"query[{k}]")
-        items = [ScoreItem.parse(r, k) for k, r in enumerate(raw)]
-        for k, item in enumerate(items):
-            service.check(item, k)
-        results = await scored(items)
+        results = await scored(items_of(raw))  # items[k] in an error is query[k]
         rewards = [r["score"] if r["error"] is None else settings.failed_reward for r in results]
         logs = {"failed": [float(r["error"] is not None) for r in results]}
         return JSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": logs})

@@ -97,12 +97,16 @@ class ScoreService:
         models += [{"name": name, "kind": "metric"} for name in self.metrics]
         return {"models": models, "version": __version__}
 
-    def score_records(self, records: Sequence[dict]) -> list[dict]:
-        """Items as the server takes them (JSON objects), checked, then scored: the server's contract in process."""
+    def items(self, records: Sequence[dict]) -> list[ScoreItem]:
+        """Items as the server takes them (JSON objects), parsed and checked against what is served."""
         items = [ScoreItem.parse(raw, k) for k, raw in enumerate(records)]
         for k, item in enumerate(items):
             self.check(item, k)
-        return self.score(items)
+        return items
+
+    def score_records(self, records: Sequence[dict]) -> list[dict]:
+        """The server's contract in process: items as JSON objects, checked, then scored."""
+        return self.score(self.items(records))
 
     def score(self, items: Sequence[ScoreItem]) -> list[dict]:
         """One result per item, in order; what failed carries its error. The batch's distinct clips are decoded

@@ -256,9 +256,9 @@ class AviBench(Suite):
                 )
             else:
                 usable[a.id] = a.response
-        _require_whole_tasks(model, {a.id for a in rows}, questions)
-        tasks: dict[str, list[ChoiceQuestion]] = defaultdict(list)
         answered = {a.id for a in rows}
+        _require_whole_tasks(model, answered, questions)
+        tasks: dict[str, list[ChoiceQuestion]] = defaultdict(list)
         for q in questions:
             if q.id in answered:
                 tasks[q.groups["task"]].append(q)
