@@ -6,7 +6,12 @@ Each of --clients threads sends up to --requests requests of one world clip each
 stops when --seconds have passed. Printed per server: answers, 5xx, answers under the wrong id, throughput, p50 and
 p99 latency, the mean batch size the server saw (its /metrics), and the throughput ratio.
 
+`--size real` serves the Qwen2.5-Omni-7B AV judge at its released size with random bf16 weights (built as
+`benchmarks/real_size_judges.py` builds it, saved once for both servers) on a CUDA GPU; the clips stay the world's
+256x256 ones.
+
 Usage: python benchmarks/serve_load.py [--clients 64] [--requests 20] [--seconds 120] [--clips 32]
+       python benchmarks/serve_load.py --size real --workers 8 --out serve_load_gpu.json    # on a CUDA GPU
 """
 
 from __future__ import annotations
@@ -38,18 +43,34 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(judge: Path, batch: int) -> tuple[subprocess.Popen, str]:
+def _judge(size: str, folder: Path) -> Path:
+    """The AV judge to serve: the tiny one, or the released size with random weights (CUDA)."""
+    tiny = make_tiny_judges(folder / "tiny")["qwen2_5_omni"]
+    if size == "tiny":
+        return tiny
+    import torch
+    from real_size_judges import build_adapter, real_size_checkpoint  # this script's neighbour
+
+    checkpoint = real_size_checkpoint("qwen2_5_omni", tiny, folder / "real")
+    build_adapter(checkpoint, torch.device("cuda"), torch.bfloat16, "auto").model.save_pretrained(str(checkpoint))
+    torch.cuda.empty_cache()
+    return checkpoint
+
+
+def _start(judge: Path, batch: int, workers: int, start_timeout: float = 900.0) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     command = [sys.executable, "-m", "avjudge.cli", "serve", "--judge", f"av={judge}", "--port", str(port)]
     command += ["--max-batch-size", str(batch), "--batch-size", str(batch), "--max-wait-ms", "10"]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command += ["--workers", str(workers)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
+    deadline = time.monotonic() + start_timeout
+    while time.monotonic() < deadline and server.poll() is None:
         try:
             urllib.request.urlopen(url + "/health", timeout=1).read()
             return server, url
         except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
+            time.sleep(0.2)
     server.kill()
     raise RuntimeError("the server did not start")
 
@@ -104,21 +125,25 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--clips", type=int, default=32)
+    parser.add_argument("--size", choices=("tiny", "real"), default="tiny", help="real: the 7B judge, random weights")
+    parser.add_argument("--workers", type=int, default=2, help="the server's decoding threads")
+    parser.add_argument("--out", type=Path, help="also write the figures here as JSON")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         make_world(WorldConfig(n=args.clips, seed=3, duration=3.0, max_duration=4.0), tmp / "world", progress=False)
         clips = [str(tmp / "world" / json.loads(line)["video"]) for line in (tmp / "world" / MANIFEST).open()]
-        judge = make_tiny_judges(tmp / "tiny")["qwen2_5_omni"]
+        judge = _judge(args.size, tmp)
         results = {}
         for batch in (16, 1):
-            server, url = _start(judge, batch)
+            server, url = _start(judge, batch, args.workers)
             try:
                 results[batch] = _load(url, clips, args.clients, args.requests, args.seconds)
             finally:
                 server.send_signal(signal.SIGTERM)
                 server.wait(timeout=60)
-    print(f"{args.clients} clients x up to {args.requests} requests (one clip each), {os.cpu_count()} cores")
+    print(f"{args.size} judge; {args.clients} clients x up to {args.requests} requests (one clip each)")
+    print(f"{os.cpu_count()} cores, {args.workers} decoding threads, {_accelerator()}")
     header = ("max batch", "answers", "5xx", "wrong id", "req/s", "p50 s", "p99 s", "mean batch")
     print("".join(f"{h:>{w}}" for h, w in zip(header, (10, 9, 5, 9, 8, 8, 8, 11))))
     for batch, r in results.items():
@@ -126,7 +151,17 @@ def main() -> None:
             f"{batch:>10}{r['answers']:>9}{r['5xx']:>5}{r['wrong']:>9}{r['per_second']:>8.2f}{r['p50']:>8.2f}"
             f"{r['p99']:>8.2f}{r['mean_batch']:>11.1f}"
         )
-    print(f"throughput, batched / one at a time: {results[16]['per_second'] / results[1]['per_second']:.2f}x")
+    ratio = results[16]["per_second"] / results[1]["per_second"]
+    print(f"throughput, batched / one at a time: {ratio:.2f}x")
+    if args.out:
+        report = {"size": args.size, "accelerator": _accelerator(), "workers": args.workers, "ratio": ratio}
+        args.out.write_text(json.dumps(report | {"servers": results}, indent=2))
+
+
+def _accelerator() -> str:
+    import torch
+
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
 
 
 if __name__ == "__main__":
