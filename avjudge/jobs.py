@@ -3,17 +3,91 @@
 A job is a list of items with unique ``id``s and a function that turns a chunk of items
 into one record per item. Killed and rerun with the same output, it skips the ids already
 written and never writes one twice.
+
+An engine runs the function over the chunks: here in this process (``local``), or in a pool of
+Ray actors across a cluster (``ray``, `avjudge.ray_engine`). Either way this process writes the
+records as they come back, so the output, its resume and its summary are the same.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Iterator, Protocol, Sequence
 
 from tqdm import tqdm
 
+from .config import ConfigError
 from .jsonl import JsonlWriter, read_jsonl, write_json
+
+Process = Callable[[list[dict]], list[dict]]
+
+
+# Errors of the code or the machine, not of a clip: recorded per row, they would mark every clip done with them.
+RUN_FAULTS = (MemoryError, AttributeError, TypeError, NameError, ImportError)
+
+
+def _run_fault(err: Exception) -> bool:
+    return isinstance(err, RUN_FAULTS) or type(err).__name__ == "OutOfMemoryError"  # torch's CUDA OOM
+
+
+def process_rows(process: Process, chunk: list[dict]) -> list[dict]:
+    """``process``'s records for ``chunk``. Where it raises, the items are redone one at a time and an item that
+    raises alone gets a record with its ``error``: one bad clip never takes its chunk down (nor, on Ray, its block).
+    `RUN_FAULTS` (a bug, running out of memory) stop the run instead: a rerun scores those clips."""
+    try:
+        records = process(chunk)
+    except Exception as err:
+        if _run_fault(err):
+            raise
+        if len(chunk) == 1:
+            return [{"id": chunk[0]["id"], "error": f"{type(err).__name__}: {err}"}]
+        return [record for item in chunk for record in process_rows(process, [item])]
+    if [r["id"] for r in records] != [item["id"] for item in chunk]:
+        raise RuntimeError("a job's process function must return one record per item, in order")
+    return records
+
+
+class Engine(Protocol):
+    name: ClassVar[str]
+
+    def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
+        """Records of every item of ``todo``, a batch at a time, in any order."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalEngine:
+    """Chunks one after another in this process."""
+
+    name: ClassVar[str] = "local"
+
+    def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
+        for i in range(0, len(todo), chunk_size):
+            yield process_rows(process, todo[i : i + chunk_size])
+
+
+def _ray_engine() -> type:
+    from .ray_engine import RayEngine  # Ray is an optional extra: imported only when asked for
+
+    return RayEngine
+
+
+ENGINES: dict[str, Callable[[], type]] = {"local": lambda: LocalEngine, "ray": _ray_engine}
+
+
+def make_engine(name: str = "local", **options) -> Engine:
+    """The engine called ``name`` (local, ray) with its options (`avjudge.ray_engine.RayEngine`'s fields; None: not
+    given)."""
+    if name not in ENGINES:
+        raise ConfigError(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
+    cls = ENGINES[name]()
+    given = {k: v for k, v in options.items() if v is not None}
+    foreign = [k for k in given if k not in {f.name for f in fields(cls)}]
+    if foreign:
+        raise ConfigError(f"{', '.join(foreign)}: not an option of --engine {name} (--engine ray takes them)")
+    return cls(**given)
 
 
 def summary_path(out: str | Path) -> Path:
@@ -29,27 +103,33 @@ def run_job(
     progress: bool = True,
     desc: str = "samples",
     summarize: Callable[[list[dict]], dict] | None = None,
+    engine: Engine | None = None,
 ) -> dict:
-    """Process ``items`` in chunks, appending ``process``'s records to ``out``; returns the summary."""
+    """Process ``items`` in chunks, appending ``process``'s records to ``out``; returns the summary.
+
+    ``engine`` (default: this process) runs ``process``; on Ray it travels to each actor by value, with the models
+    it holds rebuilt there from their checkpoints.
+    """
     ids = [item["id"] for item in items]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise ValueError(f"ids must be unique; repeated: {dupes}")
     done = {r["id"] for r in read_jsonl(out)}
     todo = [item for item in items if item["id"] not in done]
+    wanted, pending = set(ids), {item["id"] for item in todo}
     start = time.perf_counter()
     with (
         JsonlWriter(out) as writer,
         tqdm(total=len(items), initial=len(items) - len(todo), desc=desc, disable=not progress, unit="sample") as bar,
     ):
-        for i in range(0, len(todo), chunk_size):
-            chunk = todo[i : i + chunk_size]
-            records = process(chunk)
-            if [r["id"] for r in records] != [item["id"] for item in chunk]:
-                raise RuntimeError("a job's process function must return one record per item, in order")
-            writer.write_all(records)
-            bar.update(len(chunk))
-    wanted = set(ids)
+        for records in (engine or LocalEngine()).run(todo, process, chunk_size):
+            strays = [r["id"] for r in records if r["id"] not in wanted]
+            if strays:
+                raise RuntimeError(f"the engine returned records of ids not asked for: {strays[:5]}")
+            fresh = [r for r in records if r["id"] in pending]  # a batch redone after a crash: written once
+            pending.difference_update(r["id"] for r in fresh)
+            writer.write_all(fresh)
+            bar.update(len(fresh))
     records = [r for r in read_jsonl(out) if r["id"] in wanted]
     summary = {
         "total": len(items),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data import input_items
-from ..jobs import run_job, summary_path
+from ..jobs import Engine, run_job, summary_path
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from .dimensions import BenchError, Dimension, parse_dimensions
 from .scoring import ClipScorer
@@ -118,6 +118,7 @@ def run_filter(
     shard: tuple[int, int] | None = None,
     chunk_size: int = 16,
     progress: bool = True,
+    engine: Engine | None = None,
 ) -> dict:
     """Keep the clips whose scores pass every rule; resumable, and shardable across machines.
 
@@ -129,6 +130,7 @@ def run_filter(
         shard: ``(i, n)``: score every n-th clip from i; the shard that completes the set writes the result.
         chunk_size: clips decoded and scored together.
         progress: show a progress bar.
+        engine: what scores the chunks (default: this process; `avjudge.jobs.make_engine`).
 
     Returns:
         The summary: counts of kept, dropped and failed clips (a clip that cannot be scored fails, never drops).
@@ -149,7 +151,7 @@ def run_filter(
     def process(chunk: list[dict]) -> list[dict]:
         return [{"id": item["id"], **result} for item, result in zip(chunk, scorer.score(chunk))]
 
-    job = run_job(mine, path, process, chunk_size=chunk_size, progress=progress, desc="filter")
+    job = run_job(mine, path, process, chunk_size=chunk_size, progress=progress, desc="filter", engine=engine)
     summary = {
         "rules": [str(r) for r in rules],
         "shard": None if shard is None else f"{shard[0]}/{shard[1]}",

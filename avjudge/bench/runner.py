@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..jobs import run_job
+from ..jobs import Engine, run_job
 from ..jsonl import read_jsonl, write_json
 from .dimensions import Dimension
 from .prompt_suite import Discovery, PromptEntry, discover
@@ -64,6 +64,7 @@ def run_bench(
     models: list[str] | None = None,
     chunk_size: int = 16,
     progress: bool = True,
+    engine: Engine | None = None,
 ) -> dict:
     """Score every model's clips of a prompt suite on the scorer's dimensions; resumable.
 
@@ -75,6 +76,7 @@ def run_bench(
         models: the model folders to score (None: every folder in ROOT).
         chunk_size: clips decoded and scored together.
         progress: show a progress bar.
+        engine: what scores the chunks (default: this process; `avjudge.jobs.make_engine`).
 
     Returns:
         The summary: mean, std, n and errors per model x split x dimension, the prompts with no clip, and the
@@ -89,7 +91,7 @@ def run_bench(
         keep = ("id", "model", "prompt_id", "split", "video")
         return [{**{k: item[k] for k in keep}, **record} for item, record in zip(chunk, scorer.score(chunk))]
 
-    job = run_job(items, out / SAMPLES, process, chunk_size=chunk_size, progress=progress, desc="bench")
+    job = run_job(items, out / SAMPLES, process, chunk_size=chunk_size, progress=progress, desc="bench", engine=engine)
     wanted = {item["id"] for item in items}
     records = [r for r in read_jsonl(out / SAMPLES) if r["id"] in wanted]
     summary = {

@@ -8,11 +8,13 @@ from pathlib import Path
 
 from ..stats import format_statistic
 from .grammar import (
+    add_engine_arguments,
     add_input,
     add_judge,
     add_out,
     add_runtime_arguments,
     alias,
+    engine_of,
     model_options,
     register,
     required_input,
@@ -138,6 +140,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dims", default="all", help=DIMS_HELP)
     add_out(p, "folder for samples.jsonl and summary.json; rerun to resume")
     _scorer_args(p)
+    add_engine_arguments(p)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -145,9 +148,12 @@ def _run(args: argparse.Namespace) -> int:
     from ..bench.runner import run_bench
 
     entries = load_suite(args.suite)
+    engine = engine_of(args)
     scorer = _scorer(args, parse_dimensions(args.dims))
     models = [m.strip() for m in args.models.split(",")] if args.models else None
-    summary = run_bench(entries, required_input(args), args.out, scorer, models, progress=not args.no_progress)
+    summary = run_bench(
+        entries, required_input(args), args.out, scorer, models, progress=not args.no_progress, engine=engine
+    )
     for model, ids in summary["missing"].items():
         print(f"{model}: {len(ids)} prompt(s) have no clip: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
     print(
@@ -383,6 +389,7 @@ def _filter_args(p: argparse.ArgumentParser) -> None:
     add_out(p, "folder for kept/dropped/failed.jsonl; rerun to resume")
     p.add_argument("--shard", help="i/n: score every n-th clip from i; the last shard to finish writes the result")
     _scorer_args(p)
+    add_engine_arguments(p)
 
 
 def _filter(args: argparse.Namespace) -> int:
@@ -390,6 +397,7 @@ def _filter(args: argparse.Namespace) -> int:
 
     rules = parse_rules(args.rules)
     shard = parse_shard(args.shard)
+    engine = engine_of(args)
     summary = run_filter(
         required_input(args),
         rules,
@@ -397,6 +405,7 @@ def _filter(args: argparse.Namespace) -> int:
         _scorer(args, rule_dimensions(rules)),
         shard,
         progress=not args.no_progress,
+        engine=engine,
     )
     print(json.dumps(summary, indent=2))
     return 0
@@ -412,7 +421,8 @@ register(
     "why), each in manifest order with the scores. Shards run anywhere and combine into exactly\n"
     "the result of one run.\n\n"
     "examples:\n  avjudge filter --input world/world.jsonl --rules 'av>=0.7,dnsmos>=3' --judge av=ckpt/av --out kept\n"
-    "  avjudge filter ... --shard 0/4   (and 1/4, 2/4, 3/4 on other machines, same --out)",
+    "  avjudge filter ... --shard 0/4   (and 1/4, 2/4, 3/4 on other machines, same --out)\n"
+    "  avjudge filter ... --engine ray --address auto   (actors across the Ray cluster, one per GPU)",
 )
 
 

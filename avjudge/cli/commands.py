@@ -10,12 +10,14 @@ from pathlib import Path
 
 from ..resources import shipped
 from .grammar import (
+    add_engine_arguments,
     add_input,
     add_judge,
     add_out,
     add_runtime_arguments,
     add_set,
     alias,
+    engine_of,
     model_options,
     register,
     required_input,
@@ -324,7 +326,14 @@ def _score_args(p: argparse.ArgumentParser) -> None:
         default="error",
         help="audio longer than the model's window: report an error, or score its beginning",
     )
+    served = p.add_argument_group(
+        "served judge", "score through an OpenAI-compatible server (vLLM, SGLang) serving the judge's checkpoint"
+    )
+    served.add_argument("--served-url", help="the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1")
+    served.add_argument("--served-model", help="the model name it serves (default: the checkpoint folder's name)")
+    served.add_argument("--served-token-file", type=Path, help="a file holding the server's bearer token")
     add_runtime_arguments(p)
+    add_engine_arguments(p)
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -342,10 +351,17 @@ def _score(args: argparse.Namespace) -> int:
         raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
     ((task, folder),) = dirs.items()
     items = input_items(required_input(args), text=args.text)  # bad inputs fail before a model loads
-    judge = Judge.load(
-        task, folder, fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio, **model_options(args)
-    )
-    summary = score_items(judge, items, args.out, progress=not args.no_progress)
+    engine = engine_of(args)
+    settings = dict(fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio, **model_options(args))
+    if args.served_url:
+        from ..judges.served import ServedEndpoint, ServedJudge
+
+        token = args.served_token_file.read_text().strip() if args.served_token_file else None
+        endpoint = ServedEndpoint(args.served_url, args.served_model or Path(folder).name, token)
+        judge = ServedJudge.load(task, folder, endpoint, **settings)
+    else:
+        judge = Judge.load(task, folder, **settings)
+    summary = score_items(judge, items, args.out, progress=not args.no_progress, engine=engine)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -361,7 +377,8 @@ register(
     "same OUT resumes; OUT's .summary.json counts errors.\n\n"
     "examples:\n"
     "  avjudge score --judge av=runs/av/final --input world/world.jsonl --out av.jsonl\n"
-    '  avjudge score --judge vt=runs/vt/final --input a.mp4 --text "a red circle moves left" --out r.jsonl',
+    '  avjudge score --judge vt=runs/vt/final --input a.mp4 --text "a red circle moves left" --out r.jsonl\n'
+    "  avjudge score --judge av=merged/av --served-url http://127.0.0.1:8000/v1 --input world.jsonl --out s.jsonl",
 )
 
 
@@ -398,6 +415,7 @@ def _metrics_run_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a media file, a folder of them, or a source manifest", repeatable=True)
     add_out(p, "results JSONL; rerun to resume")
     add_runtime_arguments(p, model=False)  # --device reaches the metrics that run a model on one (speech_content)
+    add_engine_arguments(p)
 
 
 def _metrics_run(args: argparse.Namespace) -> int:
@@ -412,6 +430,7 @@ def _metrics_run(args: argparse.Namespace) -> int:
         workers=args.workers,
         device=args.device,
         progress=not args.no_progress,
+        engine=engine_of(args),
     )
     print(json.dumps(summary, indent=2))
     return 0

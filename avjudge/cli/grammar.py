@@ -133,6 +133,26 @@ def add_runtime_arguments(
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """Where a batch job's chunks run: this process, or a pool of Ray actors across a cluster."""
+    g = p.add_argument_group("engine", "run on a Ray cluster; the output, its resume and its errors are the same")
+    g.add_argument(
+        "--engine", choices=["local", "ray"], default="local", help="local: this process; ray: a pool of Ray actors"
+    )
+    g.add_argument(
+        "--address", help="with --engine ray: local (a cluster on this machine, the default), auto, ray://HOST:10001"
+    )
+    g.add_argument("--actors", type=int, help="with --engine ray: actors, each with its models (default: one per GPU)")
+    g.add_argument("--gpus-per-actor", type=float, help="with --engine ray: default 1 where the cluster has GPUs")
+
+
+def engine_of(args: argparse.Namespace):
+    """The engine ``add_engine_arguments``'s flags name."""
+    from ..jobs import make_engine
+
+    return make_engine(args.engine, address=args.address, actors=args.actors, gpus_per_actor=args.gpus_per_actor)
+
+
 def model_options(args: argparse.Namespace) -> dict:
     """The judge-loading options of ``add_runtime_arguments`` as `Judge.load` takes them."""
     return {

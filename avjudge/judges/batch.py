@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..jobs import run_job
+from ..jobs import Engine, run_job
 from .judge import Judge
 
 
@@ -20,7 +20,14 @@ def file_items(paths: list[str | Path], text: str | None = None) -> list[dict]:
     return items
 
 
-def score_items(judge: Judge, items: list[dict], out: str | Path, chunk_size: int = 32, progress: bool = True) -> dict:
+def score_items(
+    judge: Judge,
+    items: list[dict],
+    out: str | Path,
+    chunk_size: int = 32,
+    progress: bool = True,
+    engine: Engine | None = None,
+) -> dict:
     field = judge.task.caption_field
 
     def texts_of(chunk):
@@ -56,4 +63,5 @@ def score_items(judge: Judge, items: list[dict], out: str | Path, chunk_size: in
         progress=progress,
         desc=f"score {judge.task.name}",
         summarize=summarize,
+        engine=engine,
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Iterable, Iterator, Literal, Sequence
 
@@ -132,6 +133,11 @@ class Judge:
             self.head = YesNoHead.from_tokenizer(
                 adapter.tokenizer, self.settings.yes_variants, self.settings.no_variants, temperature
             )
+
+    def __reduce__(self):
+        # a judge travels (to a Ray actor) as what loads it: its model loads there, on that machine's device
+        fields = {k: v for k, v in asdict(self.settings).items() if k != "task"}
+        return partial(Judge.load, self.settings.task, str(self.adapter.checkpoint), **fields), ()
 
     @classmethod
     def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":

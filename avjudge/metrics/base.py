@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 import numpy as np
 
+from ..devices import device_name
 from ..errors import AvjudgeError
 from ..media import MediaClip, resample
 from ..registry import Registry
@@ -48,6 +50,11 @@ class Metric:
     checkpoints: ClassVar[tuple[str, ...]] = ()  # manifest entries it loads
     # it takes ``device=`` ("cpu", "cuda", ...) and runs its model there; the others run on the CPU
     takes_device: ClassVar[bool] = False
+    built_with: dict = {}  # the options `get_metric` built it with
+
+    def __reduce__(self):
+        # a metric travels (to a Ray actor) as what builds it: its model loads there, on that machine's device
+        return partial(get_metric, self.name, **self.built_with), ()
 
     def compute(self, clip: MediaClip, **ctx) -> dict[str, float]:
         """Score one clip.
@@ -112,4 +119,8 @@ register = METRICS.register
 
 
 def get_metric(name: str, **options) -> Metric:
-    return METRICS.lookup(name)(**options)
+    """The metric called ``name``; a ``device`` of ``auto`` is CUDA where this machine has one."""
+    built = {**options, "device": device_name(options["device"])} if "device" in options else options
+    metric = METRICS.lookup(name)(**built)
+    metric.built_with = options
+    return metric

@@ -5,15 +5,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..devices import device_name
-from ..jobs import run_job
+from ..jobs import Engine, run_job
 from ..media import MediaClip, MediaError, decode
 from .base import METRICS, Metric, MetricError, decode_fps, get_metric
 
 
 def load_metrics(names: list[str], device: str = "auto") -> list[Metric]:
     """The named metrics, those that run a model placed on ``device`` (auto: CUDA when there is one)."""
-    device = device_name(device)
     return [get_metric(n, **({"device": device} if METRICS.lookup(n).takes_device else {})) for n in names]
 
 
@@ -56,6 +54,7 @@ def run_metrics(
     workers: int = 2,
     device: str = "auto",
     progress: bool = True,
+    engine: Engine | None = None,
 ) -> dict:
     """Score clips with signal metrics, each clip decoded once for all of them; resumable.
 
@@ -68,6 +67,7 @@ def run_metrics(
         device: ``auto``, ``cpu`` or ``cuda``: where the metrics that run a model on one run it
             (``speech_content``); the others run on the CPU.
         progress: show a progress bar.
+        engine: what runs the chunks (default: this process; `avjudge.jobs.make_engine`).
 
     Returns:
         The job summary (clips done, errors, resumed), also written beside ``out``.
@@ -89,4 +89,4 @@ def run_metrics(
             for item, clip in zip(chunk, clips)
         ]
 
-    return run_job(items, out, process, chunk_size=batch_size, progress=progress, desc="metrics")
+    return run_job(items, out, process, chunk_size=batch_size, progress=progress, desc="metrics", engine=engine)

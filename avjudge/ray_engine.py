@@ -1,0 +1,109 @@
+"""The Ray engine of batch jobs: a job's chunks scored by a pool of Ray actors across a cluster.
+
+The job's process function travels to each actor by value (cloudpickle); the judges and metrics it
+holds travel as what builds them (`Judge.__reduce__`, `Metric.__reduce__`), so each actor loads its
+models once, on its own device. Rows travel as pickled items and come back as JSON records, the
+same lines the local engine writes; this process writes them (`avjudge.jobs.run_job`), so a killed
+run resumes from its output like a local one and every id is written once.
+
+Fault tolerance, from Ray's defaults and ours:
+- an exception in one clip is caught in the actor and becomes that row's ``error``
+  (`avjudge.jobs.process_rows`): Ray would otherwise fail the whole block;
+- an actor that dies (a crash, an out-of-memory kill, a lost node) is restarted and its batch
+  redone (``max_restarts=-1``, ``max_task_retries=-1``); rows of a batch redone are written once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
+
+import numpy as np
+
+from .config import ConfigError
+from .jobs import Process, process_rows
+
+
+class _ChunkActor:
+    """One actor of the pool: builds the process once (models load here), then scores batches of rows."""
+
+    def __init__(self, process: Process):
+        self.process = process
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        chunk = [pickle.loads(blob) for blob in batch["item"]]
+        records = process_rows(self.process, chunk)
+        return {
+            "id": np.array([r["id"] for r in records], dtype=object),
+            "record": np.array([json.dumps(r, ensure_ascii=False) for r in records], dtype=object),
+        }
+
+
+@dataclass(frozen=True)
+class RayEngine:
+    """Chunks scored by a pool of Ray actors.
+
+    Attributes:
+        address: ``local`` (a Ray cluster on this machine, started here), ``auto`` (the cluster this machine
+            belongs to) or ``ray://HOST:10001``. A session already started in this process is used as it is.
+        actors: actors in the pool, each holding its own models (default: one per GPU, or one without GPUs).
+        gpus_per_actor: GPUs each actor takes (default: 1 where the cluster has GPUs, else 0).
+        cpus_per_actor: CPUs each actor takes; its decoding threads run inside them.
+    """
+
+    name: ClassVar[str] = "ray"
+    address: str = "local"
+    actors: int | None = None
+    gpus_per_actor: float | None = None
+    cpus_per_actor: float = 1.0
+
+    def __post_init__(self):
+        if self.actors is not None and self.actors < 1:
+            raise ConfigError(f"--actors must be at least 1, got {self.actors}")
+        if self.gpus_per_actor is not None and self.gpus_per_actor < 0:
+            raise ConfigError(f"--gpus-per-actor cannot be negative, got {self.gpus_per_actor}")
+
+    def _connect(self):
+        try:
+            import ray
+        except ImportError as err:
+            raise ConfigError("--engine ray needs Ray: pip install 'avjudge[ray]'") from err
+        if not ray.is_initialized():
+            address = None if self.address == "local" else self.address
+            ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+        return ray
+
+    def pool(self, ray) -> tuple[int, float]:
+        """(actors, GPUs per actor) for this cluster."""
+        gpus = ray.cluster_resources().get("GPU", 0)
+        per_actor = self.gpus_per_actor if self.gpus_per_actor is not None else (1.0 if gpus else 0.0)
+        if per_actor > gpus:
+            raise ConfigError(f"--gpus-per-actor {per_actor:g}: the cluster has {gpus:g} GPU(s)")
+        actors = self.actors or (max(1, int(gpus // per_actor)) if per_actor else 1)
+        return actors, per_actor
+
+    def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
+        if not todo:
+            return
+        ray = self._connect()
+        context = ray.data.DataContext.get_current()
+        context.max_errored_blocks = 0  # a block that fails fails the run: rows are never dropped silently
+        context.enable_progress_bars = False  # the job's own bar counts rows written
+        actors, gpus = self.pool(ray)
+        rows = ray.data.from_items([{"id": item["id"], "item": pickle.dumps(item)} for item in todo])
+        scored = rows.map_batches(
+            _ChunkActor,
+            fn_constructor_args=(process,),
+            batch_size=chunk_size,
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            num_cpus=self.cpus_per_actor,
+            num_gpus=gpus,
+            batch_format="numpy",
+            max_restarts=-1,
+            max_task_retries=-1,
+        )
+        for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
+            yield [json.loads(line) for line in batch["record"]]

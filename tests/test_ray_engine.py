@@ -1,0 +1,203 @@
+"""The Ray engine of batch jobs (`avjudge.ray_engine`) on a local 2-CPU Ray cluster: the same records as the local
+engine, one per id, errors per row, an actor killed mid-run changing nothing, a killed CLI run resuming."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from avjudge.config import ConfigError
+from avjudge.jobs import LocalEngine, make_engine, run_job
+from avjudge.jsonl import read_jsonl
+
+ray = pytest.importorskip("ray")
+cloudpickle = pytest.importorskip("cloudpickle")
+# the process functions below live in this test module, which Ray's workers cannot import: send them by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+CORRUPT = ("world0_00002", "world0_00007")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """12 one-second world clips, two of them corrupt (one truncated, one not media at all)."""
+    from avjudge.world import MANIFEST, WorldConfig, make_world
+
+    out = tmp_path_factory.mktemp("ray_world")
+    make_world(WorldConfig(n=12, seed=0, duration=1.0, max_duration=1.0, width=64, height=64), out, progress=False)
+    records = list(read_jsonl(out / MANIFEST))
+    by_id = {r["id"]: out / r["video"] for r in records}
+    by_id[CORRUPT[0]].write_bytes(by_id[CORRUPT[0]].read_bytes()[:900])
+    by_id[CORRUPT[1]].write_bytes(b"not a video")
+    return out / MANIFEST
+
+
+def _by_id(path: Path) -> dict[str, dict]:
+    records = list(read_jsonl(path))
+    ids = [r["id"] for r in records]
+    assert len(ids) == len(set(ids)), "an id was written twice"
+    return {r["id"]: r for r in records}
+
+
+def _assert_same(local: dict[str, dict], other: dict[str, dict], fields: tuple[str, ...]) -> None:
+    assert set(other) == set(local)
+    for key, record in local.items():
+        assert bool(record.get("error")) == bool(other[key].get("error")), key
+        for field in fields:
+            a, b = record.get(field), other[key].get(field)
+            assert (a is None) == (b is None), (key, field)
+            if a is not None:
+                assert abs(a - b) <= 1e-6, (key, field, a, b)
+
+
+@pytest.fixture(scope="module")
+def local_scores(world, tiny_judges, tmp_path_factory):
+    """The tiny AV judge's scores of the world, from the local engine."""
+    from avjudge.data import input_items
+    from avjudge.judges import Judge
+    from avjudge.judges.batch import score_items
+
+    out = tmp_path_factory.mktemp("local_scores") / "scores.jsonl"
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4)
+    score_items(judge, input_items(world), out, chunk_size=4, progress=False)
+    return out
+
+
+def test_ray_scores_every_clip_once_as_the_local_engine_does(cluster, world, tiny_judges, local_scores, tmp_path):
+    from avjudge.data import input_items
+    from avjudge.judges import Judge
+    from avjudge.judges.batch import score_items
+
+    items = input_items(world)
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4)
+    engine = make_engine("ray", actors=2)
+    summary = score_items(judge, items, tmp_path / "ray.jsonl", chunk_size=4, progress=False, engine=engine)
+    on_ray = _by_id(tmp_path / "ray.jsonl")
+    _assert_same(_by_id(local_scores), on_ray, ("score", "delta", "p_yes", "p_no"))
+    assert {k for k, r in on_ray.items() if r["error"]} == set(CORRUPT)
+    assert all(on_ray[k]["score"] is None for k in CORRUPT)  # a clip that cannot be read is never scored as 0
+    assert summary["done"] == len(items) and summary["errors"] == len(CORRUPT)
+
+
+class CrashOnce:
+    """A process function whose actor dies (``os._exit``) the first time it meets ``victim``."""
+
+    def __init__(self, marker: Path, victim: str):
+        self.marker, self.victim = marker, victim
+
+    def __call__(self, chunk: list[dict]) -> list[dict]:
+        if any(item["id"] == self.victim for item in chunk) and not self.marker.exists():
+            self.marker.touch()
+            os._exit(1)
+        return [{"id": item["id"], "twice": 2 * item["x"]} for item in chunk]
+
+
+def test_an_actor_killed_mid_run_changes_nothing_in_the_output(cluster, tmp_path):
+    items = [{"id": f"c{i:03d}", "x": i} for i in range(40)]
+    process = CrashOnce(tmp_path / "crashed", victim="c017")
+    run_job(items, tmp_path / "ray.jsonl", process, chunk_size=4, progress=False, engine=make_engine("ray", actors=2))
+    assert (tmp_path / "crashed").exists()  # the actor did die
+    written = _by_id(tmp_path / "ray.jsonl")
+    assert written == {f"c{i:03d}": {"id": f"c{i:03d}", "twice": 2 * i} for i in range(40)}
+
+
+def _fails_on_bad(chunk: list[dict]) -> list[dict]:
+    if any(item["id"] == "bad" for item in chunk):
+        raise ValueError("cannot read bad")
+    return [{"id": item["id"], "ok": True} for item in chunk]
+
+
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_an_exception_in_one_row_is_that_rows_error_and_the_chunk_is_kept(engine, tmp_path, request):
+    if engine == "ray":
+        request.getfixturevalue("cluster")
+    items = [{"id": i} for i in ("a", "b", "bad", "c", "d")]
+    summary = run_job(
+        items, tmp_path / "out.jsonl", _fails_on_bad, chunk_size=5, progress=False, engine=make_engine(engine)
+    )
+    written = _by_id(tmp_path / "out.jsonl")
+    assert written["bad"] == {"id": "bad", "error": "ValueError: cannot read bad"}
+    assert all(written[i] == {"id": i, "ok": True} for i in "abcd")
+    assert summary["errors"] == 1
+
+
+@pytest.mark.parametrize("fault", [MemoryError, AttributeError])
+def test_a_bug_or_running_out_of_memory_stops_the_run_rather_than_marking_clips_done(fault, tmp_path):
+    def faulty(chunk):
+        raise fault("not the clip's fault")
+
+    with pytest.raises(fault):
+        run_job([{"id": "a"}, {"id": "b"}], tmp_path / "out.jsonl", faulty, progress=False)
+    assert not list(read_jsonl(tmp_path / "out.jsonl"))  # nothing written: a rerun scores both
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "avjudge.cli", *args, "--no-progress"]
+
+
+def test_filter_on_ray_keeps_and_drops_what_the_local_filter_does(cluster, world, tiny_judges, local_scores, tmp_path):
+    from avjudge.bench import ClipScorer, parse_dimensions
+    from avjudge.bench.filter import parse_rules, run_filter
+
+    scores = sorted(r["score"] for r in read_jsonl(local_scores) if r["score"] is not None)
+    rules = f"av>={scores[len(scores) // 2]!r}"  # the median: some clips kept, some dropped
+    scorer = ClipScorer(parse_dimensions("av"), {"av": tiny_judges["qwen2_5_omni"]})
+    run_filter(world, parse_rules(rules), tmp_path / "local", scorer, progress=False)
+    judge = f"av={tiny_judges['qwen2_5_omni']}"
+    command = _cli("filter", "--input", str(world), "--rules", rules, "--judge", judge, "--out", str(tmp_path / "ray"))
+    subprocess.run(command + ["--engine", "ray", "--address", cluster, "--actors", "2"], check=True)
+    for name in ("kept", "dropped", "failed"):
+        local = (tmp_path / "local" / f"{name}.jsonl").read_text()
+        assert (tmp_path / "ray" / f"{name}.jsonl").read_text() == local, name
+    assert {json.loads(line)["id"] for line in (tmp_path / "ray" / "failed.jsonl").open()} == set(CORRUPT)
+    assert (tmp_path / "ray" / "kept.jsonl").read_text() and (tmp_path / "ray" / "dropped.jsonl").read_text()
+
+
+def test_a_sigkilled_ray_run_resumes_to_the_local_result(cluster, world, tmp_path):
+    from avjudge.metrics import run_metrics
+
+    clips = [world.parent / "clips" / f"world0_{i:05d}.mp4" for i in range(5)]  # one corrupt (00002)
+    run_metrics(["dnsmos"], clips, tmp_path / "local.jsonl", progress=False)
+    inputs = [arg for clip in clips for arg in ("--input", str(clip))]
+    out = tmp_path / "ray.jsonl"
+    command = _cli("metrics", "run", "--metrics", "dnsmos", *inputs, "--out", str(out), "--batch-size", "1")
+    command += ["--engine", "ray", "--address", cluster, "--actors", "1"]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+        time.sleep(0.05)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    written_before = len(list(read_jsonl(out)))
+    assert 1 <= written_before < len(clips)  # killed mid-run
+    subprocess.run(command, check=True, capture_output=True)
+    _assert_same(_by_id(tmp_path / "local.jsonl"), _by_id(out), ("dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak"))
+    summary = json.loads((tmp_path / "ray.summary.json").read_text())
+    assert summary["resumed_from"] == written_before and summary["errors"] == 1
+
+
+def test_engine_options_are_checked_before_anything_runs(cluster):
+    assert make_engine("local") == LocalEngine()
+    with pytest.raises(ConfigError, match="actors: not an option of --engine local"):
+        make_engine("local", actors=2, address=None)
+    with pytest.raises(ConfigError, match="known: local, ray"):
+        make_engine("spark")
+    with pytest.raises(ConfigError, match="at least 1"):
+        make_engine("ray", actors=0)
+    with pytest.raises(ConfigError, match="has 0 GPU"):
+        make_engine("ray", gpus_per_actor=1).pool(ray)
+    assert make_engine("ray").pool(ray) == (1, 0.0)

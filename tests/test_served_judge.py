@@ -1,0 +1,158 @@
+"""A judge served by an OpenAI-compatible server (`avjudge.judges.served`), against a scripted vLLM: the request
+carries the judge's prompt, frames and audio; S from the returned log probabilities is the local judge's S for the
+same logits."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from avjudge.config import ConfigError
+from avjudge.judges import Judge
+from avjudge.judges.served import ServedEndpoint, ServedJudge
+from avjudge.media import decode
+from avjudge.prompts import CHAT_FORMATS, render_prompt
+from avjudge.world import MANIFEST
+from tests.helpers import ScriptedServer
+
+
+def _clip(small_world: Path) -> Path:
+    return small_world / json.loads((small_world / MANIFEST).read_text().splitlines()[0])["video"]
+
+
+def _data(part: dict, key: str) -> tuple[str, bytes | list[bytes]]:
+    kind, _, payload = part[key]["url"].partition(";base64,")
+    if kind == "data:video/jpeg":
+        return kind, [base64.b64decode(frame) for frame in payload.split(",")]
+    return kind, base64.b64decode(payload)
+
+
+def _chatml(messages: list[dict], family: str) -> str:
+    """The text Qwen's chat template makes of a chat request (media items as the family's placeholders)."""
+    fmt = CHAT_FORMATS[family]
+    placeholder = {"video_url": fmt.video, "audio_url": fmt.audio}
+    text = ""
+    for message in messages:
+        content = message["content"]
+        if not isinstance(content, str):
+            content = "".join(placeholder.get(part["type"]) or part.get("text", "") for part in content)
+        text += f"<|im_start|>{message['role']}\n{content}<|im_end|>\n"
+    return text + "<|im_start|>assistant\n"
+
+
+def _reply(logits: torch.Tensor, answers: list[int], processed: bool) -> dict:
+    """vLLM's chat answer: log probabilities of the allowed answers, after the allowed-ids mask or before it."""
+    logp = torch.log_softmax(logits[answers] if processed else logits, dim=-1)
+    listed = [{"token": f"token_id:{t}", "logprob": float(logp[k if processed else t])} for k, t in enumerate(answers)]
+    content = [{"token": listed[0]["token"], "logprob": listed[0]["logprob"], "top_logprobs": listed}]
+    return {"choices": [{"message": {"content": "Yes"}, "logprobs": {"content": content}}]}
+
+
+@pytest.fixture(scope="module")
+def local_judge(tiny_judges):
+    return Judge.load("av", tiny_judges["qwen2_5_omni"])
+
+
+@pytest.mark.parametrize("processed", [True, False], ids=["processed_logprobs", "raw_logprobs"])
+def test_the_served_av_judge_asks_with_the_judges_prompt_frames_and_audio_and_scores_as_it_does(
+    processed, local_judge, tiny_judges, small_world, tmp_path
+):
+    clip = decode(_clip(small_world))
+    sample = local_judge.sample(clip)
+    batch = local_judge.adapter.collate([local_judge.prepare(sample)])
+    with torch.inference_mode():
+        logits = local_judge.adapter.next_token_logits(batch)[0]
+    (local,) = local_judge.score([clip])
+    answers = list(local_judge.head.yes_ids + local_judge.head.no_ids)
+    server = ScriptedServer(lambda body: (200, {}, _reply(logits, answers, processed)))
+    try:
+        endpoint = ServedEndpoint(server.url + "/v1", "avjudge-av")
+        (served,) = ServedJudge.load("av", tiny_judges["qwen2_5_omni"], endpoint).score([clip])
+    finally:
+        server.close()
+
+    (request,) = server.bodies
+    assert _chatml(request["messages"], "qwen2_5_omni") == render_prompt("av", "qwen2_5_omni")
+    assert request["max_tokens"] == 1 and request["temperature"] == 0
+    assert request["allowed_token_ids"] == answers and request["top_logprobs"] == max(20, len(answers))
+    assert request["repetition_penalty"] == 1 and request["presence_penalty"] == request["frequency_penalty"] == 0
+    video, audio = request["messages"][1]["content"][:2]
+    kind, frames = _data(video, "video_url")
+    sent = np.stack([np.asarray(Image.open(io.BytesIO(f)).convert("RGB")) for f in frames]).astype(int)
+    height, width = local_judge.adapter.vision.target_size(*sample.frames.shape[1:3])
+    seen = np.stack([np.asarray(Image.fromarray(f).resize((width, height), Image.BICUBIC)) for f in sample.frames])
+    assert sent.shape == seen.shape  # the frames the judge sees, at the size its encoder takes
+    assert np.abs(sent - seen).mean() < 2.0  # JPEG at quality 95
+    assert request["mm_processor_kwargs"] == {"fps": sample.fps}
+    kind, wav = _data(audio, "audio_url")
+    assert kind == "data:audio/wav"
+    path = tmp_path / "served_audio.wav"
+    path.write_bytes(wav)
+    np.testing.assert_array_equal(decode(path, video=False).audio[0], sample.audio)  # float WAV: exact
+
+    assert served.error is None
+    assert served.score == pytest.approx(local.score, abs=1e-6)
+    assert served.delta == pytest.approx(local.delta, abs=1e-5)
+    if not processed:  # the model's own probabilities: the mass on the two answers is the local judge's too
+        assert served.mass == pytest.approx(local.mass, rel=1e-5)
+
+
+def test_a_server_failure_or_a_missing_answer_is_that_clips_error_never_a_score(tiny_judges, small_world):
+    judge_dir = tiny_judges["qwen2_5_omni"]
+    clip = _clip(small_world)
+    yes = ServedJudge.load("av", judge_dir, ServedEndpoint("http://127.0.0.1:9/v1", "m")).head.yes_ids[0]
+
+    def respond(body):
+        if len(respond.calls) == 0:
+            respond.calls.append(1)
+            return 400, {}, {"error": "bad request"}
+        listed = [{"token": f"token_id:{yes}", "logprob": -0.1}]
+        return 200, {}, {"choices": [{"logprobs": {"content": [{"top_logprobs": listed}]}}]}
+
+    respond.calls = []
+    server = ScriptedServer(respond)
+    try:
+        judge = ServedJudge.load("av", judge_dir, ServedEndpoint(server.url + "/v1", "m"), batch_size=1)
+        first, second, unreadable = judge.score([clip, clip, small_world / "missing.mp4"])
+    finally:
+        server.close()
+    assert first.score is None and "HTTP 400" in first.error
+    assert second.score is None and "no No answer" in second.error
+    assert unreadable.score is None and unreadable.error
+    assert len(server.bodies) == 2  # 4xx is never retried; the unreadable clip never reaches the server
+
+
+def test_served_judges_refuse_what_they_cannot_serve(tiny_judges):
+    endpoint = ServedEndpoint("http://127.0.0.1:9/v1", "m")
+    with pytest.raises(ConfigError, match="use_audio_in_video"):
+        ServedJudge.load("av", tiny_judges["qwen2_5_omni"], endpoint, use_audio_in_video=True)
+    with pytest.raises(ConfigError, match="multiple-choice"):
+        ServedJudge.load("choice_av", tiny_judges["qwen2_5_omni"], endpoint)
+
+
+def test_score_cli_scores_through_a_served_judge(tiny_judges, small_world, local_judge, tmp_path):
+    clip = decode(_clip(small_world))
+    batch = local_judge.adapter.collate([local_judge.prepare(local_judge.sample(clip))])
+    with torch.inference_mode():
+        logits = local_judge.adapter.next_token_logits(batch)[0]
+    answers = list(local_judge.head.yes_ids + local_judge.head.no_ids)
+    server = ScriptedServer(lambda body: (200, {}, _reply(logits, answers, True)))
+    out = tmp_path / "served.jsonl"
+    command = [sys.executable, "-m", "avjudge.cli", "score", "--judge", f"av={tiny_judges['qwen2_5_omni']}"]
+    command += ["--input", str(_clip(small_world)), "--out", str(out), "--no-progress"]
+    try:
+        subprocess.run(command + ["--served-url", server.url + "/v1", "--served-model", "judge"], check=True)
+    finally:
+        server.close()
+    (record,) = [json.loads(line) for line in out.open()]
+    assert server.bodies[0]["model"] == "judge"
+    assert record["score"] == pytest.approx(local_judge.score([clip])[0].score, abs=1e-6)
