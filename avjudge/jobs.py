@@ -19,6 +19,7 @@ from typing import Callable, ClassVar, Iterator, Protocol, Sequence
 from tqdm import tqdm
 
 from .config import ConfigError
+from .httpjson import HTTPFailure
 from .jsonl import JsonlWriter, read_jsonl, write_json
 
 Process = Callable[[list[dict]], list[dict]]
@@ -29,13 +30,15 @@ RUN_FAULTS = (MemoryError, AttributeError, TypeError, NameError, ImportError)
 
 
 def _run_fault(err: Exception) -> bool:
-    return isinstance(err, RUN_FAULTS) or type(err).__name__ == "OutOfMemoryError"  # torch's CUDA OOM
+    transient = isinstance(err, HTTPFailure) and not err.final  # a server that may answer on the next run
+    return isinstance(err, RUN_FAULTS) or transient or type(err).__name__ == "OutOfMemoryError"  # torch's CUDA OOM
 
 
 def process_rows(process: Process, chunk: list[dict]) -> list[dict]:
     """``process``'s records for ``chunk``. Where it raises, the items are redone one at a time and an item that
     raises alone gets a record with its ``error``: one bad clip never takes its chunk down (nor, on Ray, its block).
-    `RUN_FAULTS` (a bug, running out of memory) stop the run instead: a rerun scores those clips."""
+    `RUN_FAULTS` (a bug, running out of memory) and a server that did not answer stop the run instead: a rerun
+    scores those clips."""
     try:
         records = process(chunk)
     except Exception as err:
@@ -130,6 +133,8 @@ def run_job(
             pending.difference_update(r["id"] for r in fresh)
             writer.write_all(fresh)
             bar.update(len(fresh))
+    if pending:  # an incomplete run must not look complete: its summary is not written, a rerun does the rest
+        raise RuntimeError(f"the engine ended without records of {len(pending)} item(s), e.g. {sorted(pending)[:3]}")
     records = [r for r in read_jsonl(out) if r["id"] in wanted]
     summary = {
         "total": len(items),

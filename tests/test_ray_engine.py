@@ -145,6 +145,23 @@ def test_a_bug_or_running_out_of_memory_stops_the_run_rather_than_marking_clips_
     assert not list(read_jsonl(tmp_path / "out.jsonl"))  # nothing written: a rerun scores both
 
 
+class DroppingEngine:
+    """An engine that loses the last item of a job (as Ray would drop a failed block)."""
+
+    name = "dropping"
+
+    def run(self, todo, process, chunk_size):
+        yield process(todo[:-1])
+
+
+def test_a_run_whose_engine_lost_rows_fails_and_writes_no_summary(tmp_path):
+    items = [{"id": i} for i in "abc"]
+    with pytest.raises(RuntimeError, match=r"without records of 1 item\(s\), e.g. \['c'\]"):
+        run_job(items, tmp_path / "out.jsonl", lambda chunk: list(chunk), progress=False, engine=DroppingEngine())
+    assert [r["id"] for r in read_jsonl(tmp_path / "out.jsonl")] == ["a", "b"]  # kept: the rerun does "c" alone
+    assert not (tmp_path / "out.summary.json").exists()
+
+
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "avjudge.cli", *args, "--no-progress"]
 

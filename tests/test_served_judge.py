@@ -131,6 +131,23 @@ def test_a_server_failure_or_a_missing_answer_is_that_clips_error_never_a_score(
     assert len(server.bodies) == 2  # 4xx is never retried; the unreadable clip never reaches the server
 
 
+def test_a_server_that_stays_down_stops_the_job_so_a_rerun_scores_the_clips(tiny_judges, small_world, tmp_path):
+    from avjudge.httpjson import HTTPFailure
+    from avjudge.judges.batch import score_items
+
+    server = ScriptedServer(lambda body: (503, {"Retry-After": "0"}, {"error": "overloaded"}))
+    try:
+        endpoint = ServedEndpoint(server.url + "/v1", "m", retries=1)
+        judge = ServedJudge.load("av", tiny_judges["qwen2_5_omni"], endpoint)
+        items = [{"id": "a", "video": str(_clip(small_world))}]
+        with pytest.raises(HTTPFailure, match="HTTP 503"):
+            score_items(judge, items, tmp_path / "out.jsonl", progress=False)
+    finally:
+        server.close()
+    assert len(server.bodies) == 2  # asked again once, then the job stopped
+    assert not (tmp_path / "out.jsonl").read_text()  # nothing marked done: the rerun asks again
+
+
 def test_served_judges_refuse_what_they_cannot_serve(tiny_judges):
     endpoint = ServedEndpoint("http://127.0.0.1:9/v1", "m")
     with pytest.raises(ConfigError, match="use_audio_in_video"):

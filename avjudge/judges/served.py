@@ -45,12 +45,14 @@ TOP_LOGPROBS = 20
 @dataclass(frozen=True)
 class ServedEndpoint:
     """Where the judge's model is served. ``url``: the server's OpenAI base (``http://HOST:8000/v1``); ``model``:
-    its served model name; ``token``: a bearer token, if the server wants one."""
+    its served model name; ``token``: a bearer token, if the server wants one; ``retries``: of a 5xx or a lost
+    connection, with backoff."""
 
     url: str
     model: str
     token: str | None = None
     timeout: float = 300.0
+    retries: int = 3
 
 
 class ServedJudge(Judge):
@@ -146,8 +148,10 @@ class ServedJudge(Judge):
     def _ask(self, request: dict) -> ScoreResult:
         url = self.endpoint.url.rstrip("/") + "/chat/completions"
         try:
-            reply = post_json(url, request, token=self.endpoint.token, timeout=self.endpoint.timeout)
+            reply = post_json(url, request, self.endpoint.token, self.endpoint.timeout, self.endpoint.retries)
         except HTTPFailure as err:
+            if not err.final:  # the server is down or overloaded, not this clip's fault: stop, a rerun resumes
+                raise
             return ScoreResult.failed(str(err))
         return self.result(reply)
 
