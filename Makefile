@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
 export NO_MKDOCS_2_WARNING ?= 1
 
-.PHONY: install demo test test-all test-research lint docs wheel-smoke lock clean
+.PHONY: install demo test test-all test-slow test-research lint docs wheel-smoke lock clean
 
 $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ test: install
 
 test-all: install
 	$(BIN)/python -m pytest -q -m "not gpu"
+
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
 
 test-research: install
 	$(BIN)/python -m pytest -q -m research research/tests

@@ -10,7 +10,8 @@ Fault tolerance, from Ray's defaults and ours:
 - an exception in one clip is caught in the actor and becomes that row's ``error``
   (`avjudge.jobs.process_rows`): Ray would otherwise fail the whole block;
 - an actor that dies (a crash, an out-of-memory kill, a lost node) is restarted and its batch
-  redone (``max_restarts=-1``, ``max_task_retries=-1``); rows of a batch redone are written once.
+  redone (Ray Data gives actor pools ``max_restarts=-1`` and ``max_task_retries=-1``); rows of a
+  batch redone are written once.
 """
 
 from __future__ import annotations
@@ -66,14 +67,14 @@ class RayEngine:
         if self.gpus_per_actor is not None and self.gpus_per_actor < 0:
             raise ConfigError(f"--gpus-per-actor cannot be negative, got {self.gpus_per_actor}")
 
-    def _connect(self):
+    def connect(self):
+        """Ray, connected to the cluster ``address`` names (a session already started here is used as it is)."""
         try:
             import ray
         except ImportError as err:
             raise ConfigError("--engine ray needs Ray: pip install 'avjudge[ray]'") from err
-        if not ray.is_initialized():
-            address = None if self.address == "local" else self.address
-            ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+        if not ray.is_initialized():  # "local" starts a cluster of its own even beside another one
+            ray.init(address=self.address, include_dashboard=False, logging_level=logging.WARNING)
         return ray
 
     def pool(self, ray) -> tuple[int, float]:
@@ -88,7 +89,7 @@ class RayEngine:
     def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
         if not todo:
             return
-        ray = self._connect()
+        ray = self.connect()
         context = ray.data.DataContext.get_current()
         context.max_errored_blocks = 0  # a block that fails fails the run: rows are never dropped silently
         context.enable_progress_bars = False  # the job's own bar counts rows written
@@ -102,8 +103,6 @@ class RayEngine:
             num_cpus=self.cpus_per_actor,
             num_gpus=gpus,
             batch_format="numpy",
-            max_restarts=-1,
-            max_task_retries=-1,
         )
         for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
             yield [json.loads(line) for line in batch["record"]]

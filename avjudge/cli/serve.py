@@ -6,7 +6,7 @@ import argparse
 import ipaddress
 from pathlib import Path
 
-from .grammar import add_judge, add_runtime_arguments, model_options, register
+from .grammar import add_engine_arguments, add_judge, add_runtime_arguments, engine_of, model_options, register
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
@@ -33,6 +33,7 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
         help="/get_reward's reward for a clip that cannot be scored (default: null, never a silent 0)",
     )
     add_runtime_arguments(p, batch_size=16, workers=2)
+    add_engine_arguments(p)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -50,6 +51,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--host {args.host} is reachable from other machines: give a --token-file, or serve on 127.0.0.1"
         )
+    engine = engine_of(args)
     judges = {
         task: Judge.load(task, folder, **model_options(args))
         for task, folder in parse_judge_dirs(args.judge, defaults=False).items()
@@ -70,6 +72,11 @@ def _serve(args: argparse.Namespace) -> int:
     )
     if settings.reward_judge and settings.reward_judge not in service.names():
         raise ConfigError(f"--reward-judge {settings.reward_judge} is not served; serving {service.names()}")
+    if engine.name == "ray":
+        from ..serve.ray_serve import serve_on_ray
+
+        serve_on_ray(engine, service, settings, args.host, args.port)
+        return 0
     print(f"serving {service.names()} on http://{args.host}:{args.port} (POST /v1/score, /get_reward)", flush=True)
     uvicorn.run(
         create_app(service, settings), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=30
@@ -100,5 +107,6 @@ register(
     "examples:\n"
     "  avjudge serve --judge av=runs/av/final --port 8000\n"
     '  curl -s localhost:8000/v1/score -d \'{"items": [{"id": "1", "judge": "av", "video": "clip.mp4"}]}\'\n'
-    "  avjudge serve --judge av=runs/av/final --host 0.0.0.0 --token-file token.txt --media-root /data/rollouts",
+    "  avjudge serve --judge av=runs/av/final --host 0.0.0.0 --token-file token.txt --media-root /data/rollouts\n"
+    "  avjudge serve --judge av=runs/av/final --engine ray --address auto   (Ray Serve: a replica per GPU)",
 )
