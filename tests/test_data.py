@@ -400,3 +400,19 @@ def test_audit_prints_n_a_where_the_held_out_split_has_one_class(tmp_path, capsy
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
     assert main(["data", "audit", "--input", str(tmp_path), "--judges", "vt"]) == 0
     assert "AUROC n/a" in capsys.readouterr().out
+
+
+def test_a_parquet_manifest_gives_the_records_its_jsonl_gives(small_world, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow
+
+    rows = [json.loads(line) for line in (small_world / MANIFEST).read_text().splitlines()]
+    rows = [{"id": r["id"], "video": str(small_world / r["video"]), "captions": r["captions"]} for r in rows]
+    del rows[1]["captions"]["utterance"]  # a row without a caption the others have: absent, not None
+    (tmp_path / "world.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pq.write_table(pyarrow.Table.from_pylist(rows), tmp_path / "world.parquet")
+    from_jsonl, from_parquet = load_manifest(tmp_path / "world.jsonl"), load_manifest(tmp_path / "world.parquet")
+    assert [(r["id"], r["video"], r["captions"]) for r in from_parquet] == [
+        (r["id"], r["video"], r["captions"]) for r in from_jsonl
+    ]
+    assert "utterance" not in from_parquet[1]["captions"] and "utterance" in from_parquet[0]["captions"]

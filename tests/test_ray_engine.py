@@ -78,11 +78,16 @@ def local_scores(world, tiny_judges, tmp_path_factory):
 
 
 def test_ray_scores_every_clip_once_as_the_local_engine_does(cluster, world, tiny_judges, local_scores, tmp_path):
+    import pyarrow
+    import pyarrow.parquet as pq
+
     from avjudge.data import input_items
     from avjudge.judges import Judge
     from avjudge.judges.batch import score_items
 
-    items = input_items(world)
+    rows = [{k: item[k] for k in ("id", "video", "captions")} for item in input_items(world)]  # absolute paths
+    pq.write_table(pyarrow.Table.from_pylist(rows), tmp_path / "world.parquet")
+    items = input_items(tmp_path / "world.parquet")  # a cluster's manifest: Parquet
     judge = Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4)
     engine = make_engine("ray", actors=2)
     summary = score_items(judge, items, tmp_path / "ray.jsonl", chunk_size=4, progress=False, engine=engine)

@@ -15,13 +15,32 @@ class ManifestError(AvjudgeError, ValueError):
     """A manifest that cannot be used, naming the file and line."""
 
 
+MANIFEST_SUFFIXES = (".jsonl", ".parquet")
+
+
+def _rows(path: Path):
+    """A manifest's raw records: JSONL lines, or Parquet rows (a caption a row lacks is absent, not None)."""
+    if path.suffix != ".parquet":
+        yield from read_jsonl(path)
+        return
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as err:
+        raise ManifestError(f"{path}: reading Parquet needs pyarrow (pip install 'avjudge[ray]')") from err
+    for row in pq.read_table(path).to_pylist():
+        if isinstance(row.get("captions"), dict):
+            row["captions"] = {k: v for k, v in row["captions"].items() if v is not None}
+        yield row
+
+
 def load_manifest(path: str | Path) -> list[dict]:
-    """Records with ``video`` resolved against the manifest's folder; ids must be unique."""
+    """Records (JSONL lines or Parquet rows) with ``video`` resolved against the manifest's folder; ids must be
+    unique."""
     path = Path(path)
     if not path.is_file():
         raise ManifestError(f"{path}: no such manifest")
     records, seen = [], set()
-    for i, raw in enumerate(read_jsonl(path), start=1):
+    for i, raw in enumerate(_rows(path), start=1):
         if raw.get("error"):  # a clip the annotator could not caption: not a source
             continue
         for key in ("id", "video"):
@@ -42,13 +61,13 @@ def load_manifest(path: str | Path) -> list[dict]:
 
 
 def input_items(inputs: str | Path | list[str | Path], text: str | None = None) -> list[dict]:
-    """The clips ``inputs`` name, each ``{id, video, captions}``: a manifest (``.jsonl``) gives its records, a folder
-    every media file below it (id: its path inside the folder), a file itself (id: its path). ``text``, if given,
-    is the caption of every clip that has none."""
+    """The clips ``inputs`` name, each ``{id, video, captions}``: a manifest (``.jsonl``, ``.parquet``) gives its
+    records, a folder every media file below it (id: its path inside the folder), a file itself (id: its path).
+    ``text``, if given, is the caption of every clip that has none."""
     items = []
     for source in [inputs] if isinstance(inputs, (str, Path)) else inputs:
         path = Path(source)
-        if path.suffix == ".jsonl":
+        if path.suffix in MANIFEST_SUFFIXES:
             items += load_manifest(path)
         elif path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.suffix.lower() in MEDIA_EXTENSIONS)
@@ -59,7 +78,8 @@ def input_items(inputs: str | Path | list[str | Path], text: str | None = None) 
             items.append({"id": str(path), "video": str(path), "captions": {}})
         else:
             raise ManifestError(
-                f"{path}: no such file or folder; --input takes a media file, a folder of them or a manifest (.jsonl)"
+                f"{path}: no such file or folder; --input takes a media file, a folder of them or a manifest "
+                "(.jsonl, .parquet)"
             )
     if text is not None:
         for item in items:

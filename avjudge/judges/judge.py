@@ -106,6 +106,12 @@ def trained_settings(checkpoint: Path) -> dict:
     return {k: recorded[k] for k in TRAINED_SETTINGS if recorded.get(k) is not None}
 
 
+def settings_for(task: str, checkpoint: Path, given: dict) -> JudgeSettings:
+    """The settings asked for, and those a trained checkpoint recorded where none was asked for."""
+    trained = {k: v for k, v in trained_settings(checkpoint).items() if given.get(k) is None}
+    return JudgeSettings(task=get_task(task).name, **{**given, **trained})
+
+
 @dataclass
 class _Work:
     index: int
@@ -157,8 +163,7 @@ class Judge:
             CheckpointError: the folder holds no model avjudge has an adapter for.
         """
         path = Path(checkpoint)
-        trained = {k: v for k, v in trained_settings(path).items() if settings.get(k) is None}
-        s = JudgeSettings(task=get_task(task).name, **{**settings, **trained})
+        s = settings_for(task, path, settings)
         adapter_cls = adapter_for(path)
         adapter = adapter_cls.load(
             path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code, attention=s.attention

@@ -34,7 +34,7 @@ from ..httpjson import HTTPFailure, post_json
 from ..media import encode_audio
 from ..prompts import CHAT_FORMATS, media_kinds, render_query
 from .adapters import JudgeSample, adapter_for
-from .judge import Judge, JudgeSettings, _Work, trained_settings
+from .judge import Judge, JudgeSettings, _Work, settings_for
 from .scorer import ScoreResult
 
 JPEG_QUALITY = 95
@@ -70,9 +70,7 @@ class ServedJudge(Judge):
     def load(cls, task: str, checkpoint: str | Path, endpoint: ServedEndpoint, **settings) -> "ServedJudge":
         """A served judge of ``checkpoint``: its tokenizer, processor settings and training record, no weights."""
         path = Path(checkpoint)
-        trained = {k: v for k, v in trained_settings(path).items() if settings.get(k) is None}
-        s = JudgeSettings(task=task, **{**settings, **trained})
-        return cls(adapter_for(path).around(None, path), s, endpoint)
+        return cls(adapter_for(path).around(None, path), settings_for(task, path, settings), endpoint)
 
     def __reduce__(self):
         fields = {k: v for k, v in asdict(self.settings).items() if k != "task"}

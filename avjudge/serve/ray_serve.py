@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import threading
 
+from ..config import ConfigError
 from ..ray_engine import RayEngine
 from .app import ServerSettings, create_app
 from .service import ScoreService
@@ -29,7 +30,10 @@ class _Replica:
 def serve_on_ray(engine: RayEngine, service: ScoreService, settings: ServerSettings, host: str, port: int) -> None:
     """Serve on Ray until SIGINT or SIGTERM, then shut the deployment down."""
     ray = engine.connect()
-    from ray import serve
+    try:
+        from ray import serve
+    except ImportError as err:
+        raise ConfigError("--engine ray serves through Ray Serve: pip install 'avjudge[ray]'") from err
 
     replicas, gpus = engine.pool(ray)
     deployment = serve.deployment(
