@@ -57,6 +57,12 @@ def _reply(logits: torch.Tensor, answers: list[int], processed: bool) -> dict:
     return {"choices": [{"message": {"content": "Yes"}, "logprobs": {"content": content}}]}
 
 
+def _local_logits(judge: Judge, sample) -> torch.Tensor:
+    """The local model's next-token logits for one sample: what a served copy of it would compute."""
+    with torch.inference_mode():
+        return judge.adapter.next_token_logits(judge.adapter.collate([judge.prepare(sample)]))[0]
+
+
 @pytest.fixture(scope="module")
 def local_judge(tiny_judges):
     return Judge.load("av", tiny_judges["qwen2_5_omni"])
@@ -68,9 +74,7 @@ def test_the_served_av_judge_asks_with_the_judges_prompt_frames_and_audio_and_sc
 ):
     clip = decode(_clip(small_world))
     sample = local_judge.sample(clip)
-    batch = local_judge.adapter.collate([local_judge.prepare(sample)])
-    with torch.inference_mode():
-        logits = local_judge.adapter.next_token_logits(batch)[0]
+    logits = _local_logits(local_judge, sample)
     (local,) = local_judge.score([clip])
     answers = list(local_judge.head.yes_ids + local_judge.head.no_ids)
     server = ScriptedServer(lambda body: (200, {}, _reply(logits, answers, processed)))
@@ -148,6 +152,16 @@ def test_a_server_that_stays_down_stops_the_job_so_a_rerun_scores_the_clips(tiny
     assert not (tmp_path / "out.jsonl").read_text()  # nothing marked done: the rerun asks again
 
 
+def test_a_served_judge_travels_as_what_loads_it_endpoint_and_settings_included(tiny_judges):
+    import pickle
+
+    endpoint = ServedEndpoint("http://127.0.0.1:9/v1", "judge", token="t", retries=1)
+    judge = ServedJudge.load("vt", tiny_judges["qwen2_5_omni"], endpoint, fps=2.0, batch_size=3)
+    copy = pickle.loads(pickle.dumps(judge))  # as a Ray actor receives it
+    assert type(copy) is ServedJudge and copy.endpoint == endpoint and copy.settings == judge.settings
+    assert copy.adapter.model is None  # no weights anywhere
+
+
 def test_served_judges_refuse_what_they_cannot_serve(tiny_judges):
     endpoint = ServedEndpoint("http://127.0.0.1:9/v1", "m")
     with pytest.raises(ConfigError, match="use_audio_in_video"):
@@ -158,9 +172,7 @@ def test_served_judges_refuse_what_they_cannot_serve(tiny_judges):
 
 def test_score_cli_scores_through_a_served_judge(tiny_judges, small_world, local_judge, tmp_path):
     clip = decode(_clip(small_world))
-    batch = local_judge.adapter.collate([local_judge.prepare(local_judge.sample(clip))])
-    with torch.inference_mode():
-        logits = local_judge.adapter.next_token_logits(batch)[0]
+    logits = _local_logits(local_judge, local_judge.sample(clip))
     answers = list(local_judge.head.yes_ids + local_judge.head.no_ids)
     server = ScriptedServer(lambda body: (200, {}, _reply(logits, answers, True)))
     out = tmp_path / "served.jsonl"

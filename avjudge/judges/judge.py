@@ -143,7 +143,12 @@ class Judge:
     def __reduce__(self):
         # a judge travels (to a Ray actor) as what loads it: its model loads there, on that machine's device
         fields = {k: v for k, v in asdict(self.settings).items() if k != "task"}
-        return partial(Judge.load, self.settings.task, str(self.adapter.checkpoint), **fields), ()
+        load = partial(type(self).load, self.settings.task, str(self.adapter.checkpoint), *self._load_args())
+        return partial(load, **fields), ()
+
+    def _load_args(self) -> tuple:
+        """What ``load`` takes after the task and the checkpoint, besides the settings."""
+        return ()
 
     @classmethod
     def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":

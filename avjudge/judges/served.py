@@ -22,8 +22,7 @@ import io
 import math
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -72,10 +71,8 @@ class ServedJudge(Judge):
         path = Path(checkpoint)
         return cls(adapter_for(path).around(None, path), settings_for(task, path, settings), endpoint)
 
-    def __reduce__(self):
-        fields = {k: v for k, v in asdict(self.settings).items() if k != "task"}
-        loader = partial(ServedJudge.load, self.settings.task, str(self.adapter.checkpoint), self.endpoint, **fields)
-        return loader, ()
+    def _load_args(self) -> tuple:
+        return (self.endpoint,)
 
     # -- the request -----------------------------------------------------------------------
     def prepare(self, sample: JudgeSample, answer: str | None = None) -> dict:
