@@ -2,16 +2,20 @@
 
 A job is a list of items with unique ``id``s and a function that turns a chunk of items
 into one record per item. Killed and rerun with the same output, it skips the ids already
-written and never writes one twice.
+written and never writes one twice. An output ending in ``.parquet`` is written once the job is
+complete, from the JSONL log of its records beside it (``OUT.partial.jsonl``), which is then removed.
 
 An engine runs the function over the chunks: here in this process (``local``), or in a pool of
 Ray actors across a cluster (``ray``, `avjudge.ray_engine`). Either way this process writes the
-records as they come back, so the output, its resume and its summary are the same.
+records as they come back, so the output, its resume and its summary are the same. A `ClipJob`
+says what its work is in two stages, decoding (no model) and scoring, which Ray runs apart: the
+clips decode in CPU tasks anywhere in the cluster while the actors score.
 """
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, ClassVar, Iterator, Protocol, Sequence
@@ -21,6 +25,8 @@ from tqdm import tqdm
 from .config import ConfigError
 from .httpjson import HTTPFailure
 from .jsonl import JsonlWriter, read_jsonl, write_json
+from .media import MediaError, decode
+from .tables import is_parquet, read_table, write_table
 
 Process = Callable[[list[dict]], list[dict]]
 
@@ -52,8 +58,53 @@ def process_rows(process: Process, chunk: list[dict]) -> list[dict]:
     return records
 
 
+def _decoded(options: dict, item: dict) -> dict:
+    """``item`` with its ``clip`` (`avjudge.media.decode` with ``options``), or why it cannot be decoded (a string:
+    the `MediaError`, or ``"<Type>: message"`` of anything else a clip raises, as `process_rows` records it)."""
+    try:
+        return {**item, "clip": decode(item["video"], **options)}
+    except MediaError as err:
+        return {**item, "clip": str(err)}
+    except Exception as err:
+        if _run_fault(err):
+            raise
+        return {**item, "clip": f"{type(err).__name__}: {err}"}
+
+
+def decode_rows(options: dict, chunk: list[dict], workers: int = 1) -> list[dict]:
+    """Each item of ``chunk`` with its ``clip`` (see `_decoded`), decoded in ``workers`` threads."""
+    if workers <= 1 or len(chunk) <= 1:
+        return [_decoded(options, item) for item in chunk]
+    with ThreadPoolExecutor(workers) as pool:  # PyAV releases the GIL
+        return list(pool.map(lambda item: _decoded(options, item), chunk))
+
+
+@dataclass(frozen=True)
+class ClipJob:
+    """A job's process in two stages: decode each item's ``video`` once (no model), then ``score`` the chunk.
+
+    Called on a chunk, it runs both here. The Ray engine runs them apart: decoding in CPU tasks (only
+    ``decode_options`` travel to them), scoring in the actors that hold the models.
+
+    Attributes:
+        decode_options: `avjudge.media.decode`'s keyword arguments: what every model of the job needs from a clip.
+        score: items with their ``clip`` (a `MediaClip`, or why it could not be decoded) -> one record each.
+        workers: threads that decode a chunk here.
+    """
+
+    decode_options: dict
+    score: Process
+    workers: int = 2
+
+    def __call__(self, chunk: list[dict]) -> list[dict]:
+        return self.score(decode_rows(self.decode_options, chunk, self.workers))
+
+
 class Engine(Protocol):
     name: ClassVar[str]
+    # whether the process functions run in this process: where not, models need not load here (`Judge.load`'s
+    # defer_weights), they load where they score
+    scores_here: ClassVar[bool]
 
     def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
         """Records of every item of ``todo``, a batch at a time, in any order."""
@@ -65,6 +116,7 @@ class LocalEngine:
     """Chunks one after another in this process."""
 
     name: ClassVar[str] = "local"
+    scores_here: ClassVar[bool] = True
 
     def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
         for i in range(0, len(todo), chunk_size):
@@ -98,6 +150,19 @@ def summary_path(out: str | Path) -> Path:
     return out.with_name(out.stem + ".summary.json")
 
 
+def records_log(out: str | Path) -> Path:
+    """Where a job appends its records as they come: ``out``, or beside a Parquet ``out`` (written when complete)."""
+    out = Path(out)
+    return out.with_name(out.name + ".partial.jsonl") if is_parquet(out) else out
+
+
+def read_records(out: str | Path) -> Iterator[dict]:
+    """The records a job has written to ``out`` so far (a Parquet output's table, then its log)."""
+    if is_parquet(out) and Path(out).exists():
+        yield from read_table(out)
+    yield from read_jsonl(records_log(out))
+
+
 def run_job(
     items: Sequence[dict],
     out: str | Path,
@@ -108,7 +173,8 @@ def run_job(
     summarize: Callable[[list[dict]], dict] | None = None,
     engine: Engine | None = None,
 ) -> dict:
-    """Process ``items`` in chunks, appending ``process``'s records to ``out``; returns the summary.
+    """Process ``items`` in chunks, appending ``process``'s records to ``out`` (JSONL, or Parquet when complete);
+    returns the summary.
 
     ``engine`` (default: this process) runs ``process``; on Ray it travels to each actor by value, with the models
     it holds rebuilt there from their checkpoints.
@@ -117,12 +183,12 @@ def run_job(
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise ValueError(f"ids must be unique; repeated: {dupes}")
-    done = {r["id"] for r in read_jsonl(out)}
+    done = {r["id"] for r in read_records(out)}
     todo = [item for item in items if item["id"] not in done]
     wanted, pending = set(ids), {item["id"] for item in todo}
     start = time.perf_counter()
     with (
-        JsonlWriter(out) as writer,
+        JsonlWriter(records_log(out)) as writer,
         tqdm(total=len(items), initial=len(items) - len(todo), desc=desc, disable=not progress, unit="sample") as bar,
     ):
         for records in (engine or LocalEngine()).run(todo, process, chunk_size):
@@ -135,7 +201,11 @@ def run_job(
             bar.update(len(fresh))
     if pending:  # an incomplete run must not look complete: its summary is not written, a rerun does the rest
         raise RuntimeError(f"the engine ended without records of {len(pending)} item(s), e.g. {sorted(pending)[:3]}")
-    records = [r for r in read_jsonl(out) if r["id"] in wanted]
+    records = list(read_records(out))
+    if is_parquet(out):  # complete: the table is written whole, its log goes
+        write_table(out, records)
+        records_log(out).unlink()
+    records = [r for r in records if r["id"] in wanted]
     summary = {
         "total": len(items),
         "done": len(records),

@@ -2,9 +2,13 @@
 
 The job's process function travels to each actor by value (cloudpickle); the judges and metrics it
 holds travel as what builds them (`Judge.__reduce__`, `Metric.__reduce__`), so each actor loads its
-models once, on its own device. Rows travel as pickled items and come back as JSON records, the
-same lines the local engine writes; this process writes them (`avjudge.jobs.run_job`), so a killed
-run resumes from its output like a local one and every id is written once.
+models once, on its own device. A `avjudge.jobs.ClipJob` has its clips decoded first, in CPU tasks
+that hold no model, one CPU each, anywhere in the cluster, while GPU actors only score (actors that
+ask for what the tasks ask for, one CPU and no GPU, decode in the actor: Ray Data fuses the two
+stages, which spares sending frames between processes). Rows travel as
+pickled items and come back as JSON records, the same lines the local engine writes; this process
+writes them (`avjudge.jobs.run_job`), so a killed run resumes from its output like a local one and
+every id is written once.
 
 Fault tolerance, from Ray's defaults and ours:
 - an exception in one clip is caught in the actor and becomes that row's ``error``
@@ -25,7 +29,13 @@ from typing import ClassVar, Iterator
 import numpy as np
 
 from .config import ConfigError
-from .jobs import Process, process_rows
+from .jobs import ClipJob, Process, decode_rows, process_rows
+
+
+def _decode_batch(batch: dict[str, np.ndarray], options: dict, workers: int) -> dict[str, np.ndarray]:
+    """A CPU task: the items of a batch with their clips decoded (`avjudge.jobs.decode_rows`)."""
+    decoded = decode_rows(options, [pickle.loads(blob) for blob in batch["item"]], workers)
+    return {"id": batch["id"], "item": np.array([pickle.dumps(item) for item in decoded], dtype=object)}
 
 
 class _ChunkActor:
@@ -56,6 +66,7 @@ class RayEngine:
     """
 
     name: ClassVar[str] = "ray"
+    scores_here: ClassVar[bool] = False
     address: str = "local"
     actors: int | None = None
     gpus_per_actor: float | None = None
@@ -77,13 +88,21 @@ class RayEngine:
             ray.init(address=self.address, include_dashboard=False, logging_level=logging.WARNING)
         return ray
 
-    def pool(self, ray) -> tuple[int, float]:
-        """(actors, GPUs per actor) for this cluster."""
-        gpus = ray.cluster_resources().get("GPU", 0)
+    def pool(self, ray, decodes: bool = False) -> tuple[int, float]:
+        """(actors, GPUs per actor) for this cluster; ``decodes``: a job that decodes clips, in tasks beside the actors
+        unless Ray Data fuses them into the actors (both asking for one CPU and no GPU)."""
+        resources = ray.cluster_resources()
+        gpus, cpus = resources.get("GPU", 0), resources.get("CPU", 0)
         per_actor = self.gpus_per_actor if self.gpus_per_actor is not None else (1.0 if gpus else 0.0)
         if per_actor > gpus:
             raise ConfigError(f"--gpus-per-actor {per_actor:g}: the cluster has {gpus:g} GPU(s)")
         actors = self.actors or (max(1, int(gpus // per_actor)) if per_actor else 1)
+        apart = per_actor > 0 or self.cpus_per_actor != 1
+        if decodes and apart and actors * self.cpus_per_actor > cpus - 1:
+            raise ConfigError(
+                f"{actors} actor(s) of {self.cpus_per_actor:g} CPU would leave none of the cluster's {cpus:g} CPUs "
+                "to decode clips: give fewer --actors"
+            )
         return actors, per_actor
 
     def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
@@ -93,8 +112,17 @@ class RayEngine:
         context = ray.data.DataContext.get_current()
         context.max_errored_blocks = 0  # a block that fails fails the run: rows are never dropped silently
         context.enable_progress_bars = False  # the job's own bar counts rows written
-        actors, gpus = self.pool(ray)
+        actors, gpus = self.pool(ray, decodes=isinstance(process, ClipJob))
         rows = ray.data.from_items([{"id": item["id"], "item": pickle.dumps(item)} for item in todo])
+        if isinstance(process, ClipJob):  # decoding in tasks, scoring in the actors
+            rows = rows.map_batches(
+                _decode_batch,
+                fn_kwargs={"options": process.decode_options, "workers": process.workers},
+                batch_size=chunk_size,
+                num_cpus=1,
+                batch_format="numpy",
+            )
+            process = process.score
         scored = rows.map_batches(
             _ChunkActor,
             fn_constructor_args=(process,),

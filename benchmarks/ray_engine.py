@@ -1,12 +1,14 @@
 """`avjudge filter` on a local Ray cluster against the local engine, with an actor killed mid-run.
 
 Makes --clips world clips (--corrupt of them truncated or not media), then filters them on the tiny AV judge and
-DNSMOS (real weights) twice: in this process, and on `ray.init(num_cpus=--cpus)` with --actors actors, one of
-which dies (``os._exit``) the first time it meets a chosen clip. Checks and prints: every id written once, the
-corrupt clips failed with errors, the largest score difference between the two runs, the kept / dropped / failed
-manifests (the same clips in the same order, dropped by the same rules), and each run's time.
+DNSMOS (real weights) twice: in this process, and on `ray.init(num_cpus=--cpus)` with --actors actors of
+--cpus-per-actor CPUs, one of which dies (``os._exit``) the first time it meets a chosen clip. Actors of one CPU
+decode their own clips (Ray Data fuses the stages); of less, they leave decoding to CPU tasks beside them.
+Checks and prints: every id written once, the corrupt clips failed with errors, the largest score difference
+between the two runs, the kept / dropped / failed manifests (the same clips in the same order, dropped by the
+same rules), and each run's time.
 
-Usage: python benchmarks/ray_engine.py [--clips 200] [--corrupt 5] [--actors 2] [--cpus 2]
+Usage: python benchmarks/ray_engine.py [--clips 200] [--corrupt 5] [--actors 2] [--cpus-per-actor 1] [--cpus 2]
 """
 
 from __future__ import annotations
@@ -36,11 +38,11 @@ class CrashingScorer(ClipScorer):
         super().__init__(*args, **kwargs)
         self.marker, self.victim = marker, victim
 
-    def score(self, items: list[dict]) -> list[dict]:
+    def score_decoded(self, items: list[dict]) -> list[dict]:
         if any(item["id"] == self.victim for item in items) and not self.marker.exists():
             self.marker.touch()
             os._exit(1)
-        return super().score(items)
+        return super().score_decoded(items)
 
 
 def _world(folder: Path, clips: int, corrupt: int) -> Path:
@@ -61,6 +63,7 @@ def main() -> None:
     parser.add_argument("--clips", type=int, default=200)
     parser.add_argument("--corrupt", type=int, default=5)
     parser.add_argument("--actors", type=int, default=2)
+    parser.add_argument("--cpus-per-actor", type=float, default=1.0)
     parser.add_argument("--cpus", type=int, default=2)
     args = parser.parse_args()
     import ray
@@ -79,7 +82,8 @@ def main() -> None:
         victim = json.loads(manifest.read_text().splitlines()[len(manifest.read_text().splitlines()) // 2])["id"]
         scorer = CrashingScorer(dims, judges, marker=tmp / "crashed", victim=victim)
         start = time.perf_counter()
-        run_filter(manifest, rules, tmp / "ray", scorer, progress=False, engine=make_engine("ray", actors=args.actors))
+        engine = make_engine("ray", actors=args.actors, cpus_per_actor=args.cpus_per_actor)
+        run_filter(manifest, rules, tmp / "ray", scorer, progress=False, engine=engine)
         ray_s = time.perf_counter() - start
         ray.shutdown()
 
@@ -97,13 +101,15 @@ def main() -> None:
         }
         counts = {name: sum(1 for _ in read_jsonl(tmp / "ray" / f"{name}.jsonl")) for name in same}
         failed = sum(1 for r in on_ray if r.get("error"))
-        print(f"{args.clips} clips ({args.corrupt} corrupt), rules {RULES}, {args.cpus} CPUs, {args.actors} actors")
-        print(f"an actor died at {victim}: {(tmp / 'crashed').exists()}")
+        pool = f"{args.actors} actors of {args.cpus_per_actor:g} CPU"
+        print(f"{args.clips} clips ({args.corrupt} corrupt), rules {RULES}, {args.cpus} CPUs, {pool}")
+        crashed = (tmp / "crashed").exists()
+        print(f"an actor died at {victim}: {crashed}")
         print(f"ids written: {len(ids)}, distinct {len(set(ids))}; clips with a decode error: {failed}")
         print(f"largest score difference, Ray vs local: {max(differences):.2e} over {len(differences)} scores")
         print(f"kept / dropped / failed: {counts}; identical to the local run: {same}")
         print(f"time: local {local_s:.1f} s, Ray {ray_s:.1f} s ({local_s / ray_s:.2f}x)")
-        ok = len(ids) == len(set(ids)) == args.clips and failed == args.corrupt and all(same.values())
+        ok = crashed and len(ids) == len(set(ids)) == args.clips and failed == args.corrupt and all(same.values())
         sys.exit(0 if ok and max(differences) <= 1e-6 else 1)
 
 

@@ -214,3 +214,25 @@ def test_the_cli_reference_holds_every_commands_help():
         assert f"# avjudge {name}\n" in text and f"usage: avjudge {name}" in text, name
     assert text.count("```text") == len(COMMANDS) + 1  # the top-level help, then one block a command
     assert "--checkpoint " not in text and "--manifest" not in text  # deprecated spellings are not taught
+
+
+def test_served_urls_and_models_name_their_judge_where_several_are_loaded(tmp_path):
+    from avjudge.cli.grammar import served_endpoints
+    from avjudge.config import ConfigError
+    from avjudge.judges.served import ServedEndpoint
+
+    def endpoints(urls, models=None, dirs=("av", "vt")):
+        (tmp_path / "token").write_text("secret\n")
+        args = argparse.Namespace(served_url=urls, served_model=models, served_token_file=tmp_path / "token")
+        return served_endpoints(args, {task: Path("runs") / task / "final" for task in dirs})
+
+    assert endpoints(["vt=http://h:8000/v1"], ["vt=judge-vt"]) == {
+        "vt": ServedEndpoint("http://h:8000/v1", "judge-vt", "secret")
+    }
+    assert endpoints(["http://h/v1"], dirs=("at",)) == {"at": ServedEndpoint("http://h/v1", "final", "secret")}
+    with pytest.raises(ConfigError, match="say which judge, e.g. --served-url av=http://h/v1"):
+        endpoints(["http://h/v1"])
+    with pytest.raises(ConfigError, match="no at judge is loaded"):
+        endpoints(["at=http://h/v1"])
+    with pytest.raises(ConfigError, match="the av judge has no --served-url"):
+        endpoints(["vt=http://h/v1"], ["av=m"])

@@ -1,3 +1,4 @@
+import argparse
 import json
 
 import numpy as np
@@ -126,6 +127,25 @@ def test_torch_twins_of_the_processors(judges):
     approx, grid_t = video_patches_torch(torch.tensor(np.stack([smooth] * 2) / 255.0, dtype=torch.float32), p)
     assert grid == grid_t
     assert np.abs(approx.numpy() - exact).mean() < 0.05  # bicubic kernels differ slightly (PIL vs torch)
+
+
+def test_a_judge_whose_weights_wait_loads_them_where_it_first_scores(tiny_judges, judges, world_items):
+    import pickle
+
+    from avjudge.cli.grammar import model_options
+    from avjudge.jobs import make_engine
+
+    videos, _ = world_items
+    deferred = Judge.load("av", tiny_judges["qwen2_5_omni"], defer_weights=True, batch_size=4)
+    assert not deferred.adapter.has_weights and deferred.decode_options == judges["av"].decode_options
+    sent = pickle.loads(pickle.dumps(deferred))  # as a Ray actor receives it: it loads there, at once
+    assert sent.adapter.has_weights and not deferred.adapter.has_weights
+    eager = [r.score for r in judges["av"].score(videos[:3])]
+    assert [r.score for r in deferred.score(videos[:3])] == eager and deferred.adapter.has_weights
+    assert [r.score for r in sent.score(videos[:3])] == eager
+    args = argparse.Namespace(batch_size=4, workers=1, device="cpu", dtype="auto", attention="auto")
+    assert model_options(args, make_engine("ray"))["defer_weights"]  # a Ray job's driver loads no weights
+    assert "defer_weights" not in model_options(args, make_engine("local"))
 
 
 @pytest.mark.parametrize("task", ["av", "vt", "at"])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from avjudge.config import ConfigError
-from avjudge.jobs import LocalEngine, make_engine, run_job
+from avjudge.jobs import LocalEngine, make_engine, read_records, run_job
 from avjudge.jsonl import read_jsonl
 
 ray = pytest.importorskip("ray")
@@ -47,7 +47,7 @@ def world(tmp_path_factory):
 
 
 def _by_id(path: Path) -> dict[str, dict]:
-    records = list(read_jsonl(path))
+    records = list(read_records(path))
     ids = [r["id"] for r in records]
     assert len(ids) == len(set(ids)), "an id was written twice"
     return {r["id"]: r for r in records}
@@ -77,7 +77,20 @@ def local_scores(world, tiny_judges, tmp_path_factory):
     return out
 
 
-def test_ray_scores_every_clip_once_as_the_local_engine_does(cluster, world, tiny_judges, local_scores, tmp_path):
+# Two actors of one CPU decode in the actor (Ray Data fuses the stages); actors of half a CPU leave decoding to tasks.
+POOLS = {
+    "fused": ({"actors": 2}, "ActorPoolMapOperator[MapBatches(_decode_batch)->MapBatches(_ChunkActor)]"),
+    "decode-tasks": (
+        {"actors": 1, "cpus_per_actor": 0.5},
+        "TaskPoolMapOperator[MapBatches(_decode_batch)] -> ActorPoolMapOperator[MapBatches(_ChunkActor)]",
+    ),
+}
+
+
+@pytest.mark.parametrize("pool", ["fused", pytest.param("decode-tasks", marks=pytest.mark.slow)])
+def test_ray_scores_every_clip_once_as_the_local_engine_does(
+    cluster, world, tiny_judges, local_scores, tmp_path, pool, capfd
+):
     import pyarrow
     import pyarrow.parquet as pq
 
@@ -89,10 +102,14 @@ def test_ray_scores_every_clip_once_as_the_local_engine_does(cluster, world, tin
     pq.write_table(pyarrow.Table.from_pylist(rows), tmp_path / "world.parquet")
     items = input_items(tmp_path / "world.parquet")  # a cluster's manifest: Parquet
     judge = Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4)
-    engine = make_engine("ray", actors=2)
-    summary = score_items(judge, items, tmp_path / "ray.jsonl", chunk_size=4, progress=False, engine=engine)
-    on_ray = _by_id(tmp_path / "ray.jsonl")
-    _assert_same(_by_id(local_scores), on_ray, ("score", "delta", "p_yes", "p_no"))
+    options, plan = POOLS[pool]
+    engine = make_engine("ray", **options)
+    summary = score_items(judge, items, tmp_path / "ray.parquet", chunk_size=4, progress=False, engine=engine)
+    assert plan in capfd.readouterr().err  # Ray Data logs the plan it runs
+    on_ray = _by_id(tmp_path / "ray.parquet")  # the same columns as the local JSONL
+    local = _by_id(local_scores)
+    assert all(set(on_ray[k]) == set(local[k]) for k in local)
+    _assert_same(local, on_ray, ("score", "delta", "p_yes", "p_no"))
     assert {k for k, r in on_ray.items() if r["error"]} == set(CORRUPT)
     assert all(on_ray[k]["score"] is None for k in CORRUPT)  # a clip that cannot be read is never scored as 0
     assert summary["done"] == len(items) and summary["errors"] == len(CORRUPT)
@@ -231,3 +248,6 @@ def test_engine_options_are_checked_before_anything_runs(cluster):
     with pytest.raises(ConfigError, match="has 0 GPU"):
         make_engine("ray", gpus_per_actor=1).pool(ray)
     assert make_engine("ray").pool(ray) == (1, 0.0)
+    assert make_engine("ray", actors=2).pool(ray, decodes=True) == (2, 0.0)  # they decode in the actors
+    with pytest.raises(ConfigError, match="none of the cluster's 2 CPUs to decode clips: give fewer --actors"):
+        make_engine("ray", actors=2, cpus_per_actor=0.75).pool(ray, decodes=True)

@@ -159,7 +159,7 @@ def test_a_served_judge_travels_as_what_loads_it_endpoint_and_settings_included(
     judge = ServedJudge.load("vt", tiny_judges["qwen2_5_omni"], endpoint, fps=2.0, batch_size=3)
     copy = pickle.loads(pickle.dumps(judge))  # as a Ray actor receives it
     assert type(copy) is ServedJudge and copy.endpoint == endpoint and copy.settings == judge.settings
-    assert copy.adapter.model is None  # no weights anywhere
+    assert not copy.adapter.has_weights and not judge.adapter.has_weights  # no weights anywhere
 
 
 def test_served_judges_refuse_what_they_cannot_serve(tiny_judges):
@@ -185,3 +185,60 @@ def test_score_cli_scores_through_a_served_judge(tiny_judges, small_world, local
     (record,) = [json.loads(line) for line in out.open()]
     assert server.bodies[0]["model"] == "judge"
     assert record["score"] == pytest.approx(local_judge.score([clip])[0].score, abs=1e-6)
+
+
+def _served_copy_of(judge: Judge, clips: list[Path], tmp_path: Path) -> ScriptedServer:
+    """A scripted vLLM that serves ``judge``'s model for ``clips``: each request is answered with the local logits of
+    the clip whose audio it carries (the WAV is bit-exact, so it names the clip)."""
+    by_audio = {}
+    for path in clips:
+        sample = judge.sample(decode(path))
+        by_audio[sample.audio.tobytes()] = _local_logits(judge, sample)
+    answers = list(judge.head.yes_ids + judge.head.no_ids)
+
+    def respond(body):
+        _, wav = _data(body["messages"][1]["content"][1], "audio_url")
+        received = tmp_path / f"request_{len(server.bodies)}.wav"
+        received.write_bytes(wav)
+        return 200, {}, _reply(by_audio[decode(received, video=False).audio[0].tobytes()], answers, True)
+
+    server = ScriptedServer(respond)
+    return server
+
+
+def test_filter_and_the_reward_service_score_through_served_judges_as_through_local_ones(
+    tiny_judges, small_world, local_judge, tmp_path
+):
+    from avjudge.bench.dimensions import parse_dimensions
+    from avjudge.bench.filter import parse_rules, run_filter
+    from avjudge.bench.scoring import ClipScorer
+    from avjudge.jsonl import read_jsonl
+    from avjudge.serve.service import ScoreService
+
+    records = list(read_jsonl(small_world / MANIFEST))
+    clips = [small_world / r["video"] for r in records]
+    local = [r.score for r in local_judge.score(clips)]
+    rules = f"av>={sorted(local)[len(local) // 2]!r}"  # the median: some kept, some dropped
+    run_filter(
+        small_world / MANIFEST,
+        parse_rules(rules),
+        tmp_path / "local",
+        ClipScorer(parse_dimensions("av"), {"av": tiny_judges["qwen2_5_omni"]}),
+        progress=False,
+    )
+    server = _served_copy_of(local_judge, clips, tmp_path)
+    try:
+        command = [sys.executable, "-m", "avjudge.cli", "filter", "--input", str(small_world / MANIFEST)]
+        command += ["--rules", rules, "--judge", f"av={tiny_judges['qwen2_5_omni']}", "--out", str(tmp_path / "served")]
+        subprocess.run(command + ["--served-url", f"av={server.url}/v1", "--no-progress"], check=True)
+        endpoint = ServedEndpoint(server.url + "/v1", "avjudge-av")
+        service = ScoreService({"av": ServedJudge.load("av", tiny_judges["qwen2_5_omni"], endpoint)}, {})
+        answers = service.score_records([{"id": str(i), "judge": "av", "video": str(c)} for i, c in enumerate(clips)])
+    finally:
+        server.close()
+    for name in ("kept", "dropped"):
+        served = list(read_jsonl(tmp_path / "served" / f"{name}.jsonl"))
+        assert [r["id"] for r in served] == [r["id"] for r in read_jsonl(tmp_path / "local" / f"{name}.jsonl")]
+        assert served, name
+    assert [a["score"] for a in answers] == pytest.approx(local, abs=1e-6)
+    assert len(server.bodies) == 2 * len(clips)  # each clip asked once by the filter and once by the service

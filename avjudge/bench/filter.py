@@ -148,9 +148,7 @@ def run_filter(
     path = scores_path(out, shard)
     path.parent.mkdir(parents=True, exist_ok=True)
 
-    def process(chunk: list[dict]) -> list[dict]:
-        return [{"id": item["id"], **result} for item, result in zip(chunk, scorer.score(chunk))]
-
+    process = scorer.job(lambda item, scored: {"id": item["id"], **scored})
     job = run_job(mine, path, process, chunk_size=chunk_size, progress=progress, desc="filter", engine=engine)
     summary = {
         "rules": [str(r) for r in rules],

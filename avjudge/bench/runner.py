@@ -87,10 +87,8 @@ def run_bench(
     found = discover(entries, videos, models)
     items = bench_items(entries, found)
 
-    def process(chunk: list[dict]) -> list[dict]:
-        keep = ("id", "model", "prompt_id", "split", "video")
-        return [{**{k: item[k] for k in keep}, **record} for item, record in zip(chunk, scorer.score(chunk))]
-
+    keep = ("id", "model", "prompt_id", "split", "video")
+    process = scorer.job(lambda item, scored: {**{k: item[k] for k in keep}, **scored})
     job = run_job(items, out / SAMPLES, process, chunk_size=chunk_size, progress=progress, desc="bench", engine=engine)
     wanted = {item["id"] for item in items}
     records = [r for r in read_jsonl(out / SAMPLES) if r["id"] in wanted]

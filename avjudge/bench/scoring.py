@@ -9,11 +9,13 @@ for that dimension, never a number.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
+from ..jobs import ClipJob, decode_rows
 from ..judges import CheckpointError, Judge
-from ..media import MediaClip, MediaError, decode
+from ..judges.served import ServedEndpoint, load_judge
+from ..media import MediaClip
 from ..metrics import CheckpointMissing, Metric, MetricError, decode_fps, get_metric
 from ..metrics.checkpoints import checkpoint_root
 from ..prompts import task as get_task
@@ -46,7 +48,11 @@ class ClipScorer:
         judge_dirs: dict[str, Path] | None = None,
         judge_options: dict | None = None,
         workers: int = 2,
+        endpoints: dict[str, ServedEndpoint] | None = None,
     ):
+        """The judges and metrics of ``dimensions``: judges from ``judge_dirs`` ({task: checkpoint folder}) loaded
+        with ``judge_options`` (`Judge.load`'s), or scored by the server ``endpoints`` gives for their task; metrics
+        by name. ``workers`` decode clips."""
         self.dimensions: list[Dimension] = []
         self.skipped: dict[str, str] = {}
         self.judges: dict[str, Judge] = {}
@@ -55,7 +61,7 @@ class ClipScorer:
         judge_dirs = judge_dirs or {}
         for dim in dimensions:
             reason = (
-                self._load_judge(dim, judge_dirs, judge_options or {})
+                self._load_judge(dim, judge_dirs, judge_options or {}, endpoints or {})
                 if dim.source == "judge"
                 else self._load_metric(dim)
             )
@@ -67,7 +73,7 @@ class ClipScorer:
             reasons = "; ".join(f"{k}: {v}" for k, v in self.skipped.items())
             raise BenchError(f"none of the dimensions asked for can be computed here ({reasons})")
 
-    def _load_judge(self, dim: Dimension, judge_dirs: dict[str, Path], options: dict) -> str | None:
+    def _load_judge(self, dim: Dimension, judge_dirs: dict[str, Path], options: dict, endpoints: dict) -> str | None:
         if dim.provider in self.judges:
             return None
         path = judge_dirs.get(dim.provider)
@@ -77,7 +83,7 @@ class ClipScorer:
                 f"{checkpoint_root() / JUDGES_FOLDER / dim.provider}"
             )
         try:
-            self.judges[dim.provider] = Judge.load(dim.provider, path, **options)
+            self.judges[dim.provider] = load_judge(dim.provider, path, endpoints.get(dim.provider), **options)
         except CheckpointError as err:  # a folder the user named must be usable: say so, do not skip
             raise BenchError(f"the {dim.provider} judge at {path} cannot be loaded: {err}") from err
         return None
@@ -92,7 +98,9 @@ class ClipScorer:
         return None
 
     # -- decoding ---------------------------------------------------------------------------
-    def _decode_options(self) -> dict:
+    @property
+    def decode_options(self) -> dict:
+        """`avjudge.media.decode`'s arguments to decode a clip once for every judge and metric."""
         tasks = [j.task for j in self.judges.values()]
         metrics = list(self.metrics.values())
         fps = [j.settings.fps for j in self.judges.values() if j.task.needs_video]
@@ -103,25 +111,23 @@ class ClipScorer:
             "fps": decode_fps(fps) if fps else None,
         }
 
-    def decode_all(self, videos: list[str]) -> list[MediaClip | str]:
-        options = self._decode_options()
+    def job(self, record: Callable[[dict, dict], dict]) -> ClipJob:
+        """A batch job's process that scores each item: ``record(item, scored)`` is what it writes of it."""
 
-        def one(path: str) -> MediaClip | str:
-            try:
-                return decode(path, **options)
-            except MediaError as err:
-                return str(err)
+        def score_decoded(chunk: list[dict]) -> list[dict]:
+            return [record(item, scored) for item, scored in zip(chunk, self.score_decoded(chunk))]
 
-        if self.workers <= 1 or len(videos) <= 1:
-            return [one(v) for v in videos]
-        with ThreadPoolExecutor(min(self.workers, os.cpu_count() or 1)) as pool:
-            return list(pool.map(one, videos))
+        return ClipJob(self.decode_options, score_decoded, self.workers)
 
     # -- scoring ----------------------------------------------------------------------------
     def score(self, items: list[dict]) -> list[dict]:
         """One record per item ({video, captions}): ``scores`` and ``errors`` by dimension, every metric
         output in ``outputs``; a clip that cannot be decoded gets ``error`` and nothing else."""
-        clips = self.decode_all([item["video"] for item in items])
+        return self.score_decoded(decode_rows(self.decode_options, items, min(self.workers, os.cpu_count() or 1)))
+
+    def score_decoded(self, items: list[dict]) -> list[dict]:
+        """`score` of items whose ``clip`` is decoded already (`avjudge.jobs.decode_rows`)."""
+        clips = [item["clip"] for item in items]
         records = [{"error": c} if isinstance(c, str) else {"scores": {}, "errors": {}, "outputs": {}} for c in clips]
         ok = [i for i, c in enumerate(clips) if isinstance(c, MediaClip)]
         for dim in self.dimensions:

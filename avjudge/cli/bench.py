@@ -13,11 +13,13 @@ from .grammar import (
     add_judge,
     add_out,
     add_runtime_arguments,
+    add_served_arguments,
     alias,
     engine_of,
     model_options,
     register,
     required_input,
+    served_endpoints,
 )
 
 DIMS_HELP = (
@@ -28,14 +30,16 @@ DIMS_HELP = (
 
 def _scorer_args(p: argparse.ArgumentParser) -> None:
     add_judge(p, "a judge checkpoint, e.g. av=runs/av/final (default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
+    add_served_arguments(p)
     add_runtime_arguments(p)
 
 
-def _scorer(args: argparse.Namespace, dims):
+def _scorer(args: argparse.Namespace, dims, engine):
     from ..bench import ClipScorer, parse_judge_dirs
 
-    options = model_options(args)
-    scorer = ClipScorer(dims, parse_judge_dirs(args.judge), options, workers=options.pop("workers"))
+    options = model_options(args, engine)
+    dirs = parse_judge_dirs(args.judge)
+    scorer = ClipScorer(dims, dirs, options, options.pop("workers"), served_endpoints(args, dirs))
     for name, reason in scorer.skipped.items():
         print(f"skipping {name}: {reason}")
     return scorer
@@ -149,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
 
     entries = load_suite(args.suite)
     engine = engine_of(args)
-    scorer = _scorer(args, parse_dimensions(args.dims))
+    scorer = _scorer(args, parse_dimensions(args.dims), engine)
     models = [m.strip() for m in args.models.split(",")] if args.models else None
     summary = run_bench(
         entries, required_input(args), args.out, scorer, models, progress=not args.no_progress, engine=engine
@@ -402,7 +406,7 @@ def _filter(args: argparse.Namespace) -> int:
         required_input(args),
         rules,
         args.out,
-        _scorer(args, rule_dimensions(rules)),
+        _scorer(args, rule_dimensions(rules), engine),
         shard,
         progress=not args.no_progress,
         engine=engine,

@@ -15,12 +15,14 @@ from .grammar import (
     add_judge,
     add_out,
     add_runtime_arguments,
+    add_served_arguments,
     add_set,
     alias,
     engine_of,
     model_options,
     register,
     required_input,
+    served_endpoints,
     warn_deprecated,
 )
 
@@ -317,7 +319,7 @@ def _score_args(p: argparse.ArgumentParser) -> None:
     alias(p, "--video", "--input", dest="input", append=True, type=Path)
     alias(p, "--manifest", "--input", dest="input", append=True, type=Path)
     p.add_argument("--text", help="the description the vt / at judge checks, for inputs that carry no captions")
-    add_out(p, "results JSONL; rerun to resume")
+    add_out(p, "results: .jsonl, written as it goes, or .parquet, written when complete; rerun to resume")
     p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: AVBench's 1.0)")
     p.add_argument("--max-pixels", type=int, help="pixels per frame (default: AVBench's per judge)")
     p.add_argument(
@@ -326,12 +328,7 @@ def _score_args(p: argparse.ArgumentParser) -> None:
         default="error",
         help="audio longer than the model's window: report an error, or score its beginning",
     )
-    served = p.add_argument_group(
-        "served judge", "score through an OpenAI-compatible server (vLLM, SGLang) serving the judge's checkpoint"
-    )
-    served.add_argument("--served-url", help="the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1")
-    served.add_argument("--served-model", help="the model name it serves (default: the checkpoint folder's name)")
-    served.add_argument("--served-token-file", type=Path, help="a file holding the server's bearer token")
+    add_served_arguments(p)
     add_runtime_arguments(p)
     add_engine_arguments(p)
 
@@ -340,8 +337,8 @@ def _score(args: argparse.Namespace) -> int:
     from ..bench import parse_judge_dirs
     from ..config import ConfigError
     from ..data import input_items
-    from ..judges import Judge
     from ..judges.batch import score_items
+    from ..judges.served import load_judge
 
     judges = list(args.judge or [])
     if args.checkpoint is not None:  # the old spelling: --judge TASK --checkpoint DIR
@@ -352,15 +349,8 @@ def _score(args: argparse.Namespace) -> int:
     ((task, folder),) = dirs.items()
     items = input_items(required_input(args), text=args.text)  # bad inputs fail before a model loads
     engine = engine_of(args)
-    settings = dict(fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio, **model_options(args))
-    if args.served_url:
-        from ..judges.served import ServedEndpoint, ServedJudge
-
-        token = args.served_token_file.read_text().strip() if args.served_token_file else None
-        endpoint = ServedEndpoint(args.served_url, args.served_model or Path(folder).name, token)
-        judge = ServedJudge.load(task, folder, endpoint, **settings)
-    else:
-        judge = Judge.load(task, folder, **settings)
+    settings = dict(fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio)
+    judge = load_judge(task, folder, served_endpoints(args, dirs).get(task), **settings, **model_options(args, engine))
     summary = score_items(judge, items, args.out, progress=not args.no_progress, engine=engine)
     print(json.dumps(summary, indent=2))
     return 0
@@ -413,7 +403,7 @@ def _metrics_list(args: argparse.Namespace) -> int:
 def _metrics_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", required=True, help="comma-separated names from `avjudge metrics list`")
     add_input(p, "a media file, a folder of them, or a source manifest", repeatable=True)
-    add_out(p, "results JSONL; rerun to resume")
+    add_out(p, "results: .jsonl, written as it goes, or .parquet, written when complete; rerun to resume")
     add_runtime_arguments(p, model=False)  # --device reaches the metrics that run a model on one (speech_content)
     add_engine_arguments(p)
 

@@ -2,8 +2,9 @@
 
 Commands register by their words ("world make"); the parser is built from the registry. Every command spells the
 same things the same way: ``--input`` for what it reads (a file, a folder or a manifest), ``--out`` for what it
-writes, ``--judge TASK=DIR`` wherever it loads a judge, ``--set KEY=VALUE`` for every configuration override, and
-``--batch-size``, ``--workers``, ``--device`` on every command that scores clips. Old spellings stay for one
+writes, ``--judge TASK=DIR`` wherever it loads a judge (and ``--served-url [TASK=]URL`` where a server runs its
+model), ``--set KEY=VALUE`` for every configuration override, ``--batch-size``, ``--workers``, ``--device`` on every
+command that scores clips, and ``--engine`` where a batch job may run on Ray. Old spellings stay for one
 release as aliases that print a deprecation warning.
 """
 
@@ -146,6 +147,63 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gpus-per-actor", type=float, help="with --engine ray: default 1 where the cluster has GPUs")
 
 
+def add_served_arguments(p: argparse.ArgumentParser) -> None:
+    """Judges scored through an OpenAI-compatible server (vLLM, SGLang) serving their checkpoints."""
+    g = p.add_argument_group(
+        "served judges",
+        "score a judge through an OpenAI-compatible server (vLLM, SGLang) serving its merged checkpoint; the --judge "
+        "folder still gives its tokenizer, processor settings and calibration",
+    )
+    g.add_argument(
+        "--served-url",
+        action="append",
+        metavar="[TASK=]URL",
+        help="the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1; TASK= names the judge it serves where "
+        "there are several (repeatable)",
+    )
+    g.add_argument(
+        "--served-model",
+        action="append",
+        metavar="[TASK=]NAME",
+        help="the model name a server serves (default: the judge's checkpoint folder name; repeatable)",
+    )
+    g.add_argument("--served-token-file", type=Path, help="a file holding the servers' bearer token")
+
+
+def served_endpoints(args: argparse.Namespace, judge_dirs: dict[str, Path]) -> dict:
+    """{task: `avjudge.judges.served.ServedEndpoint`} of the judges ``add_served_arguments``'s flags serve."""
+    from ..config import ConfigError
+    from ..judges.served import ServedEndpoint
+
+    urls = _per_judge(args.served_url, judge_dirs, "--served-url")
+    models = _per_judge(args.served_model, judge_dirs, "--served-model")
+    unserved = sorted(set(models) - set(urls))
+    if unserved:
+        raise ConfigError(f"--served-model {unserved[0]}=...: the {unserved[0]} judge has no --served-url")
+    token = args.served_token_file.read_text().strip() if args.served_token_file else None
+    return {task: ServedEndpoint(url, models.get(task, judge_dirs[task].name), token) for task, url in urls.items()}
+
+
+def _per_judge(values: list[str] | None, judge_dirs: dict[str, Path], flag: str) -> dict[str, str]:
+    """``TASK=VALUE`` or, where one judge is loaded, ``VALUE``, by task."""
+    from ..config import ConfigError
+    from ..prompts import TASKS
+
+    given = {}
+    for value in values or []:
+        task, sep, rest = value.partition("=")
+        if sep and task.strip() in TASKS:
+            given[task.strip()] = rest.strip()
+        elif len(judge_dirs) == 1:
+            given[next(iter(judge_dirs))] = value
+        else:
+            raise ConfigError(f"{flag} {value}: say which judge, e.g. {flag} av={value}")
+    for task in given:
+        if task not in judge_dirs:
+            raise ConfigError(f"{flag} {task}=...: no {task} judge is loaded (give --judge {task}=DIR)")
+    return given
+
+
 def engine_of(args: argparse.Namespace):
     """The engine ``add_engine_arguments``'s flags name."""
     from ..jobs import make_engine
@@ -153,15 +211,17 @@ def engine_of(args: argparse.Namespace):
     return make_engine(args.engine, address=args.address, actors=args.actors, gpus_per_actor=args.gpus_per_actor)
 
 
-def model_options(args: argparse.Namespace) -> dict:
-    """The judge-loading options of ``add_runtime_arguments`` as `Judge.load` takes them."""
-    return {
+def model_options(args: argparse.Namespace, engine=None) -> dict:
+    """The judge-loading options of ``add_runtime_arguments`` as `Judge.load` takes them; for a job that ``engine``
+    runs elsewhere, the judges load their weights there (``defer_weights``), not here."""
+    options = {
         "batch_size": args.batch_size,
         "workers": args.workers,
         "device": args.device,
         "dtype": args.dtype,
         "attention": args.attention,
     }
+    return options | ({"defer_weights": True} if engine is not None and not engine.scores_here else {})
 
 
 def required_input(args: argparse.Namespace):

@@ -6,7 +6,16 @@ import argparse
 import ipaddress
 from pathlib import Path
 
-from .grammar import add_engine_arguments, add_judge, add_runtime_arguments, engine_of, model_options, register
+from .grammar import (
+    add_engine_arguments,
+    add_judge,
+    add_runtime_arguments,
+    add_served_arguments,
+    engine_of,
+    model_options,
+    register,
+    served_endpoints,
+)
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
@@ -32,6 +41,7 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
         type=float,
         help="/get_reward's reward for a clip that cannot be scored (default: null, never a silent 0)",
     )
+    add_served_arguments(p)
     add_runtime_arguments(p, batch_size=16, workers=2)
     add_engine_arguments(p)
 
@@ -41,7 +51,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from ..bench import parse_judge_dirs
     from ..config import ConfigError
-    from ..judges import Judge
+    from ..judges.served import load_judge
     from ..metrics import load_metrics
     from ..serve.app import ServerSettings, create_app
     from ..serve.service import ScoreService
@@ -52,9 +62,11 @@ def _serve(args: argparse.Namespace) -> int:
             f"--host {args.host} is reachable from other machines: give a --token-file, or serve on 127.0.0.1"
         )
     engine = engine_of(args)
+    dirs = parse_judge_dirs(args.judge, defaults=False)
+    endpoints = served_endpoints(args, dirs)
     judges = {
-        task: Judge.load(task, folder, **model_options(args))
-        for task, folder in parse_judge_dirs(args.judge, defaults=False).items()
+        task: load_judge(task, folder, endpoints.get(task), **model_options(args, engine))
+        for task, folder in dirs.items()
     }
     metrics = {m.name: m for m in load_metrics(args.metric, args.device)}
     if not judges and not metrics:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import AvjudgeError
 from ..jsonl import read_jsonl
+from ..tables import is_parquet, read_table
 
 MEDIA_EXTENSIONS = (".mp4", ".mkv", ".mov", ".webm", ".wav", ".flac")
 
@@ -20,14 +21,10 @@ MANIFEST_SUFFIXES = (".jsonl", ".parquet")
 
 def _rows(path: Path):
     """A manifest's raw records: JSONL lines, or Parquet rows (a caption a row lacks is absent, not None)."""
-    if path.suffix != ".parquet":
+    if not is_parquet(path):
         yield from read_jsonl(path)
         return
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as err:
-        raise ManifestError(f"{path}: reading Parquet needs pyarrow (pip install 'avjudge[ray]')") from err
-    for row in pq.read_table(path).to_pylist():
+    for row in read_table(path):
         if isinstance(row.get("captions"), dict):
             row["captions"] = {k: v for k, v in row["captions"].items() if v is not None}
         yield row

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 import torch
@@ -93,8 +94,16 @@ class Adapter:
     supports_audio_in_video: ClassVar[bool] = False
     use_audio_in_video = False  # set by the Judge from its settings
 
-    def __init__(self, model, tokenizer, feature_extractor, vision: VisionPreprocess | None, checkpoint: Path):
-        self.model = model
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        feature_extractor,
+        vision: VisionPreprocess | None,
+        checkpoint: Path,
+        build_model: Callable[[], torch.nn.Module] | None = None,
+    ):
+        self._model, self._build_model = model, build_model
         self.tokenizer = tokenizer
         self.feature_extractor = feature_extractor
         self.vision = vision
@@ -115,14 +124,39 @@ class Adapter:
         trust_remote_code: bool = False,
         config=None,
         attention: str = "auto",
+        defer_weights: bool = False,
     ) -> "Adapter":
+        """The adapter of ``checkpoint``'s model on ``device``; with ``defer_weights``, the weights load when the model
+        is first used (a process that only hands the judge on, as Ray's driver does, never loads them)."""
+        build = partial(cls.load_model, checkpoint, device, dtype, trust_remote_code, config, attention)
+        return cls.around(None if defer_weights else build(), checkpoint, build)
+
+    @classmethod
+    def load_model(cls, checkpoint: Path, device: str, dtype: str, trust_remote_code: bool, config, attention: str):
         dev = resolve_device(device)
         kwargs = dict(local_files_only=True, trust_remote_code=trust_remote_code, dtype=resolve_dtype(dtype, dev))
         if config is not None:
             kwargs["config"] = config
         model = cls.model_class().from_pretrained(str(checkpoint), **kwargs).to(dev).eval()
         cls.set_attention(model, attention)
-        return cls.around(model, checkpoint)
+        return model
+
+    @property
+    def model(self) -> torch.nn.Module:
+        if self._model is None:
+            if self._build_model is None:
+                raise ValueError(f"the adapter of {self.checkpoint} holds no model (a served judge's)")
+            self._model = self._build_model()
+        return self._model
+
+    @model.setter
+    def model(self, model: torch.nn.Module) -> None:
+        self._model = model
+
+    @property
+    def has_weights(self) -> bool:
+        """Whether the model is loaded here (not deferred, not a served judge's)."""
+        return self._model is not None
 
     @classmethod
     def set_attention(cls, model, attention: str = "auto") -> None:
@@ -138,16 +172,17 @@ class Adapter:
             raise ConfigError(f"attention {attention!r} cannot be used: {err}") from err
 
     @classmethod
-    def around(cls, model, checkpoint: Path) -> "Adapter":
-        """An adapter of a model already built, with the tokenizer and processor settings stored in ``checkpoint``
-        (`benchmarks/real_size_judges.py` builds real-size models with random weights this way)."""
+    def around(cls, model, checkpoint: Path, build_model: Callable[[], torch.nn.Module] | None = None) -> "Adapter":
+        """An adapter of a model already built (or of none, or of what ``build_model`` builds when first used), with
+        the tokenizer and processor settings stored in ``checkpoint`` (`benchmarks/real_size_judges.py` builds
+        real-size models with random weights this way)."""
         from transformers import AutoTokenizer, WhisperFeatureExtractor
 
         tokenizer = AutoTokenizer.from_pretrained(str(checkpoint), local_files_only=True)
         feature_extractor = WhisperFeatureExtractor.from_pretrained(str(checkpoint), local_files_only=True)
         pre = _read_json(checkpoint / "preprocessor_config.json")
         vision = VisionPreprocess.from_config(pre) if cls.reads_frames else None
-        return cls(model, tokenizer, feature_extractor, vision, checkpoint)
+        return cls(model, tokenizer, feature_extractor, vision, checkpoint, build_model)
 
     @property
     def device(self) -> torch.device:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..jobs import Engine, run_job
+from ..jobs import ClipJob, Engine, run_job
+from ..media import MediaClip
 from .judge import Judge
 
 
@@ -37,9 +38,14 @@ def score_items(
         utterances = [(item.get("captions") or {}).get("utterance") or None for item in chunk]
         return texts, utterances if judge.task.name == "at" else None
 
-    def process(chunk: list[dict]) -> list[dict]:
-        texts, utterances = texts_of(chunk)
-        results = judge.score([item["video"] for item in chunk], texts, utterances)
+    def score_decoded(chunk: list[dict]) -> list[dict]:
+        """Records of items with their decoded ``clip``s; a clip that could not be decoded is its reason's error."""
+        ok = [item for item in chunk if isinstance(item["clip"], MediaClip)]
+        texts, utterances = texts_of(ok)
+        scored = iter(judge.score([item["clip"] for item in ok], texts, utterances))
+        results = [
+            next(scored) if isinstance(item["clip"], MediaClip) else judge.head.failed(item["clip"]) for item in chunk
+        ]
         return [
             {"id": item["id"], "video": item["video"], "judge": judge.task.name, **result.to_dict()}
             for item, result in zip(chunk, results)
@@ -58,7 +64,7 @@ def score_items(
     return run_job(
         items,
         out,
-        process,
+        ClipJob(judge.decode_options, score_decoded, judge.settings.workers),
         chunk_size=chunk_size,
         progress=progress,
         desc=f"score {judge.task.name}",

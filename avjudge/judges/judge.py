@@ -151,13 +151,15 @@ class Judge:
         return ()
 
     @classmethod
-    def load(cls, task: str, checkpoint: str | Path, **settings) -> "Judge":
+    def load(cls, task: str, checkpoint: str | Path, defer_weights: bool = False, **settings) -> "Judge":
         """Load a judge from a local checkpoint folder; nothing is downloaded.
 
         Args:
             task: ``av``, ``vt``, ``at``, ``choice_av`` or ``choice_a``.
             checkpoint: a Qwen2.5-Omni or Qwen3-Omni (thinker or full) or Qwen2-Audio folder, e.g. the ``final``
                 folder `avjudge train` writes.
+            defer_weights: load the model's weights when it first scores, not now: a process that hands the judge
+                to others (the driver of a Ray job, which sends it as what loads it) never loads them.
             **settings: any field of `JudgeSettings`. Settings a trained checkpoint recorded (fps, pixels, audio
                 layout, system prompt) are the defaults of those not given.
 
@@ -171,21 +173,30 @@ class Judge:
         s = settings_for(task, path, settings)
         adapter_cls = adapter_for(path)
         adapter = adapter_cls.load(
-            path, device=s.device, dtype=s.dtype, trust_remote_code=s.trust_remote_code, attention=s.attention
+            path,
+            device=s.device,
+            dtype=s.dtype,
+            trust_remote_code=s.trust_remote_code,
+            attention=s.attention,
+            defer_weights=defer_weights,
         )
         return cls(adapter, s)
 
     # -- media -----------------------------------------------------------------------------
+    @property
+    def decode_options(self) -> dict:
+        """`avjudge.media.decode`'s arguments for what this judge needs: its streams, at its frame and audio rates."""
+        return {
+            "video": self.task.needs_video,
+            "audio": self.task.needs_audio,
+            "fps": self.settings.fps if self.task.needs_video else None,
+            "sample_rate": self.settings.sample_rate if self.task.needs_audio else None,
+            "channels": 1,
+        }
+
     def decode(self, path: str | Path) -> MediaClip:
         """Decode what this judge needs, at its own frame rate and audio rate."""
-        return decode(
-            path,
-            video=self.task.needs_video,
-            audio=self.task.needs_audio,
-            fps=self.settings.fps if self.task.needs_video else None,
-            sample_rate=self.settings.sample_rate if self.task.needs_audio else None,
-            channels=1,
-        )
+        return decode(path, **self.decode_options)
 
     def sample(self, clip: MediaClip, text: str | None = None, utterance: str | None = None) -> JudgeSample:
         """A judge sample from a clip decoded by anyone (frames and audio re-sampled as needed)."""

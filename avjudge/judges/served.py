@@ -172,3 +172,13 @@ def _token_id(token: str) -> int:
 def _logsumexp(values: list[float]) -> float:
     top = max(values)
     return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def load_judge(
+    task: str, checkpoint: str | Path, endpoint: ServedEndpoint | None = None, defer_weights: bool = False, **settings
+) -> Judge:
+    """The judge of ``checkpoint``: scored by the server at ``endpoint`` where one is given, else loaded here
+    (`Judge.load`, which takes ``defer_weights``)."""
+    if endpoint is not None:
+        return ServedJudge.load(task, checkpoint, endpoint, **settings)
+    return Judge.load(task, checkpoint, defer_weights=defer_weights, **settings)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..jobs import Engine, run_job
+from ..jobs import ClipJob, Engine, run_job
 from ..media import MediaClip, MediaError, decode
 from .base import METRICS, Metric, MetricError, decode_fps, get_metric
 
@@ -31,19 +30,18 @@ def compute_all(metrics: list[Metric], clip: MediaClip | str, captions: dict | N
 
 def score_clip(metrics: list[Metric], video: str, captions: dict | None = None) -> dict:
     """Every metric's outputs for one clip (decoded once), and per-metric errors."""
-    return compute_all(metrics, _decoded(metrics, video), captions)
-
-
-def _decoded(metrics: list[Metric], video: str) -> MediaClip | str:
-    """The clip decoded once for every metric (frames at the highest rate any of them samples, each taking its own
-    rate from those; audio if any needs it), or why it could not be."""
-    rates = [m.video_fps for m in metrics if m.video_fps]
     try:
-        return decode(
-            video, video=bool(rates), audio=any(m.audio for m in metrics), fps=decode_fps(rates) if rates else None
-        )
+        clip = decode(video, **decode_options(metrics))
     except MediaError as err:
-        return str(err)
+        return compute_all(metrics, str(err), captions)
+    return compute_all(metrics, clip, captions)
+
+
+def decode_options(metrics: list[Metric]) -> dict:
+    """`avjudge.media.decode`'s arguments to decode a clip once for every metric: frames at the highest rate any of
+    them samples (each takes its own rate from those), audio if any needs it."""
+    rates = [m.video_fps for m in metrics if m.video_fps]
+    return {"video": bool(rates), "audio": any(m.audio for m in metrics), "fps": decode_fps(rates) if rates else None}
 
 
 def run_metrics(
@@ -77,16 +75,11 @@ def run_metrics(
     items = input_items(source)  # bad inputs fail before a model loads
     metrics = load_metrics(names, device)
 
-    def process(chunk: list[dict]) -> list[dict]:
-        # clips decode in ``workers`` threads; metrics score them one at a time (their models hold state)
-        if workers <= 1 or len(chunk) <= 1:
-            clips = [_decoded(metrics, item["video"]) for item in chunk]
-        else:
-            with ThreadPoolExecutor(workers) as pool:
-                clips = list(pool.map(lambda item: _decoded(metrics, item["video"]), chunk))
+    def score_decoded(chunk: list[dict]) -> list[dict]:  # metrics score clips one at a time: their models hold state
         return [
-            {"id": item["id"], "video": item["video"], **compute_all(metrics, clip, item.get("captions"))}
-            for item, clip in zip(chunk, clips)
+            {"id": item["id"], "video": item["video"], **compute_all(metrics, item["clip"], item.get("captions"))}
+            for item in chunk
         ]
 
+    process = ClipJob(decode_options(metrics), score_decoded, workers)
     return run_job(items, out, process, chunk_size=batch_size, progress=progress, desc="metrics", engine=engine)

@@ -1,0 +1,69 @@
+"""Batch jobs (`avjudge.jobs`) writing Parquet: the same records as JSONL, resumable, every id once."""
+
+from __future__ import annotations
+
+import pytest
+
+from avjudge.jobs import read_records, records_log, run_job
+from avjudge.jsonl import read_jsonl
+
+pytest.importorskip("pyarrow")
+
+
+def _measure(chunk: list[dict]) -> list[dict]:
+    """Records of the shapes jobs write: nested scores and errors, a failed clip with an error and no score."""
+    records = []
+    for item in chunk:
+        if item["x"] % 5 == 0:
+            records.append({"id": item["id"], "score": None, "error": f"clip {item['id']} cannot be read"})
+        else:
+            scores = {"av": item["x"] / 10} | ({"dnsmos": 3.0} if item["x"] % 2 else {})
+            records.append({"id": item["id"], "score": item["x"] / 10, "scores": scores, "errors": {}})
+    return records
+
+
+def _without_nulls(value):
+    """A record as JSON holds it: a table has a null where a record lacks a column or a nested key, or where every
+    record's object is empty."""
+    if isinstance(value, dict):
+        kept = {k: _without_nulls(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not None and v != {}}
+    return value
+
+
+def test_a_parquet_output_holds_the_records_a_jsonl_one_does_and_resumes_after_a_kill(tmp_path):
+    items = [{"id": f"c{i:02d}", "x": i} for i in range(12)]
+    run_job(items, tmp_path / "out.jsonl", _measure, chunk_size=4, progress=False)
+
+    def dies_after_two_chunks(chunk):
+        if chunk[0]["x"] >= 8:
+            raise KeyboardInterrupt  # a run stopped: what it wrote stays
+        return _measure(chunk)
+
+    out = tmp_path / "out.parquet"
+    with pytest.raises(KeyboardInterrupt):
+        run_job(items, out, dies_after_two_chunks, chunk_size=4, progress=False)
+    assert not out.exists()  # an incomplete job writes no table
+    assert [r["id"] for r in read_jsonl(records_log(out))] == [f"c{i:02d}" for i in range(8)]
+
+    summary = run_job(items, out, _measure, chunk_size=4, progress=False)
+    assert summary["resumed_from"] == 8 and summary["errors"] == 3 and summary["output"] == str(out)
+    assert not records_log(out).exists()  # the table is complete: its log is gone
+    rows = list(read_records(out))
+    assert [_without_nulls(r) for r in rows] == [_without_nulls(r) for r in read_jsonl(tmp_path / "out.jsonl")]
+    assert rows[0]["error"] == "clip c00 cannot be read" and rows[0]["scores"] is None  # a failed clip: no scores
+    assert rows[1]["error"] is None and rows[1]["scores"] == {"av": 0.1, "dnsmos": 3.0}
+
+    more = items + [{"id": "c12", "x": 12}]
+    assert run_job(more, out, _measure, chunk_size=4, progress=False)["resumed_from"] == 12
+    assert [r["id"] for r in read_records(out)] == [item["id"] for item in more]
+
+
+def test_records_that_do_not_fit_one_table_keep_their_log_and_name_the_file(tmp_path):
+    def mixed(chunk):
+        return [{"id": item["id"], "score": 0.5 if item["id"] == "a" else "high"} for item in chunk]
+
+    out = tmp_path / "out.parquet"
+    with pytest.raises(ValueError, match=r"out\.parquet: the records do not fit one table"):
+        run_job([{"id": "a"}, {"id": "b"}], out, mixed, progress=False)
+    assert [r["id"] for r in read_jsonl(records_log(out))] == ["a", "b"]  # nothing scored is lost
