@@ -206,6 +206,7 @@ def _served_copy_of(judge: Judge, clips: list[Path], tmp_path: Path) -> Scripted
     return server
 
 
+@pytest.mark.slow  # the filter CLI in a subprocess, 26 s; CI runs it as `make test-slow`
 def test_filter_and_the_reward_service_score_through_served_judges_as_through_local_ones(
     tiny_judges, small_world, local_judge, tmp_path
 ):
