@@ -25,7 +25,7 @@ from tqdm import tqdm
 from .config import ConfigError
 from .httpjson import HTTPFailure
 from .jsonl import JsonlWriter, read_jsonl, write_json
-from .media import MediaError, decode
+from .media import decode_or_reason
 from .tables import is_parquet, read_table, write_table
 
 Process = Callable[[list[dict]], list[dict]]
@@ -62,9 +62,7 @@ def _decoded(options: dict, item: dict) -> dict:
     """``item`` with its ``clip`` (`avjudge.media.decode` with ``options``), or why it cannot be decoded (a string:
     the `MediaError`, or ``"<Type>: message"`` of anything else a clip raises, as `process_rows` records it)."""
     try:
-        return {**item, "clip": decode(item["video"], **options)}
-    except MediaError as err:
-        return {**item, "clip": str(err)}
+        return {**item, "clip": decode_or_reason(item["video"], **options)}
     except Exception as err:
         if _run_fault(err):
             raise

@@ -1,5 +1,6 @@
 import argparse
 import json
+import math
 
 import numpy as np
 import pytest
@@ -213,6 +214,14 @@ def test_gradient_reaches_frames_and_audio(judges, world_items):
     # the differentiable score agrees with the regular one (mel is exact; only frame resizing differs)
     regular = judges["at"].score([videos[0]], [records[0]["captions"]["audio"]])[0].score
     assert abs(s_at.item() - regular) < 1e-4
+
+
+def test_s_from_log_probabilities_is_the_sigmoid_of_the_log_odds_and_never_overflows():
+    head = YesNoHead(yes_ids=(1,), no_ids=(2,), temperature=2.0)
+    r = head.result(math.log(0.6), math.log(0.2))
+    assert r.score == pytest.approx(math.sqrt(3) / (math.sqrt(3) + 1), abs=1e-12)  # odds 3 at temperature 2: 3 ** 0.5
+    assert r.delta == pytest.approx(math.log(3.0)) and r.mass == pytest.approx(0.8)
+    assert head.result(0.0, -5000.0).score == 1.0 and head.result(-5000.0, 0.0).score == 0.0  # a server's extremes
 
 
 def test_answer_variants_are_summed(judges):

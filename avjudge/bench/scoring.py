@@ -8,7 +8,6 @@ for that dimension, never a number.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -123,7 +122,7 @@ class ClipScorer:
     def score(self, items: list[dict]) -> list[dict]:
         """One record per item ({video, captions}): ``scores`` and ``errors`` by dimension, every metric
         output in ``outputs``; a clip that cannot be decoded gets ``error`` and nothing else."""
-        return self.score_decoded(decode_rows(self.decode_options, items, min(self.workers, os.cpu_count() or 1)))
+        return self.score_decoded(decode_rows(self.decode_options, items, self.workers))
 
     def score_decoded(self, items: list[dict]) -> list[dict]:
         """`score` of items whose ``clip`` is decoded already (`avjudge.jobs.decode_rows`)."""

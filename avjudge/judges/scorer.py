@@ -7,6 +7,7 @@ logit_yes - logit_no for single tokens, and S = sigmoid(delta / temperature).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -89,10 +90,15 @@ class YesNoHead:
     def results(self, logits: torch.Tensor) -> list[ScoreResult]:
         with torch.no_grad():
             yes, no = self.log_probs(logits)
-            delta = yes - no
-            score = torch.sigmoid(delta / self.temperature)
-            rows = zip(score.tolist(), delta.tolist(), yes.exp().tolist(), no.exp().tolist())
-            return [ScoreResult(score=s, delta=d, mass=py + pn, yes_prob=py, no_prob=pn) for s, d, py, pn in rows]
+        return [self.result(y, n) for y, n in zip(yes.tolist(), no.tolist())]
+
+    def result(self, log_yes: float, log_no: float) -> ScoreResult:
+        """One sample's result from log P(Yes) and log P(No): S = sigmoid((log P(Yes) - log P(No)) / temperature)."""
+        delta = log_yes - log_no
+        x = delta / self.temperature
+        score = 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))  # no overflow either way
+        p_yes, p_no = math.exp(log_yes), math.exp(log_no)
+        return ScoreResult(score=score, delta=delta, mass=p_yes + p_no, yes_prob=p_yes, no_prob=p_no)
 
 
 @dataclass(frozen=True)

@@ -134,11 +134,7 @@ class ServedJudge(Judge):
         if not yes or not no:
             missing = "Yes" if not yes else "No"
             return ScoreResult.failed(f"no {missing} answer among the server's top log probabilities")
-        log_yes, log_no = _logsumexp(yes), _logsumexp(no)
-        delta = log_yes - log_no
-        p_yes, p_no = math.exp(log_yes), math.exp(log_no)
-        score = 1.0 / (1.0 + math.exp(-delta / self.head.temperature))
-        return ScoreResult(score=score, delta=delta, mass=p_yes + p_no, yes_prob=p_yes, no_prob=p_no)
+        return self.head.result(_logsumexp(yes), _logsumexp(no))
 
     def _ask(self, request: dict) -> ScoreResult:
         url = self.endpoint.url.rstrip("/") + "/chat/completions"

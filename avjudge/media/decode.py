@@ -314,6 +314,15 @@ def decode(
     )
 
 
+def decode_or_reason(path: str | Path, **options) -> MediaClip | str:
+    """`decode` of ``path`` with ``options``, or why the file cannot be decoded: the `MediaError`'s message, which a
+    batch job records as the clip's error."""
+    try:
+        return decode(path, **options)
+    except MediaError as err:
+        return str(err)
+
+
 def _check_truncation(path, kind: str, content_end: float, stop: float) -> None:
     if content_end < stop - TRUNCATION_TOLERANCE_S:
         raise MediaError(

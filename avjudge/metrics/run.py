@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..jobs import ClipJob, Engine, run_job
-from ..media import MediaClip, MediaError, decode
+from ..media import MediaClip, decode_or_reason
 from .base import METRICS, Metric, MetricError, decode_fps, get_metric
 
 
@@ -30,11 +30,7 @@ def compute_all(metrics: list[Metric], clip: MediaClip | str, captions: dict | N
 
 def score_clip(metrics: list[Metric], video: str, captions: dict | None = None) -> dict:
     """Every metric's outputs for one clip (decoded once), and per-metric errors."""
-    try:
-        clip = decode(video, **decode_options(metrics))
-    except MediaError as err:
-        return compute_all(metrics, str(err), captions)
-    return compute_all(metrics, clip, captions)
+    return compute_all(metrics, decode_or_reason(video, **decode_options(metrics)), captions)
 
 
 def decode_options(metrics: list[Metric]) -> dict:

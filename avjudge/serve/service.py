@@ -127,15 +127,9 @@ class ScoreService:
         return out
 
     def _needs(self, item: ScoreItem) -> dict:
-        """What of the item's clip its judge or metric reads: streams, frame rate, sample rate."""
+        """What of the item's clip its judge or metric reads: streams, frame rate, sample rate, channels."""
         if item.judge in self.judges:
-            judge = self.judges[item.judge]
-            return {
-                "video": judge.task.needs_video,
-                "audio": judge.task.needs_audio,
-                "fps": judge.settings.fps if judge.task.needs_video else None,
-                "sample_rate": judge.settings.sample_rate if judge.task.needs_audio else None,
-            }
+            return self.judges[item.judge].decode_options
         from ..metrics.base import decode_fps
 
         metric = self.metrics[item.judge]
@@ -144,6 +138,7 @@ class ScoreService:
             "audio": metric.audio is not None,
             "fps": decode_fps([metric.video_fps]) if metric.video_fps else None,
             "sample_rate": None,
+            "channels": None,
         }
 
     def _score_judge(self, judge, chosen, out) -> None:
@@ -189,16 +184,19 @@ def _decoded(item: ScoreItem, needs: dict) -> MediaClip | str:
         return str(err)
 
 
-def _decode(item: ScoreItem, video: bool, audio: bool, fps: float | None, sample_rate: int | None) -> MediaClip:
+def _decode(
+    item: ScoreItem, video: bool, audio: bool, fps: float | None, sample_rate: int | None, channels: int | None
+) -> MediaClip:
     """The item's clip: its video (with its own audio), the separate audio file in place of that track."""
+    sound = {"sample_rate": sample_rate, "channels": channels}
     if item.video is None:
         if video:
             raise MediaError(item.audio, f"item {item.id}: this judge needs a video")
-        return decode(item.audio, video=False, audio=True, sample_rate=sample_rate)
+        return decode(item.audio, video=False, audio=True, **sound)
     own_audio = audio and item.audio is None
-    clip = decode(item.video, video=video, audio=own_audio, fps=fps, sample_rate=sample_rate if own_audio else None)
+    clip = decode(item.video, video=video, audio=own_audio, fps=fps, **(sound if own_audio else {}))
     if audio and item.audio is not None:
-        track = decode(item.audio, video=False, audio=True, sample_rate=sample_rate)
+        track = decode(item.audio, video=False, audio=True, **sound)
         clip = dataclasses.replace(clip, audio=track.audio, sample_rate=track.sample_rate)
     return clip
 
