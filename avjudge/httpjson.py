@@ -9,15 +9,9 @@ import time
 import urllib.error
 import urllib.request
 
+from .errors import HTTPFailure
+
 RETRIED_STATUS = {408, 429, 500, 502, 503, 504}
-
-
-class HTTPFailure(Exception):
-    """A request that got no usable answer; ``final`` when asking again cannot help."""
-
-    def __init__(self, message: str, final: bool):
-        super().__init__(message)
-        self.final = final
 
 
 def post_json(

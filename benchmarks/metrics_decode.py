@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from avjudge.jsonl import read_jsonl
-from avjudge.media import decode
-from avjudge.metrics import decode_fps, get_metric
-from avjudge.metrics.run import score_clip
+from avjudge.media import load_clip
+from avjudge.metrics import get_metric
+from avjudge.scoring import MetricScorer, Scoring
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
 
@@ -44,12 +44,13 @@ def main() -> None:
         os.environ["AVJUDGE_CHECKPOINTS"] = str(Path("../shared/checkpoints").resolve())
     names = args.metrics.split(",")
     metrics = [get_metric(n) for n in names]  # loaded once for both ways: only decoding differs
+    scoring = Scoring([MetricScorer(m) for m in metrics], workers=1)
     with tempfile.TemporaryDirectory() as tmp:
         make_world(WorldConfig(n=args.clips, seed=5, duration=4.0, width=320, height=240), tmp, progress=False)
         records = list(read_jsonl(Path(tmp) / MANIFEST))
         items = [(str(Path(tmp) / r["video"]), r["captions"]) for r in records]
         # warm-up: the first call of each model pays one-off costs that neither way should be charged
-        score_clip(metrics, items[0][0], items[0][1])
+        scoring.score([{"video": items[0][0], "captions": items[0][1]}])
 
         start = time.perf_counter()
         per_metric = 0.0
@@ -57,12 +58,7 @@ def main() -> None:
             for video, captions in items:
                 t = time.perf_counter()
                 # what it needs, at its own frame rate
-                clip = decode(
-                    video,
-                    video=bool(metric.video_fps),
-                    audio=bool(metric.audio),
-                    fps=decode_fps([metric.video_fps]) if metric.video_fps else None,
-                )
+                clip = load_clip(video, metric.needs)
                 per_metric += time.perf_counter() - t
                 try:
                     metric.compute(clip, captions=captions)
@@ -75,7 +71,7 @@ def main() -> None:
         for metric in metrics:  # time each metric's share of the shared run
             metric.compute = timed(metric.compute, metric, compute_times)
         for video, captions in items:
-            score_clip(metrics, video, captions)
+            scoring.score([{"video": video, "captions": captions}])
         shared = time.perf_counter() - start
     print(f"{len(items)} clips x {len(metrics)} metrics ({', '.join(names)}), 4 s, 320x240, 2 cores")
     print(f"decoded per metric: {separate:.1f} s ({per_metric:.1f} s of it decoding)")

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from avjudge.bench import ClipScorer, parse_dimensions
 from avjudge.bench.filter import parse_rules, run_filter
-from avjudge.jobs import make_engine
 from avjudge.jsonl import read_jsonl
 from avjudge.judges.tiny import make_tiny_judges
+from avjudge.runtime import make_engine
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
 RULES = "av>=0.5,dnsmos>=2.0"
@@ -38,11 +38,14 @@ class CrashingScorer(ClipScorer):
         super().__init__(*args, **kwargs)
         self.marker, self.victim = marker, victim
 
-    def score_decoded(self, items: list[dict]) -> list[dict]:
-        if any(item["id"] == self.victim for item in items) and not self.marker.exists():
-            self.marker.touch()
-            os._exit(1)
-        return super().score_decoded(items)
+    def job(self, record):
+        def crashing(item: dict, scored: dict) -> dict:
+            if item["id"] == self.victim and not self.marker.exists():
+                self.marker.touch()
+                os._exit(1)
+            return record(item, scored)
+
+        return super().job(crashing)
 
 
 def _world(folder: Path, clips: int, corrupt: int) -> Path:

@@ -1,11 +1,11 @@
-"""Batch jobs (`avjudge.jobs`) writing Parquet: the same records as JSONL, resumable, every id once."""
+"""Batch jobs (`avjudge.runtime.jobs`) writing Parquet: the same records as JSONL, resumable, every id once."""
 
 from __future__ import annotations
 
 import pytest
 
-from avjudge.jobs import read_records, records_log, run_job
 from avjudge.jsonl import read_jsonl
+from avjudge.runtime import read_records, records_log, run_job
 
 pytest.importorskip("pyarrow")
 

@@ -17,9 +17,9 @@ from avjudge.judges.media_inputs import (
     video_patches_torch,
     whisper_features,
 )
-from avjudge.judges.reward import AVReward, RewardTerm
 from avjudge.judges.scorer import YesNoHead
 from avjudge.media import decode, encode_audio
+from avjudge.rewards import AVReward, RewardTerm
 from avjudge.world import MANIFEST
 
 OMNI_SYSTEM = (
@@ -134,11 +134,11 @@ def test_a_judge_whose_weights_wait_loads_them_where_it_first_scores(tiny_judges
     import pickle
 
     from avjudge.cli.grammar import model_options
-    from avjudge.jobs import make_engine
+    from avjudge.runtime import make_engine
 
     videos, _ = world_items
     deferred = Judge.load("av", tiny_judges["qwen2_5_omni"], defer_weights=True, batch_size=4)
-    assert not deferred.adapter.has_weights and deferred.decode_options == judges["av"].decode_options
+    assert not deferred.adapter.has_weights and deferred.needs == judges["av"].needs
     sent = pickle.loads(pickle.dumps(deferred))  # as a Ray actor receives it: it loads there, at once
     assert sent.adapter.has_weights and not deferred.adapter.has_weights
     eager = [r.score for r in judges["av"].score(videos[:3])]

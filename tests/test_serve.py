@@ -340,11 +340,11 @@ def test_sigterm_answers_what_is_in_flight_then_exits(tiny_judges, clips):
 def test_a_served_metric_scores_as_the_metric_does(judges, clips):
     """--metric dnsmos (its real weights): the item's score is the output it names, else the first, with all of
     them under values; asking for an output it does not give is that item's error."""
+    from avjudge.media import decode
     from avjudge.metrics import get_metric
-    from avjudge.metrics.run import score_clip
 
     dnsmos = get_metric("dnsmos")
-    expected = score_clip([dnsmos], clips[0]["video"])
+    expected = dnsmos.compute(decode(clips[0]["video"], video=False))
     items = [
         {"id": "first", "judge": "dnsmos", "video": clips[0]["video"]},
         {"id": "ovrl", "judge": "dnsmos", "video": clips[0]["video"], "output": "dnsmos_ovrl"},

@@ -137,7 +137,7 @@ def test_a_server_failure_or_a_missing_answer_is_that_clips_error_never_a_score(
 
 def test_a_server_that_stays_down_stops_the_job_so_a_rerun_scores_the_clips(tiny_judges, small_world, tmp_path):
     from avjudge.httpjson import HTTPFailure
-    from avjudge.judges.batch import score_items
+    from avjudge.runtime.clip_jobs import score_items
 
     server = ScriptedServer(lambda body: (503, {"Retry-After": "0"}, {"error": "overloaded"}))
     try:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data import input_items
-from ..jobs import Engine, run_job, summary_path
 from ..jsonl import JsonlWriter, read_jsonl, write_json
+from ..runtime import Engine, run_job, summary_path
 from .dimensions import BenchError, Dimension, parse_dimensions
 from .scoring import ClipScorer
 
@@ -130,7 +130,7 @@ def run_filter(
         shard: ``(i, n)``: score every n-th clip from i; the shard that completes the set writes the result.
         chunk_size: clips decoded and scored together.
         progress: show a progress bar.
-        engine: what scores the chunks (default: this process; `avjudge.jobs.make_engine`).
+        engine: what scores the chunks (default: this process; `avjudge.runtime.make_engine`).
 
     Returns:
         The summary: counts of kept, dropped and failed clips (a clip that cannot be scored fails, never drops).

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..jobs import Engine, run_job
 from ..jsonl import read_jsonl, write_json
+from ..runtime import Engine, run_job
 from .dimensions import Dimension
 from .prompt_suite import Discovery, PromptEntry, discover
 from .scoring import ClipScorer
@@ -76,7 +76,7 @@ def run_bench(
         models: the model folders to score (None: every folder in ROOT).
         chunk_size: clips decoded and scored together.
         progress: show a progress bar.
-        engine: what scores the chunks (default: this process; `avjudge.jobs.make_engine`).
+        engine: what scores the chunks (default: this process; `avjudge.runtime.make_engine`).
 
     Returns:
         The summary: mean, std, n and errors per model x split x dimension, the prompts with no clip, and the

@@ -1,4 +1,4 @@
-"""Score clips on benchmark dimensions: each clip decoded once and shared by every judge and metric.
+"""Score clips on benchmark dimensions through the scoring core: each clip decoded once for every judge and metric.
 
 Used by the benchmark runner and by dataset filtering. A dimension that cannot run here (no judge
 checkpoint, a metric avjudge does not compute yet, a missing metric checkpoint or extra) is skipped
@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..jobs import ClipJob, decode_rows
 from ..judges import CheckpointError, Judge
 from ..judges.served import ServedEndpoint, load_judge
-from ..media import MediaClip
-from ..metrics import CheckpointMissing, Metric, MetricError, decode_fps, get_metric
+from ..metrics import CheckpointMissing, Metric, MetricError, get_metric
 from ..metrics.checkpoints import checkpoint_root
 from ..prompts import task as get_task
+from ..runtime import ClipJob
+from ..runtime.clip_jobs import scoring_job
+from ..scoring import ClipRecord, JudgeScorer, MetricScorer, Scoring
 from .dimensions import BenchError, Dimension
 
 JUDGES_FOLDER = "judges"  # <checkpoint root>/judges/<task>: where judges are found when none is given
@@ -56,7 +57,6 @@ class ClipScorer:
         self.skipped: dict[str, str] = {}
         self.judges: dict[str, Judge] = {}
         self.metrics: dict[str, Metric] = {}
-        self.workers = workers
         judge_dirs = judge_dirs or {}
         for dim in dimensions:
             reason = (
@@ -71,6 +71,9 @@ class ClipScorer:
         if not self.dimensions:
             reasons = "; ".join(f"{k}: {v}" for k, v in self.skipped.items())
             raise BenchError(f"none of the dimensions asked for can be computed here ({reasons})")
+        # the judges and metrics as the scoring core holds them: each clip decoded once for all of them
+        scorers = [JudgeScorer(j) for j in self.judges.values()] + [MetricScorer(m) for m in self.metrics.values()]
+        self.scoring = Scoring(scorers, workers)
 
     def _load_judge(self, dim: Dimension, judge_dirs: dict[str, Path], options: dict, endpoints: dict) -> str | None:
         if dim.provider in self.judges:
@@ -96,75 +99,26 @@ class ClipScorer:
             return str(err)
         return None
 
-    # -- decoding ---------------------------------------------------------------------------
-    @property
-    def decode_options(self) -> dict:
-        """`avjudge.media.decode`'s arguments to decode a clip once for every judge and metric."""
-        tasks = [j.task for j in self.judges.values()]
-        metrics = list(self.metrics.values())
-        fps = [j.settings.fps for j in self.judges.values() if j.task.needs_video]
-        fps += [m.video_fps for m in metrics if m.video_fps]
-        return {
-            "video": bool(fps),
-            "audio": any(t.needs_audio for t in tasks) or any(m.audio for m in metrics),
-            "fps": decode_fps(fps) if fps else None,
-        }
-
     def job(self, record: Callable[[dict, dict], dict]) -> ClipJob:
         """A batch job's process that scores each item: ``record(item, scored)`` is what it writes of it."""
+        return scoring_job(self.scoring, lambda item, scored: record(item, self.dimension_record(scored)))
 
-        def score_decoded(chunk: list[dict]) -> list[dict]:
-            return [record(item, scored) for item, scored in zip(chunk, self.score_decoded(chunk))]
-
-        return ClipJob(self.decode_options, score_decoded, self.workers)
-
-    # -- scoring ----------------------------------------------------------------------------
     def score(self, items: list[dict]) -> list[dict]:
         """One record per item ({video, captions}): ``scores`` and ``errors`` by dimension, every metric
         output in ``outputs``; a clip that cannot be decoded gets ``error`` and nothing else."""
-        return self.score_decoded(decode_rows(self.decode_options, items, self.workers))
+        return [self.dimension_record(scored) for scored in self.scoring.score(items)]
 
-    def score_decoded(self, items: list[dict]) -> list[dict]:
-        """`score` of items whose ``clip`` is decoded already (`avjudge.jobs.decode_rows`)."""
-        clips = [item["clip"] for item in items]
-        records = [{"error": c} if isinstance(c, str) else {"scores": {}, "errors": {}, "outputs": {}} for c in clips]
-        ok = [i for i, c in enumerate(clips) if isinstance(c, MediaClip)]
+    def dimension_record(self, scored: ClipRecord) -> dict:
+        """What the scorers gave one clip, by dimension."""
+        if scored.error is not None:
+            return {"error": scored.error}
+        record = {"scores": {}, "errors": {}, "outputs": {}}
+        for name in self.metrics:
+            record["outputs"].update(scored.values.get(name, {}))
         for dim in self.dimensions:
-            if dim.source == "judge":
-                self._judge(dim, items, clips, records, ok)
+            outcome = scored.outcome(dim.provider)
+            if outcome.ok:
+                record["scores"][dim.name] = outcome.values[dim.output]
             else:
-                self._metric(dim, items, clips, records, ok)
-        return records
-
-    def _judge(self, dim: Dimension, items, clips, records, ok) -> None:
-        judge = self.judges[dim.provider]
-        field = judge.task.caption_field
-        todo = []
-        for i in ok:
-            captions = items[i].get("captions") or {}
-            if field and not captions.get(field):
-                records[i]["errors"][dim.name] = f"no {field} caption for the {dim.provider} judge"
-            else:
-                todo.append(i)
-        if not todo:
-            return
-        texts = [items[i]["captions"][field] for i in todo] if field else None
-        utterances = [(items[i].get("captions") or {}).get("utterance") or None for i in todo]
-        results = judge.score([clips[i] for i in todo], texts, utterances if judge.task.name == "at" else None)
-        for i, result in zip(todo, results):
-            if result.error:
-                records[i]["errors"][dim.name] = result.error
-            else:
-                records[i]["scores"][dim.name] = result.score
-
-    def _metric(self, dim: Dimension, items, clips, records, ok) -> None:
-        metric = self.metrics[dim.provider]
-        for i in ok:
-            outputs = records[i]["outputs"]
-            if dim.output not in outputs:
-                try:
-                    outputs.update(metric.compute(clips[i], captions=items[i].get("captions") or {}))
-                except MetricError as err:
-                    records[i]["errors"][dim.name] = str(err)
-                    continue
-            records[i]["scores"][dim.name] = outputs[dim.output]
+                record["errors"][dim.name] = outcome.error
+        return record

@@ -337,8 +337,8 @@ def _score(args: argparse.Namespace) -> int:
     from ..bench import parse_judge_dirs
     from ..config import ConfigError
     from ..data import input_items
-    from ..judges.batch import score_items
     from ..judges.served import load_judge
+    from ..runtime.clip_jobs import score_items
 
     judges = list(args.judge or [])
     if args.checkpoint is not None:  # the old spelling: --judge TASK --checkpoint DIR
@@ -409,7 +409,7 @@ def _metrics_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _metrics_run(args: argparse.Namespace) -> int:
-    from ..metrics import run_metrics
+    from ..runtime.clip_jobs import run_metrics
 
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     summary = run_metrics(

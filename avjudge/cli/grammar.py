@@ -206,7 +206,7 @@ def _per_judge(values: list[str] | None, judge_dirs: dict[str, Path], flag: str)
 
 def engine_of(args: argparse.Namespace):
     """The engine ``add_engine_arguments``'s flags name."""
-    from ..jobs import make_engine
+    from ..runtime import make_engine
 
     return make_engine(args.engine, address=args.address, actors=args.actors, gpus_per_actor=args.gpus_per_actor)
 

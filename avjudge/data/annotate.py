@@ -7,9 +7,9 @@ import base64
 import json
 from pathlib import Path
 
-from ..jobs import run_job
 from ..llm.base import BackendError, ChatRequest
 from ..perturb.text import parse_json_object
+from ..runtime.jobs import run_job
 
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".mov", ".webm")
 CAPTION_PROMPT = """Watch and listen to this clip, then describe it densely for training audio-video judges.

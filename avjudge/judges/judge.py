@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..media import MediaClip, MediaError, decode, resample
+from ..media import DecodeNeeds, MediaClip, MediaError, load_clip, resample
 from ..prompts import task as get_task
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for
 from .calibration import load_temperature
@@ -184,19 +184,19 @@ class Judge:
 
     # -- media -----------------------------------------------------------------------------
     @property
-    def decode_options(self) -> dict:
-        """`avjudge.media.decode`'s arguments for what this judge needs: its streams, at its frame and audio rates."""
-        return {
-            "video": self.task.needs_video,
-            "audio": self.task.needs_audio,
-            "fps": self.settings.fps if self.task.needs_video else None,
-            "sample_rate": self.settings.sample_rate if self.task.needs_audio else None,
-            "channels": 1,
-        }
+    def needs(self) -> DecodeNeeds:
+        """What this judge reads of a clip: its streams, at its frame rate and audio rate, mono."""
+        return DecodeNeeds(
+            video=self.task.needs_video,
+            audio=self.task.needs_audio,
+            fps=self.settings.fps if self.task.needs_video else None,
+            sample_rate=self.settings.sample_rate if self.task.needs_audio else None,
+            channels=1 if self.task.needs_audio else None,
+        )
 
-    def decode(self, path: str | Path) -> MediaClip:
-        """Decode what this judge needs, at its own frame rate and audio rate."""
-        return decode(path, **self.decode_options)
+    def decode(self, source: str | Path | bytes) -> MediaClip:
+        """Decode what this judge needs of a file (or its bytes), at its own frame rate and audio rate."""
+        return load_clip(source, self.needs)
 
     def sample(self, clip: MediaClip, text: str | None = None, utterance: str | None = None) -> JudgeSample:
         """A judge sample from a clip decoded by anyone (frames and audio re-sampled as needed)."""
@@ -231,7 +231,7 @@ class Judge:
     # -- scoring ---------------------------------------------------------------------------
     def score(
         self,
-        videos: Sequence[str | Path | MediaClip] | None = None,
+        videos: Sequence[str | Path | bytes | MediaClip] | None = None,
         texts: Sequence[str] | None = None,
         utterances: Sequence[str | None] | None = None,
         progress: bool = False,
@@ -239,8 +239,8 @@ class Judge:
         """Score clips; one result per input, in order.
 
         Args:
-            videos: media files or decoded `MediaClip`s (video with audio for ``av``, video for ``vt``, audio or
-                video for ``at``).
+            videos: media files, their encoded bytes, or decoded `MediaClip`s (video with audio for ``av``, video
+                for ``vt``, audio or video for ``at``).
             texts: one description per clip, for the ``vt`` and ``at`` judges.
             utterances: the spoken line of each clip, for the ``at`` judge (None where there is none).
             progress: show a progress bar.

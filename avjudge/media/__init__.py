@@ -1,24 +1,33 @@
-"""Decode once, encode, probe: the only place avjudge touches media files."""
+"""Decode once (files, bytes or arrays in memory), encode, probe: the only place avjudge touches media files."""
 
-from .clip import MediaClip, file_hash
-from .decode import decode, decode_or_reason, remix, resample
+from .clip import MediaClip, bytes_hash, file_hash
+from .decode import decode, remix, resample
 from .encode import VIDEO_PROFILES, atomic_path, encode_audio, encode_video, replace_audio
 from .errors import MediaError
+from .needs import NATIVE_FPS, DecodeNeeds, frame_indices, merge_needs
 from .probe import AudioInfo, MediaInfo, VideoInfo, probe
+from .source import conform, from_arrays, load_clip
 
 __all__ = [
     "AudioInfo",
+    "DecodeNeeds",
     "MediaClip",
     "MediaError",
     "MediaInfo",
+    "NATIVE_FPS",
     "VIDEO_PROFILES",
     "VideoInfo",
     "atomic_path",
+    "bytes_hash",
+    "conform",
     "decode",
-    "decode_or_reason",
     "encode_audio",
     "encode_video",
     "file_hash",
+    "frame_indices",
+    "from_arrays",
+    "load_clip",
+    "merge_needs",
     "probe",
     "remix",
     "replace_audio",

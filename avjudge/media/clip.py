@@ -78,6 +78,11 @@ class MediaClip:
         return self.audio.mean(axis=0).astype(np.float32)
 
 
+def bytes_hash(data: bytes) -> str:
+    """sha256 of encoded media held in memory, as `file_hash` gives it for the same bytes in a file."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def file_hash(path: str | Path, chunk: int = 1 << 20) -> str:
     """sha256 of a file's bytes, read in chunks."""
     h = hashlib.sha256()

@@ -4,14 +4,13 @@ native or requested rate and channel count, over a time window [start, end)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import av
 import numpy as np
 from scipy.signal import resample_poly
 
-from ._open import open_media
-from .clip import MediaClip, file_hash
+from ._open import Encoded, media_name, open_media
+from .clip import MediaClip, bytes_hash, file_hash
 from .errors import MediaError
 from .probe import container_duration, stream_origin
 
@@ -227,7 +226,7 @@ def _check_args(fps, size, sample_rate, channels, start, end) -> None:
 
 
 def decode(
-    path: str | Path,
+    path: Encoded,
     *,
     video: bool = True,
     audio: bool = True,
@@ -239,7 +238,7 @@ def decode(
     end: float | None = None,
     compute_hash: bool = False,
 ) -> MediaClip:
-    """Decode ``path`` into a MediaClip in one demuxing pass.
+    """Decode ``path`` (a file, or its encoded bytes in memory) into a MediaClip in one demuxing pass.
 
     ``video`` / ``audio`` say which streams are required: a missing required stream is a
     MediaError. ``fps=None`` keeps native frames (and rejects variable frame rate);
@@ -249,28 +248,29 @@ def decode(
     if not (video or audio):
         raise ValueError("decode needs video=True or audio=True")
     _check_args(fps, size, sample_rate, channels, start, end)
+    name = media_name(path)
     with open_media(path) as c:
         vs = c.streams.video[0] if c.streams.video else None
         aus = c.streams.audio[0] if c.streams.audio else None
         if video and vs is None:
             hint = "; decode with video=False to read its audio" if aus is not None else ""
-            raise MediaError(path, f"has no video stream{hint}")
+            raise MediaError(name, f"has no video stream{hint}")
         if audio and aus is None:
             hint = "; decode with audio=False to read its frames" if vs is not None else ""
-            raise MediaError(path, f"has no audio stream{hint}")
+            raise MediaError(name, f"has no audio stream{hint}")
         origin = stream_origin(c)
         declared = container_duration(c)
         if declared is not None and start >= declared:
-            raise MediaError(path, f"window starts at {start:.3f} s but the file lasts {declared:.3f} s")
+            raise MediaError(name, f"window starts at {start:.3f} s but the file lasts {declared:.3f} s")
         stop = end if declared is None else min(end or declared, declared)
         if stop is None:
-            raise MediaError(path, "duration unknown; pass end=... to bound the window")
+            raise MediaError(name, "duration unknown; pass end=... to bound the window")
         sampler = assembler = None
         streams = []
         if video:
             vs.thread_type = "AUTO"
             nominal = vs.average_rate or vs.guessed_rate
-            sampler = _FrameSampler(path, start, stop, fps, size, float(nominal) if nominal else None)
+            sampler = _FrameSampler(name, start, stop, fps, size, float(nominal) if nominal else None)
             streams.append(vs)
         if audio:
             assembler = _AudioAssembler(start, stop)
@@ -284,7 +284,7 @@ def decode(
                     t = None if frame.time is None else frame.time - origin
                     if isinstance(frame, av.VideoFrame):
                         if t is None:
-                            raise MediaError(path, "video frame without a timestamp")
+                            raise MediaError(name, "video frame without a timestamp")
                         sampler.push(frame, t)
                     else:
                         assembler.push(frame, t)
@@ -292,15 +292,15 @@ def decode(
                 if (sampler is None or sampler.done) and (assembler is None or assembler.done):
                     break
         except av.error.FFmpegError as err:
-            raise MediaError(path, f"corrupt data near {last_t:.2f} s ({err.strerror or err})") from err
+            raise MediaError(name, f"corrupt data near {last_t:.2f} s ({err.strerror or err})") from err
         frames = timestamps = samples = None
         out_fps = rate = None
         if sampler is not None:
             frames, timestamps, out_fps = sampler.finish()
-            _check_truncation(path, "video", sampler.content_end(), stop)
+            _check_truncation(name, "video", sampler.content_end(), stop)
         if assembler is not None:
-            _check_truncation(path, "audio", assembler.end_time or start, stop)
-            samples, rate = assembler.finish(path, sample_rate, channels)
+            _check_truncation(name, "audio", assembler.end_time or start, stop)
+            samples, rate = assembler.finish(name, sample_rate, channels)
     return MediaClip(
         frames=frames,
         fps=out_fps,
@@ -309,18 +309,9 @@ def decode(
         sample_rate=rate,
         duration=float(stop - start),
         start=float(start),
-        source=str(path),
-        content_hash=file_hash(path) if compute_hash else None,
+        source=name,
+        content_hash=(bytes_hash(path) if isinstance(path, bytes) else file_hash(path)) if compute_hash else None,
     )
-
-
-def decode_or_reason(path: str | Path, **options) -> MediaClip | str:
-    """`decode` of ``path`` with ``options``, or why the file cannot be decoded: the `MediaError`'s message, which a
-    batch job records as the clip's error."""
-    try:
-        return decode(path, **options)
-    except MediaError as err:
-        return str(err)
 
 
 def _check_truncation(path, kind: str, content_end: float, stop: float) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
@@ -11,21 +10,12 @@ import numpy as np
 
 from ..devices import device_name
 from ..errors import AvjudgeError
-from ..media import MediaClip, resample
+from ..media import NATIVE_FPS, DecodeNeeds, MediaClip, frame_indices, resample
 from ..registry import Registry
 
 
 class MetricError(AvjudgeError):
     """A clip a metric cannot score (no audio, too short, no face...): recorded, never scored as 0."""
-
-
-NATIVE_FPS = math.inf  # the video_fps of a metric that samples the file's own frames (DOVER)
-
-
-def decode_fps(rates: list[float]) -> float | None:
-    """The rate to decode frames at so every consumer can take its own: the highest, or None (the
-    file's own frames) when one of them samples native frames."""
-    return None if NATIVE_FPS in rates else max(rates)
 
 
 @dataclass(frozen=True)
@@ -51,6 +41,17 @@ class Metric:
     # it takes ``device=`` ("cpu", "cuda", ...) and runs its model there; the others run on the CPU
     takes_device: ClassVar[bool] = False
     built_with: dict = {}  # the options `get_metric` built it with
+
+    @property
+    def needs(self) -> DecodeNeeds:
+        """What it reads of a clip, for the decode plan (`avjudge.media.merge_needs`)."""
+        return DecodeNeeds(
+            video=self.video_fps is not None,
+            audio=self.audio is not None,
+            fps=self.video_fps,
+            sample_rate=self.audio.sample_rate if self.audio else None,
+            channels=self.audio.channels if self.audio else None,
+        )
 
     def __reduce__(self):
         # a metric travels (to a Ray actor) as what builds it: its model loads there, on that machine's device
@@ -87,9 +88,7 @@ class Metric:
             raise MetricError(f"{clip.source or 'clip'} has no video for {self.name}")
         if self.video_fps == NATIVE_FPS or abs(clip.fps - self.video_fps) < 1e-6:
             return clip.frames
-        times = clip.start + np.arange(int(np.ceil(clip.duration * self.video_fps - 1e-9))) / self.video_fps
-        shown = np.searchsorted(clip.timestamps, times + 1e-6, side="right") - 1
-        return clip.frames[np.clip(shown, 0, clip.num_frames - 1)]
+        return clip.frames[frame_indices(clip.timestamps, clip.start, clip.duration, self.video_fps)]
 
 
 def load_torch_file(path):
@@ -124,3 +123,8 @@ def get_metric(name: str, **options) -> Metric:
     metric = METRICS.lookup(name)(**built)
     metric.built_with = options
     return metric
+
+
+def load_metrics(names: list[str], device: str = "auto") -> list[Metric]:
+    """The named metrics, those that run a model placed on ``device`` (auto: CUDA when there is one)."""
+    return [get_metric(n, **({"device": device} if METRICS.lookup(n).takes_device else {})) for n in names]

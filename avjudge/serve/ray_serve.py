@@ -12,7 +12,7 @@ import signal
 import threading
 
 from ..config import ConfigError
-from ..ray_engine import RayEngine
+from ..runtime.ray_engine import RayEngine
 from .app import ServerSettings, create_app
 from .service import ScoreService
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import AvjudgeError
-from ..media import MediaClip, MediaError, decode
+from ..scoring import JudgeScorer, MetricScorer, Scoring, captions_of
 
 
 class ItemError(AvjudgeError, ValueError):
@@ -63,11 +62,15 @@ def result(item_id: str, error: str | None = None, **figures) -> dict:
 @dataclass
 class ScoreService:
     """Loaded judges (task -> `avjudge.judges.Judge`) and metrics (name -> `avjudge.metrics.Metric`) behind one
-    ``score(items)``; each clip is decoded once per batch for every item that names it."""
+    ``score(items)``, through the scoring core: each clip is decoded once per batch for every item that names it."""
 
     judges: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
     decode_workers: int = 2
+
+    def __post_init__(self):
+        scorers = [JudgeScorer(j, task) for task, j in self.judges.items()]
+        self.scoring = Scoring(scorers + [MetricScorer(m) for m in self.metrics.values()], self.decode_workers)
 
     def names(self) -> list[str]:
         return [*self.judges, *self.metrics]
@@ -111,94 +114,30 @@ class ScoreService:
     def score(self, items: Sequence[ScoreItem]) -> list[dict]:
         """One result per item, in order; what failed carries its error. The batch's distinct clips are decoded
         in parallel (``decode_workers`` threads), each once for every item that names it."""
-        needs = [self._needs(item) for item in items]
-        keys = [(item.video, item.audio, *sorted(n.items())) for item, n in zip(items, needs)]
-        first = dict(zip(keys, zip(items, needs)))  # each distinct clip and what to decode of it
-        with ThreadPoolExecutor(max(1, self.decode_workers)) as pool:
-            decoded = dict(zip(first, pool.map(lambda args: _decoded(*args), first.values())))
-        clips = [decoded[key] for key in keys]
-        out: list[dict | None] = [None] * len(items)
-        for name in dict.fromkeys(i.judge for i in items):
-            chosen = [(k, item, clips[k]) for k, item in enumerate(items) if item.judge == name]
-            if name in self.judges:
-                self._score_judge(self.judges[name], chosen, out)
-            else:
-                self._score_metric(self.metrics[name], chosen, out)
-        return out
+        asked = [
+            {
+                "video": item.video,
+                "audio": item.audio,
+                "captions": captions_of(item.text, item.utterance),
+                "scorers": [item.judge],
+            }
+            for item in items
+        ]
+        return [self._result(item, scored) for item, scored in zip(items, self.scoring.score(asked))]
 
-    def _needs(self, item: ScoreItem) -> dict:
-        """What of the item's clip its judge or metric reads: streams, frame rate, sample rate, channels."""
+    def _result(self, item: ScoreItem, scored) -> dict:
+        outcome = scored.outcome(item.judge)
+        if not outcome.ok:
+            return result(item.id, outcome.error)
+        values = outcome.values
         if item.judge in self.judges:
-            return self.judges[item.judge].decode_options
-        from ..metrics.base import decode_fps
-
-        metric = self.metrics[item.judge]
-        return {
-            "video": metric.video_fps is not None,
-            "audio": metric.audio is not None,
-            "fps": decode_fps([metric.video_fps]) if metric.video_fps else None,
-            "sample_rate": None,
-            "channels": None,
-        }
-
-    def _score_judge(self, judge, chosen, out) -> None:
-        samples = []
-        for _, item, clip in chosen:
-            try:
-                samples.append(judge.sample(clip, item.text, item.utterance) if not isinstance(clip, str) else clip)
-            except (MediaError, ValueError) as err:
-                samples.append(str(err))
-        scorable = [s for s in samples if not isinstance(s, str)]
-        scored = iter(judge.score_samples(scorable))
-        for (k, item, _), sample in zip(chosen, samples):
-            if isinstance(sample, str):
-                out[k] = result(item.id, sample)
-                continue
-            r = next(scored)
-            out[k] = result(item.id, r.error, score=r.score, delta=r.delta, p_yes=r.yes_prob, p_no=r.no_prob)
-
-    def _score_metric(self, metric, chosen, out) -> None:
-        from ..metrics.base import MetricError
-
-        for k, item, clip in chosen:
-            if isinstance(clip, str):
-                out[k] = result(item.id, clip)
-                continue
-            try:
-                values = metric.compute(clip, captions={"video": item.text} if item.text else {})
-            except MetricError as err:
-                out[k] = result(item.id, str(err))
-                continue
-            name = item.output or next(iter(values))
-            if name not in values:
-                out[k] = result(item.id, f"{metric.name} has no output {name!r}; it gives {sorted(values)}")
-                continue
-            out[k] = result(item.id, score=values[name], values=values)
-
-
-def _decoded(item: ScoreItem, needs: dict) -> MediaClip | str:
-    """The item's clip, or why it cannot be decoded."""
-    try:
-        return _decode(item, **needs)
-    except MediaError as err:
-        return str(err)
-
-
-def _decode(
-    item: ScoreItem, video: bool, audio: bool, fps: float | None, sample_rate: int | None, channels: int | None
-) -> MediaClip:
-    """The item's clip: its video (with its own audio), the separate audio file in place of that track."""
-    sound = {"sample_rate": sample_rate, "channels": channels}
-    if item.video is None:
-        if video:
-            raise MediaError(item.audio, f"item {item.id}: this judge needs a video")
-        return decode(item.audio, video=False, audio=True, **sound)
-    own_audio = audio and item.audio is None
-    clip = decode(item.video, video=video, audio=own_audio, fps=fps, **(sound if own_audio else {}))
-    if audio and item.audio is not None:
-        track = decode(item.audio, video=False, audio=True, **sound)
-        clip = dataclasses.replace(clip, audio=track.audio, sample_rate=track.sample_rate)
-    return clip
+            return result(
+                item.id, score=values["score"], delta=values["delta"], p_yes=values["yes_prob"], p_no=values["no_prob"]
+            )
+        name = item.output or next(iter(values))
+        if name not in values:
+            return result(item.id, f"{item.judge} has no output {name!r}; it gives {sorted(values)}")
+        return result(item.id, score=values[name], values=values)
 
 
 def _files_hash(folder: Path) -> str:

@@ -18,10 +18,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ...httpjson import HTTPFailure, post_json
-from ...jobs import run_job
 from ...jsonl import JsonlWriter, read_jsonl, write_json
 from ...judges.choice import ChoiceQuestion, answer_questions, question_samples
 from ...judges.scorer import ChoiceResult
+from ...runtime.jobs import run_job
 from ..dimensions import BenchError
 from .request_media import MediaPlan, MediaUnavailable
 

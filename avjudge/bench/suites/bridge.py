@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...jobs import run_job
 from ...jsonl import read_jsonl
 from ...judges.choice import ChoiceQuestion, question_samples
 from ...prompts import BRIDGE_STATEMENT, OPTION_LETTERS
+from ...runtime.jobs import run_job
 from ...stats import auroc
 from ..dimensions import BenchError
 

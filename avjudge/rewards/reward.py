@@ -1,10 +1,9 @@
-"""Judges (and any clip metric) as rewards for RLHF of audio-video generators.
+"""Judges and metrics as rewards for RLHF of audio-video generators.
 
-``AVReward`` decodes each generated clip once, scores it with every term and returns the
-weighted mean. Terms are judges or plain callables ``metric(clip) -> float``. With
-``use_delta`` a judge contributes delta = log P(Yes) - log P(No), which keeps a useful
-slope where the probability saturates. A clip that fails gets ``None`` (TRL treats it as
-missing), never 0.
+``AVReward`` scores each generated clip through the scoring core (decoded once for every term) and returns the
+weighted mean. Terms are judges, signal metrics or plain callables ``metric(clip) -> float``. With ``use_delta`` a
+judge contributes delta = log P(Yes) - log P(No), which keeps a useful slope where the probability saturates. A clip
+that fails gets ``None`` (TRL treats it as missing), never 0.
 """
 
 from __future__ import annotations
@@ -15,28 +14,40 @@ from typing import Callable, Sequence, Union
 
 import numpy as np
 
-from ..media import MediaClip, MediaError, decode
-from .judge import Judge
+from ..judges import Judge
+from ..media import DecodeNeeds, MediaClip
+from ..metrics import Metric
+from ..scoring import FunctionScorer, JudgeScorer, MetricScorer, Scoring, captions_of
 
-Metric = Callable[[MediaClip], float]
+ClipFunction = Callable[[MediaClip], float]
 
 
 @dataclass
 class RewardTerm:
-    """One term of a reward: a judge, or a callable ``metric(clip) -> float``, and its weight."""
+    """One term of a reward: a judge, a metric (``output``: which of its outputs; default its first) or a callable
+    ``metric(clip) -> float`` (reading what ``needs`` says: default the file's own frames), and its weight."""
 
-    scorer: Union[Judge, Metric]
+    scorer: Union[Judge, Metric, ClipFunction]
     weight: float = 1.0
+    output: str | None = None
+    needs: DecodeNeeds | None = None
+
+
+def _media_item(media) -> dict:
+    """A core item's media: a file, encoded bytes, or a clip in memory."""
+    if isinstance(media, MediaClip):
+        return {"media": media}
+    return {"video": media if isinstance(media, bytes) else str(media)}
 
 
 class AVReward:
     """A reward for RL fine-tuning of audio-video generators: the weighted mean of judges and clip metrics.
 
-    Each clip is decoded once for every term. Call it as a TRL ``GRPOTrainer`` reward function, or use `ddpo`
-    for DDPO / Flow-GRPO trainers.
+    Each clip (a file, its bytes, or a `MediaClip` in memory) is decoded once for every term. Call it as a TRL
+    ``GRPOTrainer`` reward function, or use `ddpo` for DDPO / Flow-GRPO trainers.
 
     Args:
-        terms: name -> a `RewardTerm`, a `Judge` or a callable ``metric(clip) -> float`` (weight 1).
+        terms: name -> a `RewardTerm`, a `Judge`, a `Metric` or a callable ``metric(clip) -> float`` (weight 1).
         use_delta: judges contribute delta = log P(Yes) - log P(No) instead of S, which keeps a slope where S
             saturates.
         media_key: the dataset column holding each clip's file (else the completions are the files).
@@ -53,7 +64,7 @@ class AVReward:
 
     def __init__(
         self,
-        terms: dict[str, RewardTerm | Judge | Metric],
+        terms: dict[str, RewardTerm | Judge | Metric | ClipFunction],
         use_delta: bool = False,
         media_key: str = "video",
         text_key: str = "caption",
@@ -66,29 +77,31 @@ class AVReward:
             raise ValueError("term weights must sum to a positive number")
         self.use_delta = use_delta
         self.media_key, self.text_key, self.utterance_key = media_key, text_key, utterance_key
+        self.scoring = Scoring([self._scorer(name, term) for name, term in self.terms.items()])
         self.__name__ = "avjudge_" + "+".join(self.terms)  # TRL logs reward functions by name
 
-    def _judges(self):
-        return [t.scorer for t in self.terms.values() if isinstance(t.scorer, Judge)]
+    def _scorer(self, name: str, term: RewardTerm):
+        if isinstance(term.scorer, Judge):
+            return JudgeScorer(term.scorer, name)
+        if isinstance(term.scorer, Metric):
+            return MetricScorer(term.scorer, name)
+        return FunctionScorer(name, term.scorer, term.needs)
 
-    def _decode(self, item: str | Path | MediaClip) -> MediaClip:
-        if isinstance(item, MediaClip):
-            return item
-        judges = self._judges()
-        need_video = not judges or any(j.task.needs_video for j in judges)
-        need_audio = any(j.task.needs_audio for j in judges)
-        return decode(item, video=need_video, audio=need_audio)
+    def _value(self, term: RewardTerm, values: dict) -> float:
+        if isinstance(term.scorer, Judge):
+            return values["delta" if self.use_delta else "score"]
+        return values[term.output] if term.output else next(iter(values.values()))
 
     def score(
         self,
-        media: Sequence[str | Path | MediaClip],
+        media: Sequence[str | Path | bytes | MediaClip],
         texts: Sequence[str] | None = None,
         utterances: Sequence[str | None] | None = None,
     ) -> tuple[list[float | None], dict[str, list]]:
         """Score clips with every term.
 
         Args:
-            media: files or decoded clips.
+            media: files, their encoded bytes, or decoded clips.
             texts: one text per clip, for judges that read text.
             utterances: one spoken line (or None) per clip, for the ``at`` judge.
 
@@ -96,36 +109,27 @@ class AVReward:
             The combined reward per clip (None where a term failed: never 0), and
             ``{term: per-clip values, "errors": per-clip error or None}``.
         """
-        clips: list[MediaClip | None] = []
+        items = [
+            {
+                **_media_item(m),
+                "captions": captions_of(texts[k] if texts is not None else None, utterances[k] if utterances else None),
+            }
+            for k, m in enumerate(media)
+        ]
+        records = self.scoring.score(items)
+        values: dict[str, list[float | None]] = {name: [] for name in self.terms}
         errors: list[str | None] = []
-        for item in media:
-            try:
-                clips.append(self._decode(item))
-                errors.append(None)
-            except MediaError as err:
-                clips.append(None)
-                errors.append(str(err))
-        ok = [i for i, c in enumerate(clips) if c is not None]
-        values: dict[str, list[float | None]] = {}
-        for name, term in self.terms.items():
-            column: list[float | None] = [None] * len(clips)
-            if isinstance(term.scorer, Judge):
-                sub_texts = [texts[i] for i in ok] if texts is not None and term.scorer.task.needs_text else None
-                sub_utts = [utterances[i] for i in ok] if utterances is not None else None
-                for i, r in zip(ok, term.scorer.score([clips[i] for i in ok], sub_texts, sub_utts)):
-                    column[i] = (r.delta if self.use_delta else r.score) if r.ok else None
-                    if not r.ok:
-                        errors[i] = errors[i] or f"{name}: {r.error}"
-            else:
-                for i in ok:
-                    try:
-                        column[i] = float(term.scorer(clips[i]))
-                    except (MediaError, ValueError) as err:
-                        errors[i] = errors[i] or f"{name}: {err}"
-            values[name] = column
+        for record in records:
+            first_error = record.error
+            for name, term in self.terms.items():
+                outcome = record.outcome(name)
+                values[name].append(self._value(term, outcome.values) if outcome.ok else None)
+                if not outcome.ok and first_error is None:
+                    first_error = f"{name}: {outcome.error}"
+            errors.append(first_error)
         total = sum(t.weight for t in self.terms.values())
         combined: list[float | None] = []
-        for i in range(len(clips)):
+        for i in range(len(records)):
             parts = [values[name][i] for name in self.terms]
             if any(p is None for p in parts):
                 combined.append(None)

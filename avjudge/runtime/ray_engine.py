@@ -2,17 +2,17 @@
 
 The job's process function travels to each actor by value (cloudpickle); the judges and metrics it
 holds travel as what builds them (`Judge.__reduce__`, `Metric.__reduce__`), so each actor loads its
-models once, on its own device. A `avjudge.jobs.ClipJob` has its clips decoded first, in CPU tasks
+models once, on its own device. A `avjudge.runtime.chunks.ClipJob` has its clips decoded first, in CPU tasks
 that hold no model, one CPU each, anywhere in the cluster, while GPU actors only score (actors that
 ask for what the tasks ask for, one CPU and no GPU, decode in the actor: Ray Data fuses the two
 stages, which spares sending frames between processes). Rows travel as
 pickled items and come back as JSON records, the same lines the local engine writes; this process
-writes them (`avjudge.jobs.run_job`), so a killed run resumes from its output like a local one and
+writes them (`avjudge.runtime.jobs.run_job`), so a killed run resumes from its output like a local one and
 every id is written once.
 
 Fault tolerance, from Ray's defaults and ours:
 - an exception in one clip is caught in the actor and becomes that row's ``error``
-  (`avjudge.jobs.process_rows`): Ray would otherwise fail the whole block;
+  (`avjudge.runtime.chunks.process_rows`): Ray would otherwise fail the whole block;
 - an actor that dies (a crash, an out-of-memory kill, a lost node) is restarted and its batch
   redone (Ray Data gives actor pools ``max_restarts=-1`` and ``max_task_retries=-1``); rows of a
   batch redone are written once.
@@ -28,13 +28,15 @@ from typing import ClassVar, Iterator
 
 import numpy as np
 
-from .config import ConfigError
-from .jobs import ClipJob, Process, decode_rows, process_rows
+from ..config import ConfigError
+from ..media import DecodeNeeds
+from ..scoring import decode_items
+from .chunks import ClipJob, Process, process_rows
 
 
-def _decode_batch(batch: dict[str, np.ndarray], options: dict, workers: int) -> dict[str, np.ndarray]:
-    """A CPU task: the items of a batch with their clips decoded (`avjudge.jobs.decode_rows`)."""
-    decoded = decode_rows(options, [pickle.loads(blob) for blob in batch["item"]], workers)
+def _decode_batch(batch: dict[str, np.ndarray], needs: DecodeNeeds, workers: int) -> dict[str, np.ndarray]:
+    """A CPU task: the items of a batch with their clips decoded (`avjudge.scoring.decode_items`)."""
+    decoded = decode_items([pickle.loads(blob) for blob in batch["item"]], needs, workers)
     return {"id": batch["id"], "item": np.array([pickle.dumps(item) for item in decoded], dtype=object)}
 
 
@@ -117,7 +119,7 @@ class RayEngine:
         if isinstance(process, ClipJob):  # decoding in tasks, scoring in the actors
             rows = rows.map_batches(
                 _decode_batch,
-                fn_kwargs={"options": process.decode_options, "workers": process.workers},
+                fn_kwargs={"needs": process.needs, "workers": process.workers},
                 batch_size=chunk_size,
                 num_cpus=1,
                 batch_format="numpy",

@@ -1,0 +1,80 @@
+"""What a consumer of clips reads of them, and one decode plan that serves many consumers.
+
+Every judge and metric says what it reads of a clip as a `DecodeNeeds`: its streams, the frame rate it samples
+(`NATIVE_FPS`: the file's own frames), the audio rate and channel count it takes. `merge_needs` makes one plan for
+all of them, so that a clip is decoded once per job: frames at the highest rate any of them samples (the file's own
+where one samples those), audio at the rate and channel count they share (else the file's own). Each consumer then
+takes its own rate from the clip (`frames_at`, `avjudge.media.resample`).
+
+Frames are decoded at their own size: each model resizes them as its processor does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+NATIVE_FPS = math.inf  # the fps of a consumer that samples the file's own frames (DOVER)
+
+
+@dataclass(frozen=True)
+class DecodeNeeds:
+    """What of a clip one consumer reads.
+
+    Attributes:
+        video: it reads frames.
+        audio: it reads the sound.
+        fps: the rate it samples frames at (`NATIVE_FPS`: the file's own frames); with ``video`` only.
+        sample_rate: the rate it takes audio at (None: the clip's own).
+        channels: the channels it takes (None: the clip's own).
+    """
+
+    video: bool = False
+    audio: bool = False
+    fps: float | None = None
+    sample_rate: int | None = None
+    channels: int | None = None
+
+    def __post_init__(self):
+        if self.video and self.fps is None:
+            raise ValueError("a consumer of frames says the rate it samples them at (NATIVE_FPS: the file's own)")
+
+    def options(self) -> dict:
+        """`avjudge.media.decode`'s keyword arguments for these needs."""
+        return {
+            "video": self.video,
+            "audio": self.audio,
+            "fps": None if not self.video or self.fps == NATIVE_FPS else self.fps,
+            "sample_rate": self.sample_rate if self.audio else None,
+            "channels": self.channels if self.audio else None,
+        }
+
+
+def _shared(values: list):
+    return values[0] if values and all(v == values[0] for v in values) else None
+
+
+def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
+    """One plan that serves every consumer: frames at the highest rate any samples (the file's own where one
+    samples those), audio at the rate and channels they all take (else the clip's own, each converting it)."""
+    needs = list(needs)
+    rates = [n.fps for n in needs if n.video]
+    sound = [n for n in needs if n.audio]
+    return DecodeNeeds(
+        video=bool(rates),
+        audio=bool(sound),
+        fps=max(rates) if rates else None,  # NATIVE_FPS is infinite: it wins
+        sample_rate=_shared([n.sample_rate for n in sound]),
+        channels=_shared([n.channels for n in sound]),
+    )
+
+
+def frame_indices(timestamps: np.ndarray, start: float, duration: float, fps: float) -> np.ndarray:
+    """Indices of the frames on screen at ``start + k / fps`` for the clip's whole duration (frames repeat or drop,
+    as a constant-rate conversion does): what `avjudge.media.decode` returns for ``fps``."""
+    times = start + np.arange(int(np.ceil(duration * fps - 1e-9))) / fps
+    shown = np.searchsorted(timestamps, times + 1e-6, side="right") - 1
+    return np.clip(shown, 0, len(timestamps) - 1)

@@ -1,0 +1,56 @@
+"""What runs on a chunk of a job's items, whichever engine runs it: a process function, its per-item fault rule,
+and `ClipJob`, a process in two stages (decoding, then scoring) that an engine may run apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import is_run_fault, reason
+from ..media import DecodeNeeds
+from ..scoring import decode_items
+
+Process = Callable[[list[dict]], list[dict]]
+
+
+def process_rows(process: Process, chunk: list[dict]) -> list[dict]:
+    """``process``'s records for ``chunk``. Where it raises, the items are redone one at a time and an item that
+    raises alone gets a record with its ``error``: one bad clip never takes its chunk down (nor, on Ray, its block).
+    A fault of the run (`avjudge.errors.is_run_fault`: a bug, running out of memory, a server that did not answer)
+    stops the run instead: a rerun scores those clips."""
+    try:
+        records = process(chunk)
+    except Exception as err:
+        if is_run_fault(err):
+            raise
+        if len(chunk) == 1:
+            return [{"id": chunk[0]["id"], "error": reason(err)}]
+        return [record for item in chunk for record in process_rows(process, [item])]
+    if [r["id"] for r in records] != [item["id"] for item in chunk]:
+        raise RuntimeError("a job's process function must return one record per item, in order")
+    return records
+
+
+@dataclass(frozen=True)
+class ClipJob:
+    """A job's process in two stages: decode each item's media once by one plan (no model), then ``score`` the
+    chunk.
+
+    Called on a chunk, it runs both here. The Ray engine runs them apart: decoding in CPU tasks (only ``needs``
+    travel to them), scoring in the actors that hold the models.
+
+    Attributes:
+        needs: the decode plan of every scorer of the job (`avjudge.scoring.Scoring.needs`).
+        score: items with their ``clip`` (a `MediaClip`, or why it could not be decoded) -> one record each.
+        workers: threads that decode a chunk here.
+    """
+
+    needs: DecodeNeeds
+    score: Process
+    workers: int = 2
+
+    def decode(self, chunk: list[dict]) -> list[dict]:
+        return decode_items(chunk, self.needs, self.workers)
+
+    def __call__(self, chunk: list[dict]) -> list[dict]:
+        return self.score(self.decode(chunk))

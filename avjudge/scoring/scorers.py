@@ -1,0 +1,128 @@
+"""Judges and metrics behind one protocol, so that every job scores clips the same way.
+
+A scorer says what it reads of a clip (``needs``, a `avjudge.media.DecodeNeeds`) and scores a batch of decoded clips
+with their captions (``{"video", "audio", "utterance"}``: the texts a judge or metric may check), giving one `Outcome`
+per clip, in order: its values, or why that clip could not be scored. One clip never raises for the batch, and a
+failure is never a 0. Only a fault of the run itself (a bug, no memory; `avjudge.errors.is_run_fault`) raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from ..errors import AvjudgeError, is_run_fault, reason
+from ..media import NATIVE_FPS, DecodeNeeds, MediaClip
+
+if TYPE_CHECKING:  # the core imports no model code: a job that decodes only (a Ray task) loads no torch
+    from ..judges import Judge
+    from ..metrics import Metric
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One clip scored by one scorer: its ``values`` (output name -> number), or the ``error`` that kept it from
+    being scored."""
+
+    values: dict | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Scorer(Protocol):
+    kind: ClassVar[str]  # "judge" or "metric"
+    name: str  # how records name it: a judge's task (av, vt, at), a metric's registry name
+    needs: DecodeNeeds
+
+    def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
+        """One outcome per clip, in order."""
+        ...
+
+
+def captions_of(text: str | None = None, utterance: str | None = None) -> dict:
+    """Captions from one text (what a caller gives a ``vt`` or ``at`` judge alike) and a spoken line."""
+    return {"video": text, "audio": text, "utterance": utterance}
+
+
+class JudgeScorer:
+    """A Yes / No judge: its values are `avjudge.judges.ScoreResult`'s numbers (score, delta, mass, yes_prob,
+    no_prob). A ``vt`` judge reads the video caption and an ``at`` judge the audio caption with the spoken line
+    (the one place that rule lives); a clip without the caption its judge reads is that clip's error."""
+
+    kind: ClassVar[str] = "judge"
+
+    def __init__(self, judge: Judge, name: str | None = None):
+        self.judge = judge
+        self.name = name or judge.task.name
+
+    @property
+    def needs(self) -> DecodeNeeds:
+        return self.judge.needs
+
+    def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
+        field = self.judge.task.caption_field
+        outcomes: list[Outcome | None] = [None] * len(clips)
+        todo = []
+        for i, caption in enumerate(captions):
+            if field and not (caption or {}).get(field):
+                outcomes[i] = Outcome(error=f"no {field} caption for the {self.name} judge")
+            else:
+                todo.append(i)
+        if todo:
+            texts = [captions[i][field] for i in todo] if field else None
+            utterances = [(captions[i] or {}).get("utterance") or None for i in todo]
+            spoken = utterances if self.judge.task.name == "at" else None
+            for i, result in zip(todo, self.judge.score([clips[i] for i in todo], texts, spoken)):
+                values = {k: v for k, v in result.to_dict().items() if k != "error"}
+                outcomes[i] = Outcome(error=result.error) if result.error else Outcome(values=values)
+        return outcomes
+
+
+class MetricScorer:
+    """A signal metric: its values are every output it gives. A clip it cannot score (`MetricError`, any error of
+    that clip alone) is that clip's error."""
+
+    kind: ClassVar[str] = "metric"
+
+    def __init__(self, metric: Metric, name: str | None = None):
+        self.metric = metric
+        self.name = name or metric.name
+
+    @property
+    def needs(self) -> DecodeNeeds:
+        return self.metric.needs
+
+    def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
+        # one clip at a time: metrics hold state in their models
+        return [_outcome(lambda: self.metric.compute(clip, captions=c or {})) for clip, c in zip(clips, captions)]
+
+
+class FunctionScorer:
+    """A plain function of a decoded clip, ``fn(clip) -> float``: its value is ``{"value": fn(clip)}``. It reads
+    what ``needs`` says (default: the file's own frames); an error of one clip is that clip's error."""
+
+    kind: ClassVar[str] = "function"
+
+    def __init__(self, name: str, fn, needs: DecodeNeeds | None = None):
+        self.name, self.fn = name, fn
+        self.needs = needs or DecodeNeeds(video=True, fps=NATIVE_FPS)
+
+    def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
+        return [_outcome(lambda: {"value": float(self.fn(clip))}) for clip in clips]
+
+
+def _outcome(compute) -> Outcome:
+    """``compute()``'s values for one clip, or that clip's error: an avjudge error (`MetricError`, `MediaError`) or a
+    `ValueError` as its message, anything else that is no fault of the run as ``"<Type>: message"``."""
+    try:
+        return Outcome(values=compute())
+    except (AvjudgeError, ValueError) as err:
+        return Outcome(error=str(err))
+    except Exception as err:
+        if is_run_fault(err):
+            raise
+        return Outcome(error=reason(err))
