@@ -67,7 +67,7 @@ TASKS: dict[str, JudgeTask] = {
 # the tiny judges' tokenizer is trained on TASKS' queries alone).
 OPTION_LETTERS = tuple("ABCDEFGH")
 # The Yes / No bridge: a judge that reads a text (vt, at) judges each option of a multiple-choice question as this
-# statement, its caption (`avjudge.bench.suites.bridge`)
+# statement, its caption (`avjudge.omni.bridge`)
 BRIDGE_STATEMENT = 'The answer to the question "{question}" is: {option}'
 CHOICE_QUERY = "{text}\nAnswer with the option's letter from the given choices directly."
 CHOICE_TASKS: dict[str, JudgeTask] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Callable
 
 import numpy as np
@@ -25,9 +26,12 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
-def format_statistic(value: float | None, digits: int = 3) -> str:
-    """A statistic for printing; "n/a" where it is undefined (an AUROC with one class, a correlation of a constant)."""
-    return "n/a" if value is None else f"{value:.{digits}f}"
+def printed(value: float | None, digits: int = 2, missing: str = "-") -> str:
+    """A figure as papers print it, rounded half up (0.495 -> 0.50, which float formatting does not do); ``missing``
+    where it is undefined (no answers, an AUROC with one class, a correlation of a constant)."""
+    if value is None:
+        return missing
+    return str(Decimal(repr(round(value, 9))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def per_negative_type(scores, labels, negative_types, metric: Callable[[np.ndarray, np.ndarray], object]) -> dict:

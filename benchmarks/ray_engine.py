@@ -21,8 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from avjudge.bench import ClipScorer, parse_dimensions
-from avjudge.bench.filter import parse_rules, run_filter
+from avjudge.bench import parse_dimensions
+from avjudge.bench.scoring import ClipScorer
+from avjudge.filter import parse_rules, run_filter
 from avjudge.jsonl import read_jsonl
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.runtime import make_engine

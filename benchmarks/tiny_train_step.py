@@ -21,7 +21,8 @@ import torch
 from transformers import PreTrainedTokenizerFast
 
 from avjudge.config import load_config
-from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
+from avjudge.demo import TRAIN_CONFIGS, DemoSize
+from avjudge.demo.run import build_demo_pairs
 from avjudge.judges.tiny import AUDIO_DIR, build_tiny_qwen2_audio, make_tiny_judges
 from avjudge.prompts import task as judge_task
 from avjudge.train import TrainConfig, build_training

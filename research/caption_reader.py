@@ -27,11 +27,12 @@ import torch.nn.functional as F
 
 from avjudge.config import load_config
 from avjudge.data.audit import gram_features, gram_index
-from avjudge.demo import TRAIN_CONFIGS, build_demo_pairs
+from avjudge.demo import TRAIN_CONFIGS
+from avjudge.demo.run import build_demo_pairs
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.tiny import make_tiny_judges
-from avjudge.stats import auroc, format_statistic, per_negative_type
+from avjudge.stats import auroc, per_negative_type, printed
 from avjudge.train import TrainConfig
 from avjudge.world import MANIFEST, vocab
 from research.align import world_media
@@ -134,7 +135,7 @@ def main() -> None:
     shown = colours_on_screen(video, [r["scene"] for r in manifest], clips[:split], clips[split:])
     print(
         "colour on screen, linear probe on held-out clips: "
-        + ", ".join(f"{colour} {format_statistic(value)}" for colour, value in shown.items()),
+        + ", ".join(f"{colour} {printed(value, 3, 'n/a')}" for colour, value in shown.items()),
         flush=True,
     )
     clip_index = {r["id"]: i for i, r in enumerate(manifest)}
@@ -142,7 +143,7 @@ def main() -> None:
         result = caption_pair_aurocs(video, records, clip_index, args.steps, with_picture)
         print(
             f"{name:<20} held-out AUROC "
-            + "  ".join(f"{kind} {format_statistic(value)}" for kind, value in result.items()),
+            + "  ".join(f"{kind} {printed(value, 3, 'n/a')}" for kind, value in result.items()),
             flush=True,
         )
 

@@ -19,7 +19,7 @@ from avjudge.data import load_pairs
 from avjudge.data.audit import text_leak
 from avjudge.jsonl import read_jsonl
 from avjudge.judges.judge import JudgeSettings, sampled_frames
-from avjudge.stats import format_statistic
+from avjudge.stats import printed
 from avjudge.world import MANIFEST, Scene
 from research.decidability import ambience_gives_away, caption_edit_told, frame_times
 
@@ -120,8 +120,8 @@ def caption_reading_why(text_alone: float | None, judge: float | None) -> str:
     """A caption edit's target, missed: how well the caption's words alone (`text_leak`) and the trained judge rank
     its held-out pairs; a judge below the words has learned neither to look nor the text's own tells."""
     return (
-        f"the caption's words alone rank these pairs at AUROC {format_statistic(text_alone, 2)}, "
-        f"the trained judge at {format_statistic(judge, 2)}"
+        f"the caption's words alone rank these pairs at AUROC {printed(text_alone, 2, 'n/a')}, "
+        f"the trained judge at {printed(judge, 2, 'n/a')}"
     )
 
 
@@ -176,15 +176,15 @@ def target_lines(rows: list[dict]) -> list[str]:
             else ""
         )
         lines.append(
-            f"  {row['judge']:<4}{row['negative_type']:<20}{format_statistic(row['before']):>6} -> "
-            f"{format_statistic(row['after']):<6} {verdict}{chance}  ({row['what']}{ceiling})"
+            f"  {row['judge']:<4}{row['negative_type']:<20}{printed(row['before'], 3, 'n/a'):>6} -> "
+            f"{printed(row['after'], 3, 'n/a'):<6} {verdict}{chance}  ({row['what']}{ceiling})"
         )
         if not row["met"] and row["why"]:
             lines.append(f"{'':<8}{row['why']}")
         if not row["met"] and row["curve"]:
             lines.append(
                 f"{'':<8}its learning curve (step: held-out balanced accuracy): "
-                + " ".join(f"{step}:{format_statistic(value, 2)}" for step, value in row["curve"])
+                + " ".join(f"{step}:{printed(value, 2, 'n/a')}" for step, value in row["curve"])
             )
     return lines
 

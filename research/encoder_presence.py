@@ -19,7 +19,7 @@ from avjudge.demo import TRAIN_CONFIGS
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.tiny import build_tiny_omni_thinker, build_tokenizer
-from avjudge.stats import format_statistic
+from avjudge.stats import printed
 from avjudge.train import TrainConfig
 from avjudge.world import MANIFEST
 from research.align import linear_presence_auroc, world_media
@@ -50,7 +50,7 @@ def main() -> None:
                 use_audio_in_video=av.use_audio_in_video,
             )
             value = linear_presence_auroc(judge, world_media(judge, world), scenes, args.train)
-            print(f"{name:<24} held-out AUROC of what is seen and heard {format_statistic(value)}", flush=True)
+            print(f"{name:<24} held-out AUROC of what is seen and heard {printed(value, 3, 'n/a')}", flush=True)
 
 
 if __name__ == "__main__":

@@ -93,11 +93,12 @@ import torch
 from avjudge.config import from_dict, load_config, parse_overrides, to_dict
 from avjudge.data.audit import text_leak
 from avjudge.data.pairs import PairDataset, load_pairs
-from avjudge.demo import TRAIN_CONFIGS, DemoSize, build_demo_pairs
+from avjudge.demo import TRAIN_CONFIGS, DemoSize
+from avjudge.demo.run import build_demo_pairs
 from avjudge.jsonl import read_jsonl, write_json
 from avjudge.judges.tiny import ALIGNED_ENCODERS, check_language_model, make_tiny_judges
 from avjudge.prompts import task as judge_task
-from avjudge.stats import auroc, format_statistic, per_negative_type
+from avjudge.stats import auroc, per_negative_type, printed
 from avjudge.train import AnswerCollator, TrainConfig, build_training
 from avjudge.train.evaluation import binary_metrics
 from avjudge.train.trainer import prepared_pairs
@@ -386,10 +387,10 @@ def report_line(name: str, step: int, loss: float, measured: dict, per_type: dic
     """One evaluation's line: held-out AUROC, then balanced accuracy and the share answered Yes at 0.5 (what the
     demo's targets read: the answer, not only the ranking) of ``measured`` (`binary_metrics`), then the AUROC of
     each entry of ``per_type``."""
-    detail = "".join(f"  {kind} {format_statistic(value)}" for kind, value in per_type.items())
+    detail = "".join(f"  {kind} {printed(value, 3, 'n/a')}" for kind, value in per_type.items())
     return (
-        f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {format_statistic(measured['auroc'])}  "
-        f"balanced accuracy {format_statistic(measured['balanced_accuracy'])}  answers Yes "
+        f"{name:<18} step {step:>5}  loss {loss:.3f}  held-out AUROC {printed(measured['auroc'], 3, 'n/a')}  "
+        f"balanced accuracy {printed(measured['balanced_accuracy'], 3, 'n/a')}  answers Yes "
         f"{measured['yes_bias']:.0%}{detail}"
     )
 
@@ -475,8 +476,8 @@ def run_probe(
     if probe is _as_labelled:  # the judge's own caption edits: what their words alone give away, first
         leak = text_leak(pairs, task)
         print(
-            f"{name:<18} the text alone  held-out AUROC {format_statistic(leak['overall'])}"
-            + "".join(f"  {kind} {format_statistic(value)}" for kind, value in leak["per_type"].items()),
+            f"{name:<18} the text alone  held-out AUROC {printed(leak['overall'], 3, 'n/a')}"
+            + "".join(f"  {kind} {printed(value, 3, 'n/a')}" for kind, value in leak["per_type"].items()),
             flush=True,
         )
     if caption_steps:
@@ -518,7 +519,7 @@ def run_probe(
             pooling=align_pooling,
             report=lambda step, loss, value: print(
                 f"{'aligning':<18} step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
-                f"another clip's {format_statistic(value)}",
+                f"another clip's {printed(value, 3, 'n/a')}",
                 flush=True,
             ),
         )
@@ -685,9 +686,9 @@ def main() -> None:
         )
         print(f"\n{'probe':<32}" + "".join(f"{step:>8}" for step, *_ in next(iter(curves.values()))))
         for name, curve in curves.items():
-            print(f"{name:<32}" + "".join(f"{format_statistic(a):>8}" for _, _, a, _ in curve))
+            print(f"{name:<32}" + "".join(f"{printed(a, 3, 'n/a'):>8}" for _, _, a, _ in curve))
             for kind in curve[-1][3]:
-                print(f"  {kind:<30}" + "".join(f"{format_statistic(per_type[kind]):>8}" for *_, per_type in curve))
+                print(f"  {kind:<30}" + "".join(f"{printed(per_type[kind], 3, 'n/a'):>8}" for *_, per_type in curve))
 
 
 if __name__ == "__main__":

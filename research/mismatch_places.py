@@ -24,7 +24,7 @@ from avjudge.data import PairDataset, load_manifest, load_pairs
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.perturb import SourcePool
-from avjudge.stats import auroc, format_statistic
+from avjudge.stats import auroc, printed
 from avjudge.train.trainer import prepared_pairs
 from avjudge.world import MANIFEST
 from research.decidability import ambience_gives_away
@@ -88,8 +88,8 @@ def main() -> None:
         turned_away = float(np.mean(negatives < 0.5)) if len(negatives) else None  # a quick world may have none
         value = auroc(np.r_[positives, negatives], np.r_[np.ones(len(positives)), np.zeros(len(negatives))])
         print(
-            f"{name:<48} n {len(negatives):>4}  turned away {format_statistic(turned_away)}  "
-            f"AUROC against the positives {format_statistic(value)}"
+            f"{name:<48} n {len(negatives):>4}  turned away {printed(turned_away, 3, 'n/a')}  "
+            f"AUROC against the positives {printed(value, 3, 'n/a')}"
         )
 
 

@@ -34,7 +34,7 @@ from avjudge.demo import TRAIN_CONFIGS
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.tiny import make_tiny_judges
-from avjudge.stats import auroc, format_statistic
+from avjudge.stats import auroc, printed
 from avjudge.train import TrainConfig
 from avjudge.world import MANIFEST, vocab
 from research.align import POOLINGS, clip_tokens, heard_objects, world_media
@@ -286,7 +286,7 @@ def main() -> None:
         negatives=args.negatives,
     ):
         print(
-            f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs another clip's {format_statistic(value)}",
+            f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs another clip's {printed(value, 3, 'n/a')}",
             flush=True,
         )
 

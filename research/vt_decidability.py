@@ -25,7 +25,7 @@ from avjudge.data import load_pairs
 from avjudge.data.audit import text_only_held_out
 from avjudge.demo import TRAIN_CONFIGS
 from avjudge.jsonl import read_jsonl
-from avjudge.stats import auroc, format_statistic, per_negative_type
+from avjudge.stats import auroc, per_negative_type, printed
 from avjudge.train import TrainConfig
 from avjudge.world import MANIFEST
 from research.demo_targets import caption_edits_told
@@ -72,7 +72,7 @@ def main() -> None:
             print(
                 f"{name:<48}{n:>5}"
                 + "".join(f"{table[fps][name][1]:>18.2f} / {(1 + table[fps][name][1]) / 2:.2f}" for fps in rates)
-                + f"{format_statistic(leak.get(name), 2):>12}"
+                + f"{printed(leak.get(name), 2, 'n/a'):>12}"
             )
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from avjudge.bench.avibench.levels import TASKS, headroom, levels, modality_gap
 from avjudge.cli import main
+from avjudge.omni.avibench.levels import TASKS, headroom, levels, modality_gap
 
 PAPER = json.loads((Path(__file__).parent / "data" / "avibench_paper.json").read_text())
 # GPT-4o's printed L4 (0.55) is 0.66 from its printed task scores: its ASQA of 0.40 against a VSQA of 40.27 makes the
@@ -47,9 +47,9 @@ def test_the_command_reads_a_scores_csv(tmp_path, capsys):
         writer = csv.writer(f)
         writer.writerow(["model", *TASKS, "notes"])
         writer.writerow(["qwen", *(PAPER["table3"]["qwen2.5-omni 7b"][t] for t in TASKS), "ignored"])
-    assert main(["bench", "avibench", "levels", "--input", str(scores), "--out", str(tmp_path / "levels.csv")]) == 0
+    assert main(["omni", "avibench", "levels", "--input", str(scores), "--out", str(tmp_path / "levels.csv")]) == 0
     rows = list(csv.DictReader(open(tmp_path / "levels.csv")))
     assert rows[0]["model"] == "qwen" and float(rows[0]["L4"]) == pytest.approx(25.89, abs=0.01)
     scores.write_text("model,AMIC\nqwen,1\n")
-    assert main(["bench", "avibench", "levels", "--input", str(scores), "--out", str(tmp_path / "l.csv")]) == 2
+    assert main(["omni", "avibench", "levels", "--input", str(scores), "--out", str(tmp_path / "l.csv")]) == 2
     assert "no column(s) VMIC" in capsys.readouterr().err

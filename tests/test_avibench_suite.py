@@ -16,8 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from avjudge.bench.avibench.levels import TASKS, levels
-from avjudge.bench.avibench.metrics import (
+from avjudge.cli import main
+from avjudge.data.questions import QuestionError, load_questions, write_questions
+from avjudge.judges.choice import check_answerable
+from avjudge.omni import SuiteError, get_suite
+from avjudge.omni.answer import Endpoint
+from avjudge.omni.avibench.levels import TASKS, levels
+from avjudge.omni.avibench.metrics import (
     CAPTION_SCORERS,
     Captioning,
     Counting,
@@ -29,12 +34,7 @@ from avjudge.bench.avibench.metrics import (
     literal,
     set_match,
 )
-from avjudge.bench.dimensions import BenchError
-from avjudge.bench.suites import get_suite
-from avjudge.bench.suites.answer import Endpoint
-from avjudge.bench.suites.base import read_answer_jsonl
-from avjudge.cli import main
-from avjudge.judges.choice import QuestionError, answer_questions, load_questions, write_questions
+from avjudge.omni.base import read_answer_jsonl
 
 from .helpers import RecordingServer
 
@@ -63,7 +63,7 @@ def test_avsqa_sets_match_in_any_order_and_case():
     assert set_match("#Red; cube#", "cube;red")
     assert not set_match("#red#", "cube;red")
     assert not set_match("red;cube;cone", "cube;red")
-    with pytest.raises(BenchError, match="';'-separated"):
+    with pytest.raises(SuiteError, match="';'-separated"):
         set_match("red", ["red", "cube"])
 
 
@@ -125,7 +125,7 @@ def test_avlg_per_frame_iou_with_absent_frames():
     answer = "answer={'frame_0': [0, 0, 0.5, 0.5], 'frame_1': None, 'frame_2': None, 'frame_3': [0, 0, 1, 1]}"
     assert frame_iou([(answer, gold)])["score"] == pytest.approx((1 + 1 + 0 + 0) / 4)
     assert frame_iou([("garbage", gold)])["score"] == pytest.approx(0.5)  # both absent frames agree with no answer
-    with pytest.raises(BenchError, match="original_wh"):
+    with pytest.raises(SuiteError, match="original_wh"):
         frame_iou([("{}", {"frame_0": [0, 0, 1, 1]})])
 
 
@@ -137,12 +137,12 @@ def test_captioning_goes_through_the_scorer_interface(monkeypatch):
     monkeypatch.setitem(CAPTION_SCORERS, "exact", _exact_caption)
     result = Captioning("exact")([("a dog barks", ["a dog barks", "barking"]), ("a cat", "a dog barks")])
     assert result["score"] == 0.5
-    with pytest.raises(BenchError, match="unknown caption scorer"):
+    with pytest.raises(SuiteError, match="unknown caption scorer"):
         Captioning("nope")([("a", ["a"])])
     try:
         import aac_metrics  # noqa: F401
     except ImportError:
-        with pytest.raises(BenchError, match="pip install aac-metrics"):
+        with pytest.raises(SuiteError, match="pip install aac-metrics"):
             fense(["a dog"], [["a dog"]])
 
 
@@ -267,13 +267,13 @@ def test_bad_release_files_fail_naming_the_file(tmp_path):
     suite = get_suite("avibench")
     bad = tmp_path / "data.json"
     bad.write_text(json.dumps([_entry("AVXX", "0", None, "yes")]))
-    with pytest.raises(BenchError, match=r"data.json\[0\]: unknown AVI-Bench task 'AVXX'"):
+    with pytest.raises(SuiteError, match=r"data.json\[0\]: unknown AVI-Bench task 'AVXX'"):
         suite.convert(bad)
     bad.write_text(json.dumps({"items": []}))
-    with pytest.raises(BenchError, match="must be a JSON list"):
+    with pytest.raises(SuiteError, match="must be a JSON list"):
         suite.convert(bad)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(BenchError, match="no AVI-Bench task file"):
+    with pytest.raises(SuiteError, match="no AVI-Bench task file"):
         suite.convert(tmp_path / "empty")
 
 
@@ -313,8 +313,7 @@ def test_right_answers_score_full_marks_and_give_the_levels(converted, tmp_path,
     assert report["levels"]["L4"] == pytest.approx(100)
     assert "| omni |" in (out / "report.md").read_text()
     assert (
-        main(["bench", "avibench", "levels", "--input", str(out / "report.json"), "--out", str(tmp_path / "l.csv")])
-        == 0
+        main(["omni", "avibench", "levels", "--input", str(out / "report.json"), "--out", str(tmp_path / "l.csv")]) == 0
     )
     assert "L4 100.00" in capsys.readouterr().out
 
@@ -338,7 +337,7 @@ def test_without_fense_avc_is_left_unscored_and_the_levels_say_why(converted, tm
     suite, questions = converted
 
     def no_weights(captions, references):
-        raise BenchError("AVC is scored by FENSE, which needs aac-metrics and its weights")
+        raise SuiteError("AVC is scored by FENSE, which needs aac-metrics and its weights")
 
     monkeypatch.setitem(CAPTION_SCORERS, "exact", no_weights)
     report = suite.score(read_answer_jsonl(_jsonl(tmp_path / "a.jsonl", right_answers(questions))), questions)
@@ -351,7 +350,7 @@ def test_without_fense_avc_is_left_unscored_and_the_levels_say_why(converted, tm
 def test_a_prediction_list_shorter_than_its_task_is_an_error(converted, tmp_path):
     suite, questions = converted
     rows = [r for r in right_answers(questions) if r["id"] != "ASQA-1"]
-    with pytest.raises(BenchError, match=r"answered 1 of the 2 ASQA items \(no answer for ASQA-1\)"):
+    with pytest.raises(SuiteError, match=r"answered 1 of the 2 ASQA items \(no answer for ASQA-1\)"):
         suite.score(read_answer_jsonl(_jsonl(tmp_path / "a.jsonl", rows)), questions)
     partial = [r for r in right_answers(questions) if not r["id"].startswith("AVLG")]  # a whole task left out is fine
     block = suite.score(read_answer_jsonl(_jsonl(tmp_path / "b.jsonl", partial)), questions)["models"]["omni"]
@@ -361,12 +360,12 @@ def test_a_prediction_list_shorter_than_its_task_is_an_error(converted, tmp_path
 def test_malformed_gold_names_the_question(converted, tmp_path):
     suite, questions = converted
     questions = [replace(q, answer=["red", "cube"]) if q.id == "AVSQA-0" else q for q in questions]
-    with pytest.raises(BenchError, match=r"question AVSQA-0: an AVSQA gold answer is a ';'-separated text"):
+    with pytest.raises(SuiteError, match=r"question AVSQA-0: an AVSQA gold answer is a ';'-separated text"):
         suite.score(read_answer_jsonl(_jsonl(tmp_path / "a.jsonl", right_answers(questions))), questions)
-    with pytest.raises(BenchError, match="give --questions"):
+    with pytest.raises(SuiteError, match="give --questions"):
         suite.score(read_answer_jsonl(tmp_path / "a.jsonl"), None)
     stranger = [replace(questions[0], extra={})]
-    with pytest.raises(BenchError, match="not AVI-Bench items with a known task"):
+    with pytest.raises(SuiteError, match="not AVI-Bench items with a known task"):
         suite.score(read_answer_jsonl(tmp_path / "a.jsonl"), stranger)
 
 
@@ -382,7 +381,7 @@ def test_the_authors_prediction_files_answer_by_position(converted, tmp_path):
     (tasks / "AVM.json").write_text(json.dumps([{"id": "00001", "predict": "yes"}]))  # out of step with its file
     (tasks / "AVH.json").write_text(json.dumps([None]))  # an empty slot
     (tasks / "notes.json").write_text("[]")  # not a task's predictions: passed over in a folder, refused by name
-    with pytest.raises(BenchError, match="named after its task"):
+    with pytest.raises(SuiteError, match="named after its task"):
         list(suite.read_answers(tasks / "notes.json"))
     report = suite.score(suite.read_answers(tmp_path / "refined"), questions)["models"]["gemini"]
     assert report["scores"]["ASQA"] == pytest.approx(100) and report["scores"]["VSQA"] == pytest.approx(100)
@@ -403,7 +402,7 @@ def test_open_questions_are_not_answered_by_letter(converted):
             name = "choice_av"
 
     with pytest.raises(QuestionError, match="--generate"):
-        answer_questions(LetterJudge(), questions, "unused.jsonl")
+        check_answerable(LetterJudge(), questions)
 
 
 def test_convert_answer_score_and_levels_through_an_endpoint(tmp_path, monkeypatch, capsys):
@@ -419,7 +418,7 @@ def test_convert_answer_score_and_levels_through_an_endpoint(tmp_path, monkeypat
     (tmp_path / "AVIBench" / "input" / "wavs" / "a.wav").write_bytes(_wav_bytes())
     Image.new("RGB", (8, 8)).save(tmp_path / "AVIBench" / "input" / "images" / "0.jpg")
     questions = tmp_path / "avibench.jsonl"
-    argv = ["bench", "convert", "--suite", "avibench", "--input", str(levels_dir)]
+    argv = ["omni", "convert", "--suite", "avibench", "--input", str(levels_dir)]
     assert main([*argv, "--media-root", str(tmp_path / "AVIBench"), "--out", str(questions)]) == 0
 
     def right(body):
@@ -432,14 +431,14 @@ def test_convert_answer_score_and_levels_through_an_endpoint(tmp_path, monkeypat
 
     server = RecordingServer(right)
     try:
-        argv = ["bench", "answer", "--suite", "avibench", "--questions", str(questions), "--endpoint", server.url]
+        argv = ["omni", "answer", "--suite", "avibench", "--questions", str(questions), "--endpoint", server.url]
         assert main([*argv, "--model", "omni", "--out", str(tmp_path / "a.jsonl"), "--no-progress"]) == 0
     finally:
         server.close()
     assert len(server.bodies) == len(ITEMS) + len(CHECKED)
-    argv = ["bench", "score", "--suite", "avibench", "--input", str(tmp_path / "a.jsonl"), "--questions"]
+    argv = ["omni", "score", "--suite", "avibench", "--input", str(tmp_path / "a.jsonl"), "--questions"]
     assert main([*argv, str(questions), "--out", str(tmp_path / "report")]) == 0
-    argv = ["bench", "avibench", "levels", "--input", str(tmp_path / "report" / "report.json")]
+    argv = ["omni", "avibench", "levels", "--input", str(tmp_path / "report" / "report.json")]
     assert main([*argv, "--out", str(tmp_path / "levels.csv")]) == 0
     assert "L1 100.00" in capsys.readouterr().out
 

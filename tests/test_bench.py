@@ -6,14 +6,15 @@ import shutil
 import numpy as np
 import pytest
 
-from avjudge.bench import BenchError, ClipScorer, PromptEntry, discover, load_suite, parse_dimensions
+from avjudge.bench import BenchError, PromptEntry, discover, load_suite, parse_dimensions
 from avjudge.bench.align import align, load_judgments
 from avjudge.bench.curate import curate, text_hash
-from avjudge.bench.filter import parse_rules, parse_shard, run_filter
 from avjudge.bench.prompt_suite import write_suite
 from avjudge.bench.report import normalized, write_report
 from avjudge.bench.runner import SAMPLES, run_bench
+from avjudge.bench.scoring import ClipScorer
 from avjudge.bench.synthetic import make_model_folders, world_suite
+from avjudge.filter import parse_rules, parse_shard, run_filter
 from avjudge.jsonl import read_jsonl
 
 from .helpers import rendered_dom, requires_chromium, requires_espeak, table_rows

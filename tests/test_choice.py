@@ -12,15 +12,11 @@ import torch
 from transformers import PreTrainedTokenizerFast
 
 from avjudge.bench.synthetic import world_questions
+from avjudge.data.questions import ChoiceQuestion, QuestionError, load_questions
 from avjudge.judges import ChoiceHead, Judge, JudgeSample, render_choice_question
-from avjudge.judges.choice import (
-    ChoiceQuestion,
-    QuestionError,
-    answer_questions,
-    compare_answers,
-    load_questions,
-    summarize,
-)
+from avjudge.omni.answer import answer_with_judge
+from avjudge.omni.questions import Questions
+from avjudge.omni.score import compare_answers
 from avjudge.prompts import CHOICE_QUERY, OPTION_LETTERS
 from avjudge.world import MANIFEST
 
@@ -159,88 +155,81 @@ def test_a_choice_judge_asks_the_question_and_answers_resumably_counting_unreada
     score_samples = judge.score_samples
     monkeypatch.setattr(judge, "score_samples", lambda samples: asked.append(len(samples)) or score_samples(samples))
     out = tmp_path / "answers.jsonl"
-    first = answer_questions(judge, questions[:6], out, chunk=4, progress=False)
-    every = answer_questions(judge, questions, out, chunk=4, progress=False)
-    assert asked == [4, 2, 4, 1]  # the second run asks only the five questions the first did not
+    first = answer_with_judge(judge, questions[:6], out, "tiny", progress=False)
+    every = answer_with_judge(judge, questions, out, "tiny", progress=False)
+    assert asked == [6, 5]  # the second run asks only the five questions the first did not
     assert every[:6] == first and [r["id"] for r in every] == [q.id for q in questions]
     assert len(out.read_text().splitlines()) == len(questions)
 
     failed = every[3]
-    assert failed["error"] and failed["predicted"] is None and failed["correct"] is None
+    assert failed["error"] and failed["response"] is None
     for q, row in zip(questions, every):
         if row is failed:
             continue
         assert list(row["probs"]) == list(OPTION_LETTERS[: len(q.options)])
         assert sum(row["probs"].values()) == pytest.approx(1.0)
-        assert row["predicted"] == max(row["probs"], key=row["probs"].get)
-        assert row["correct"] == (row["predicted"] == q.answer)
-    summary = summarize(every, questions)
-    answered = [r for r in every if r is not failed]
-    assert summary["errors"] == 1 and summary["answered"] == len(answered)
-    assert summary["accuracy"] == pytest.approx(np.mean([r["correct"] for r in answered]))
-    assert summary["chance"] == pytest.approx(
-        np.mean([1 / len(q.options) for q in questions if q.id != "broken/place"])
-    )
-    assert summary["per_category"]["place"]["errors"] == 1
+        assert row["response"] == max(row["probs"], key=row["probs"].get)
+    suite = Questions()
+    report = suite.score(suite.read_answers(out), questions)
+    block = report["models"]["tiny"]
+    answered = [(r, q) for r, q in zip(every, questions) if r is not failed]
+    assert block["errors"] == 1 and block["n"] == len(answered)  # the unreadable clip apart, never wrong
+    assert block["accuracy"] == pytest.approx(np.mean([r["response"] == q.answer for r, q in answered]))
+    assert report["chance"]["all"] == pytest.approx(np.mean([1 / len(q.options) for q in questions]))
+    places = [r for r, q in answered if q.category == "place"]  # the unreadable question is a place question too
+    assert block["by"]["category"]["place"]["n"] == len(places)
 
     yes_no = Judge.load("av", tiny_judges["qwen2_5_omni"])
     with pytest.raises(QuestionError, match="answers Yes or No"):
-        answer_questions(yes_no, questions, tmp_path / "other.jsonl", progress=False)
+        answer_with_judge(yes_no, questions, tmp_path / "other.jsonl", "yes_no", progress=False)
     with pytest.raises(ValueError, match="needs a Yes / No judge"):
         judge.score_differentiable(torch.zeros(2, 56, 56, 3), 1.0, torch.zeros(16000))
 
 
-def test_bench_choice_asks_a_world_audio_questions_with_qwen2_audio_and_resumes(tiny_judges, small_world, tmp_path):
+def test_world_audio_questions_asked_of_two_models_and_scored_side_by_side(tiny_judges, small_world, tmp_path):
+    """`omni answer` and `omni score` on the built-in questions suite; the old `bench choice` spelling warns and
+    writes the same report."""
     out = tmp_path / "choice"
-    command = [
-        sys.executable,
-        "-m",
-        "avjudge.cli",
-        "bench",
-        "choice",
-        "--input",
-        str(small_world),
-        "--judge",
-        f"choice_a={tiny_judges['qwen2_audio']}",
-        "--out",
-        str(out),
-        "--no-progress",
-    ]
+    alias = [sys.executable, "-m", "avjudge.cli", "bench", "choice", "--input", str(small_world)]
+    alias += ["--judge", f"choice_a={tiny_judges['qwen2_audio']}", "--out", str(out), "--no-progress"]
     for _ in range(2):
-        run = subprocess.run(command, capture_output=True, text=True)
+        run = subprocess.run(alias, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
-    summary = json.loads((out / "summary.json").read_text())
+    assert "bench choice is deprecated" in run.stderr and "omni answer --suite questions" in run.stderr
+    report = json.loads((out / "report.json").read_text())
+    (model,) = report["models"]
     n_clips = len((small_world / MANIFEST).read_text().splitlines())
-    assert summary["questions"] == summary["answered"] == 2 * n_clips
-    assert set(summary["per_category"]) == {"beat_count", "background_sound"}
+    assert report["models"][model]["n"] == 2 * n_clips  # the world's audio questions: beats and background
+    assert set(report["models"][model]["by"]["category"]) == {"beat_count", "background_sound"}
     assert len((out / "answers.jsonl").read_text().splitlines()) == 2 * n_clips  # the rerun asked nothing again
-    assert "beat_count" in run.stdout and "chance" in run.stdout
 
-    # the same questions asked of another model, beside the first run's answers
-    other = tmp_path / "other"
+    # the same questions asked of another model through the omni grammar, beside the first run's answers
+    questions, other = out / "questions.jsonl", tmp_path / "other.jsonl"
+    answer = ["omni", "answer", "--suite", "questions", "--questions", str(questions), "--out", str(other)]
+    cli = [sys.executable, "-m", "avjudge.cli"]
     run = subprocess.run(
-        [
-            *command[: command.index("--judge") + 1],
-            f"choice_a={tiny_judges['qwen2_5_omni']}",
-            "--out",
-            str(other),
-            "--baseline",
-            str(out),
-            "--no-progress",
-        ],
+        [*cli, *answer, "--judge", f"choice_a={tiny_judges['qwen2_5_omni']}", "--no-progress"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    score = ["omni", "score", "--suite", "questions", "--input", str(other), "--questions", str(questions)]
+    run = subprocess.run(
+        [*cli, *score, "--baseline", str(out / "answers.jsonl"), "--out", str(tmp_path / "s")],
         capture_output=True,
         text=True,
     )
     assert run.returncode == 0, run.stderr
     first = {r["id"]: r for r in map(json.loads, (out / "answers.jsonl").read_text().splitlines())}
-    second = [json.loads(line) for line in (other / "answers.jsonl").read_text().splitlines()]
-    compared = json.loads((other / "summary.json").read_text())["baseline"]
+    second = [json.loads(line) for line in other.read_text().splitlines()]
+    gold = {q.id: q.answer for q in load_questions(questions)}
+    compared = json.loads((tmp_path / "s" / "report.json").read_text())["models"][second[0]["model"]]["baseline"]
     assert compared["questions"] == 2 * n_clips
-    assert compared["baseline_accuracy"] == pytest.approx(summary["accuracy"])
-    assert compared["accuracy"] == pytest.approx(np.mean([r["correct"] for r in second]))
-    assert compared["changed"] == sum(r["predicted"] != first[r["id"]]["predicted"] for r in second)
-    assert "answers changed" in run.stdout
-    missing = subprocess.run([*command, "--baseline", str(tmp_path / "nowhere")], capture_output=True, text=True)
+    assert compared["baseline_accuracy"] == pytest.approx(report["models"][model]["accuracy"])
+    assert compared["accuracy"] == pytest.approx(np.mean([r["response"] == gold[r["id"]] for r in second]))
+    assert compared["changed"] == sum(r["response"] != first[r["id"]]["response"] for r in second)
+    assert "answers changed" in run.stdout and "| beat_count |" in (tmp_path / "s" / "report.md").read_text()
+    missing = subprocess.run([*alias, "--baseline", str(tmp_path / "nowhere")], capture_output=True, text=True)
     assert missing.returncode != 0 and "--baseline takes the --out folder" in missing.stderr
 
 
@@ -250,7 +239,7 @@ def test_a_clips_questions_share_one_decode(tiny_judges, small_world, tmp_path, 
     decoded = []
     decode = judge.decode
     monkeypatch.setattr(judge, "decode", lambda path: decoded.append(path) or decode(path))
-    rows = answer_questions(judge, questions, tmp_path / "answers.jsonl", progress=False)
+    rows = answer_with_judge(judge, questions, tmp_path / "answers.jsonl", "tiny", progress=False)
     assert sorted(decoded) == sorted({q.media for q in questions}) and len(decoded) == 2
     assert all(r.get("error") is None for r in rows)
 

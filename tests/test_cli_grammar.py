@@ -27,10 +27,10 @@ READS = {
     "bench report",
     "bench choice",
     "bench align",
-    "bench convert",
-    "bench score",
-    "bench sonicbench threshold",
-    "bench avibench levels",
+    "omni convert",
+    "omni score",
+    "omni sonicbench threshold",
+    "omni avibench levels",
     "bench controls",
     "filter",
 }
@@ -40,8 +40,8 @@ SCORES = {
     "bench run",
     "filter",
     "bench choice",
-    "bench answer",
-    "bench bridge",
+    "omni answer",
+    "omni bridge",
     "bench controls",
     "serve",
 }
@@ -58,6 +58,7 @@ def options(words: str) -> dict[str, argparse.Action]:
 def test_every_command_spells_the_shared_options_alike():
     assert READS | SCORES | CONFIGURED <= {" ".join(words) for words in COMMANDS}
     for words in COMMANDS:
+        words = COMMANDS[words].replaced_by or words  # an old spelling is its new command's parser
         name, flags = " ".join(words), options(" ".join(words))
         assert ("--input" in flags) == (name in READS), name
         assert {"--batch-size", "--workers", "--device"} <= set(flags) or name not in SCORES, name
@@ -103,6 +104,7 @@ DEPRECATED = [
         "--input",
     ),
     (["bench", "run", "--suite", "s.json", "--videos", "v", "--out", "o"], "input", Path("v"), "--input"),
+    (["bench", "run", "--suite", "s.json", "--input", "v", "--out", "o"], "prompts", Path("s.json"), "--prompts"),
     (["bench", "report", "--bench", "b"], "input", Path("b"), "--input"),
     (["bench", "align", "--bench", "b", "--judgments", "j.csv"], "input", Path("b"), "--input"),
     (
@@ -137,6 +139,33 @@ def test_old_spellings_run_with_a_warning(tmp_path, capsys):
     assert main(["media", "probe", str(tmp_path / "a.wav")]) == 0
     captured = capsys.readouterr()
     assert "sample_rate" in captured.out and "media files without --input is deprecated" in captured.err
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("bench suites", "omni suites"),
+        ("bench convert", "omni convert"),
+        ("bench answer", "omni answer"),
+        ("bench score", "omni score"),
+        ("bench bridge", "omni bridge"),
+        ("bench sonicbench make", "omni sonicbench make"),
+        ("bench sonicbench probe", "omni sonicbench probe"),
+        ("bench sonicbench sweep", "omni sonicbench sweep"),
+        ("bench sonicbench threshold", "omni sonicbench threshold"),
+        ("bench avibench levels", "omni avibench levels"),
+        ("bench prise make", "omni prise make"),
+    ],
+)
+def test_the_old_benchmark_commands_are_aliases_of_the_omni_ones_that_warn(old, new, capsys):
+    alias, command = COMMANDS[tuple(old.split())], COMMANDS[tuple(new.split())]
+    assert alias.replaced_by == command.words and alias.add_arguments is command.add_arguments
+    assert f"deprecated: avjudge {new}" in alias.help
+    if old == "bench suites":
+        assert main(old.split()) == 0
+        captured = capsys.readouterr()
+        assert f"avjudge {old} is deprecated" in captured.err and f"use avjudge {new}" in captured.err
+        assert "sonicbench" in captured.out and "questions" in captured.out
 
 
 def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
@@ -183,11 +212,14 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
             ["bench", "synth", "--input", str(tmp / "empty"), "--out", str(tmp / "b")],
             [str(tmp / "empty"), "world make"],
         ),
-        (["bench", "run", "--suite", str(missing), "--input", str(tmp), "--out", str(tmp / "b")], [str(missing)]),
+        (["bench", "run", "--prompts", str(missing), "--input", str(tmp), "--out", str(tmp / "b")], [str(missing)]),
+        (["bench", "run", "--input", str(tmp), "--out", str(tmp / "b")], ["--prompts is required"]),
         (
-            ["bench", "choice", "--input", str(missing), "--judge", "av=" + str(tmp), "--out", str(tmp / "c")],
-            ["choice_av=DIR"],
+            ["omni", "answer", "--suite", "sonicbench", "--questions", str(missing), "--judge", "av=" + str(tmp)]
+            + ["--out", str(tmp / "c.jsonl")],
+            ["choice_a=DIR"],
         ),
+        (["omni", "score", "--suite", "nonesuch", "--input", str(missing), "--out", str(tmp / "s")], ["omni suites"]),
         (["filter", "--input", str(missing), "--rules", "loudness>=3", "--out", str(tmp / "f")], ["loudness", "known"]),
         (
             ["perturb", "apply", "--strategy", "filter", "--input", str(missing), "--out", str(tmp / "x.wav")],
@@ -209,11 +241,13 @@ def test_every_bad_input_ends_as_a_clear_error_with_exit_code_2(tmp_path, capsys
 
 def test_the_cli_reference_holds_every_commands_help():
     text = markdown_reference()
-    for words in COMMANDS:
+    current = [words for words, command in COMMANDS.items() if not command.replaced_by]
+    for words in current:
         name = " ".join(words)
         assert f"# avjudge {name}\n" in text and f"usage: avjudge {name}" in text, name
-    assert text.count("```text") == len(COMMANDS) + 1  # the top-level help, then one block a command
+    assert text.count("```text") == len(current) + 1  # the top-level help, then one block a command
     assert "--checkpoint " not in text and "--manifest" not in text  # deprecated spellings are not taught
+    assert "- `avjudge bench score`: now `avjudge omni score`" in text  # renamed commands are listed, not taught
 
 
 def test_served_urls_and_models_name_their_judge_where_several_are_loaded(tmp_path):

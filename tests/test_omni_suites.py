@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from avjudge.bench.omnivideobench import duration_bucket, seconds
-from avjudge.bench.omnivideobench import paper_answer as omnivideobench_answer
-from avjudge.bench.suites import get_suite, score_answers
-from avjudge.bench.suites.answer import answer_with_judge
-from avjudge.bench.worldsense import paper_answer as worldsense_answer
 from avjudge.cli import main
-from avjudge.judges.choice import ChoiceQuestion, load_questions
+from avjudge.data.questions import ChoiceQuestion, load_questions
+from avjudge.omni import SuiteError, get_suite, score_answers
+from avjudge.omni.answer import answer_with_judge
+from avjudge.omni.omnivideobench import duration_bucket, seconds
+from avjudge.omni.omnivideobench import paper_answer as omnivideobench_answer
+from avjudge.omni.worldsense import paper_answer as worldsense_answer
 
 from .helpers import RecordingServer
 
@@ -26,7 +26,7 @@ OMNIVIDEOBENCH = Path(__file__).resolve().parents[2] / "shared" / "seed_data" / 
 @pytest.mark.skipif(not OMNIVIDEOBENCH.exists(), reason="needs ../shared/seed_data/omnivideobench/data.json")
 def test_the_shipped_omnivideobench_file_converts_with_its_quirks(tmp_path, capsys):
     out = tmp_path / "ovb.jsonl"
-    argv = ["bench", "convert", "--suite", "omnivideobench", "--input", str(OMNIVIDEOBENCH), "--out", str(out)]
+    argv = ["omni", "convert", "--suite", "omnivideobench", "--input", str(OMNIVIDEOBENCH), "--out", str(out)]
     assert main([*argv, "--media-root", str(tmp_path / "videos")]) == 0
     printed_out = capsys.readouterr().out
     questions = load_questions(out)
@@ -63,12 +63,42 @@ def test_durations_and_buckets():
         seconds("3 min")
 
 
-@pytest.mark.parametrize(
-    "response, expected",
-    [("A", "A"), ("b", "B"), ("C. the red car", "C"), ("(D)", "D"), ("\\boxed{B}", "B"), ("The answer is A", None)],
+QWEN_TEMPLATE = (
+    "system\nYou are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving auditory "
+    "and visual inputs, as well as generating text and speech.\nuser\nYou are given a video. Based on the content "
+    "of the video, answer the following question:\n\nQuestion:\nWho speaks first?\n\nOptions:\nA. the man\n"
+    "B. the woman\nC. the child\nD. nobody\n\nAnswer with the option's letter directly(e.g., A, B, C, or D).If "
+    "your access to the video content is limited, at least one option that is more likely than the others must be "
+    "chosen.Mustn't give any other reason for can not choose!\nassistant\nC"
 )
-def test_omnivideobench_reads_only_a_bare_letter(response, expected):
-    assert omnivideobench_answer(response) == expected
+
+
+@pytest.mark.parametrize(
+    "response, paper, gemini, strict",
+    [
+        ("A", "A", "A", "A"),
+        ("b", "B", None, "B"),  # Gemini's fallback reads capitals only
+        ("C. the red car", "C", "C", "C"),
+        ("(D)", "D", "D", "D"),
+        ("\\boxed{B}", "B", "B", None),  # avjudge's strict rule reads no box
+        ("The answer is A", None, "A", "A"),  # the authors' own rule: any explanation is wrong
+        (QWEN_TEMPLATE, "C", "A", "C"),  # decoded with its chat template: the text after the last "assistant"
+        ("You are given a video. ... Mustn't give any other reason for can not choose!\n\nB", "B", "B", "B"),
+        ("<think>It could be B, the assistant thinks.</think>\nD", "D", "B", "D"),  # thinking removed
+        ('```json\n{"answer": "B", "explanation": "she speaks first"}\n```', None, "B", None),
+        ('{"answer": "a/b"}', None, None, None),
+        ("\\boxed{\\text{D}}", None, "D", None),
+        ("I think it is C because A is wrong", None, "C", None),
+    ],
+)
+def test_omnivideobench_reads_answers_by_each_of_its_authors_rules(response, paper, gemini, strict):
+    suite = get_suite("omnivideobench")
+    assert [suite.parsers[p](response, ("A", "B", "C", "D"), ()) for p in ("paper", "gemini", "strict")] == [
+        paper,
+        gemini,
+        strict,
+    ]
+    assert omnivideobench_answer(response) == paper
 
 
 OPTIONS = ("a red car", "a blue bus", "a dog", "a bicycle")
@@ -138,8 +168,7 @@ def _worldsense_file(path: Path) -> Path:
 def test_worldsense_scores_by_hand(tmp_path):
     qa = _worldsense_file(tmp_path / "worldsense_qa.json")
     assert (
-        main(["bench", "convert", "--suite", "worldsense", "--input", str(qa), "--out", str(tmp_path / "ws.jsonl")])
-        == 0
+        main(["omni", "convert", "--suite", "worldsense", "--input", str(qa), "--out", str(tmp_path / "ws.jsonl")]) == 0
     )
     questions = load_questions(tmp_path / "ws.jsonl")
     assert [q.id for q in questions] == ["v1_task0", "v1_task1", "v2_task0"]
@@ -172,7 +201,7 @@ def test_vlmevalkit_result_files_are_answers(tmp_path):
     ]
     result = tmp_path / "Qwen2.5-Omni-7B_WorldSense.tsv"
     result.write_text(header + "".join(rows))
-    argv = ["bench", "score", "--suite", "worldsense", "--input", str(result), "--out", str(tmp_path / "s")]
+    argv = ["omni", "score", "--suite", "worldsense", "--input", str(result), "--out", str(tmp_path / "s")]
     assert main(argv) == 0
     block = json.loads((tmp_path / "s" / "report.json").read_text())["models"]["Qwen2.5-Omni-7B_WorldSense"]
     assert (block["n"], block["correct"], block["errors"]) == (2, 1, 1)  # an empty prediction is an error apart
@@ -202,8 +231,7 @@ def test_a_tiny_judge_answers_world_questions_in_each_suite_s_prompt(tiny_judges
 def test_an_ablation_sets_configurations_side_by_side(tmp_path, capsys):
     qa = _worldsense_file(tmp_path / "worldsense_qa.json")
     assert (
-        main(["bench", "convert", "--suite", "worldsense", "--input", str(qa), "--out", str(tmp_path / "ws.jsonl")])
-        == 0
+        main(["omni", "convert", "--suite", "worldsense", "--input", str(qa), "--out", str(tmp_path / "ws.jsonl")]) == 0
     )
     gold = {q.id: q.answer for q in load_questions(tmp_path / "ws.jsonl")}
     wrong = {"A": "B", "B": "C", "C": "D", "D": "A"}
@@ -219,7 +247,7 @@ def test_an_ablation_sets_configurations_side_by_side(tmp_path, capsys):
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     compare = ",".join(str(tmp_path / f"{n}.jsonl") for n in runs)
     questions = str(tmp_path / "ws.jsonl")
-    argv = ["bench", "score", "--suite", "worldsense", "--questions", questions, "--compare", compare]
+    argv = ["omni", "score", "--suite", "worldsense", "--questions", questions, "--compare", compare]
     argv += ["--by", "duration", "--out", str(tmp_path / "a")]
     assert main(argv) == 0
     result = json.loads((tmp_path / "a" / "ablation.json").read_text())
@@ -235,7 +263,7 @@ def test_an_ablation_sets_configurations_side_by_side(tmp_path, capsys):
 
 
 def test_the_bridge_chooses_the_option_believed_most(tmp_path):
-    from avjudge.bench.suites.bridge import bridge_questions, bridge_summary, expected_calibration_error
+    from avjudge.omni.bridge import bridge_questions, bridge_summary, expected_calibration_error
 
     questions = [
         ChoiceQuestion(f"q{i}", "clip.mp4", f"What is {i}?", ("red", "blue", "green"), answer)
@@ -266,10 +294,10 @@ def test_the_bridge_chooses_the_option_believed_most(tmp_path):
 
 def test_a_tiny_vt_judge_bridges_world_questions(tiny_judges, small_world, tmp_path, capsys):
     from avjudge.bench.synthetic import world_manifest, world_questions
-    from avjudge.judges.choice import write_questions
+    from avjudge.data.questions import write_questions
 
     write_questions(world_questions(world_manifest(small_world))[:4], tmp_path / "q.jsonl")
-    argv = ["bench", "bridge", "--questions", str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "b")]
+    argv = ["omni", "bridge", "--questions", str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "b")]
     assert main([*argv, "--judge", f"vt={tiny_judges['qwen2_5_omni']}", "--no-progress"]) == 0
     rows = [json.loads(line) for line in (tmp_path / "b" / "bridge.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(0 < p < 1 for r in rows for p in r["p_yes"].values())
@@ -288,10 +316,10 @@ def test_endpoint_requests_carry_what_the_configuration_asks(small_world, tmp_pa
 
     from scipy.io import wavfile
 
-    from avjudge.bench.suites.answer import Endpoint, RequestCache, answer_with_endpoint
-    from avjudge.bench.suites.request_media import MediaPlan
     from avjudge.bench.synthetic import world_manifest, world_questions
     from avjudge.media import probe
+    from avjudge.omni.answer import Endpoint, RequestCache, answer_with_endpoint
+    from avjudge.omni.request_media import MediaPlan
 
     source = world_questions(world_manifest(small_world))[0]
     clip = tmp_path / "videos" / "clip.mp4"
@@ -335,7 +363,7 @@ def test_endpoint_requests_carry_what_the_configuration_asks(small_world, tmp_pa
 
         endpoint = Endpoint(server.url, "omni", media=MediaPlan("a+caption"))
         rows = answer_with_endpoint(endpoint, [question], tmp_path / "ac.jsonl", progress=False)
-        assert "no video_caption" in rows[0]["error"] and rows[0]["final"]
+        assert "no video_caption" in rows[0]["error"] and rows[0]["response"] is None
 
         cache = RequestCache(tmp_path / "cache")
         asked = len(server.bodies)
@@ -345,9 +373,9 @@ def test_endpoint_requests_carry_what_the_configuration_asks(small_world, tmp_pa
         assert rows[0]["response"] == "A" and len(server.bodies) == asked + 1  # the second run cost nothing
     finally:
         server.close()
-    with pytest.raises(ValueError):
+    with pytest.raises(SuiteError, match="not one of av, v, a"):
         MediaPlan("video")
-    with pytest.raises(ValueError):
+    with pytest.raises(SuiteError, match="not a count"):
         MediaPlan("av", "many")
 
 
@@ -355,7 +383,7 @@ def test_modalities_shape_endpoint_requests_only(tmp_path, capsys):
     questions = _worldsense_file(tmp_path / "qa.json")
     assert (
         main(
-            ["bench", "convert", "--suite", "worldsense", "--input", str(questions), "--out", str(tmp_path / "q.jsonl")]
+            ["omni", "convert", "--suite", "worldsense", "--input", str(questions), "--out", str(tmp_path / "q.jsonl")]
         )
         == 0
     )
@@ -381,9 +409,9 @@ def test_modalities_shape_endpoint_requests_only(tmp_path, capsys):
 def test_a_backbone_writes_its_own_answer(tiny_judges, family, tmp_path):
     """Free generation: the first token the backbone writes is the one its next-token logits put first, and the
     text goes to the suite's parser like an endpoint's."""
-    from avjudge.bench.sonicbench.generate import make_items
     from avjudge.judges import Judge
     from avjudge.judges.adapters import JudgeSample
+    from avjudge.omni.sonicbench.generate import make_items
 
     judge = Judge.load("choice_a", tiny_judges[family], workers=1)
     sample = JudgeSample(audio=np.random.default_rng(1).standard_normal(16000).astype(np.float32) * 0.1, text="A or B?")
@@ -428,10 +456,10 @@ def test_a_backbone_writes_its_own_answer(tiny_judges, family, tmp_path):
 
 def test_a_release_file_of_the_wrong_shape_is_named(tmp_path, capsys):
     (tmp_path / "data.json").write_text("{}")
-    argv = ["bench", "convert", "--suite", "omnivideobench", "--input", str(tmp_path / "data.json")]
+    argv = ["omni", "convert", "--suite", "omnivideobench", "--input", str(tmp_path / "data.json")]
     assert main([*argv, "--out", str(tmp_path / "q.jsonl")]) == 2
     assert "data.json (a list of videos) must be a JSON list, not a dict" in capsys.readouterr().err
     (tmp_path / "qa.json").write_text("not json")
-    argv = ["bench", "convert", "--suite", "worldsense", "--input", str(tmp_path / "qa.json")]
+    argv = ["omni", "convert", "--suite", "worldsense", "--input", str(tmp_path / "qa.json")]
     assert main([*argv, "--out", str(tmp_path / "q.jsonl")]) == 2
     assert "qa.json: not WorldSense's worldsense_qa.json" in capsys.readouterr().err

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from avjudge.bench.prise import FPS, RATE, TASKS, earliest_option, make_prise
 from avjudge.cli import main
-from avjudge.judges.choice import load_questions
+from avjudge.data.questions import load_questions
 from avjudge.media import decode
+from avjudge.omni.prise import FPS, RATE, TASKS, earliest_option, make_prise
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,7 @@ def test_double_confirmation_by_hand(prise, tmp_path):
     ]
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    argv = ["bench", "score", "--suite", "prise", "--input", str(answers), "--questions", str(out / "questions.jsonl")]
+    argv = ["omni", "score", "--suite", "prise", "--input", str(answers), "--questions", str(out / "questions.jsonl")]
     assert main([*argv, "--out", str(tmp_path / "s")]) == 0
     table = json.loads((tmp_path / "s" / "report.json").read_text())["models"]["m"]["table"]
     assert table["accuracy"] == pytest.approx(2 / 3) and table["confirmed_accuracy"] == pytest.approx(1 / 3)

@@ -189,8 +189,9 @@ def _cli(*args: str) -> list[str]:
 
 
 def test_filter_on_ray_keeps_and_drops_what_the_local_filter_does(cluster, world, tiny_judges, local_scores, tmp_path):
-    from avjudge.bench import ClipScorer, parse_dimensions
-    from avjudge.bench.filter import parse_rules, run_filter
+    from avjudge.bench import parse_dimensions
+    from avjudge.bench.scoring import ClipScorer
+    from avjudge.filter import parse_rules, run_filter
 
     scores = sorted(r["score"] for r in read_jsonl(local_scores) if r["score"] is not None)
     rules = f"av>={scores[len(scores) // 2]!r}"  # the median: some clips kept, some dropped

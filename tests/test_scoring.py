@@ -171,11 +171,12 @@ def count_decodes(monkeypatch):
 def test_every_entry_point_scores_a_clip_to_the_same_numbers_decoding_it_once(
     scorers, world, small_world, tiny_judges, tmp_path, count_decodes
 ):
-    from avjudge.bench import ClipScorer, load_suite, parse_dimensions
-    from avjudge.bench.filter import parse_rules, run_filter
+    from avjudge.bench import load_suite, parse_dimensions
     from avjudge.bench.prompt_suite import write_suite
     from avjudge.bench.runner import SAMPLES, run_bench
+    from avjudge.bench.scoring import ClipScorer
     from avjudge.bench.synthetic import make_model_folders, world_suite
+    from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
     from avjudge.rewards import AVReward, RewardTerm
     from avjudge.runtime.clip_jobs import run_metrics, score_items

@@ -211,8 +211,8 @@ def test_filter_and_the_reward_service_score_through_served_judges_as_through_lo
     tiny_judges, small_world, local_judge, tmp_path
 ):
     from avjudge.bench.dimensions import parse_dimensions
-    from avjudge.bench.filter import parse_rules, run_filter
     from avjudge.bench.scoring import ClipScorer
+    from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
     from avjudge.serve.service import ScoreService
 

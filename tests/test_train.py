@@ -10,11 +10,12 @@ import torch
 from avjudge.bench.synthetic import world_questions
 from avjudge.config import ConfigError, load_config
 from avjudge.data import PairDataset, load_manifest, load_pairs
+from avjudge.data.questions import ChoiceQuestion, write_questions
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
-from avjudge.judges.choice import ChoiceQuestion, answer_questions, write_questions
 from avjudge.judges.judge import TRAINED_SETTINGS
+from avjudge.omni.answer import answer_with_judge
 from avjudge.perturb import SourcePool
 from avjudge.resources import resolve
 from avjudge.stats import auroc
@@ -151,7 +152,7 @@ def test_choice_questions_are_asked_at_every_evaluation_as_the_saved_judge_answe
     assert evaluations[0]["answers"]["broken"] is None
     assert evaluations[0]["answers"][questions[0].id] != pytest.approx(evaluations[-1]["answers"][questions[0].id])
     saved = Judge.load("choice_a" if task == "at" else "choice_av", out / "final")
-    for row in answer_questions(saved, questions, tmp_path / "answers.jsonl", progress=False):
+    for row in answer_with_judge(saved, questions, tmp_path / "answers.jsonl", "saved", progress=False):
         if row["id"] == "broken":
             assert row["error"]
         else:

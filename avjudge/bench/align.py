@@ -27,8 +27,10 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from ..stats import format_statistic
+from ..jsonl import write_json
+from ..stats import printed
 from .dimensions import DIMENSIONS, BenchError
+from .report import load_results
 
 WINNERS = {"a": "A", "b": "B", "tie": "tie"}
 CSV_COLUMNS = ("prompt_id", "model_a", "model_b", "dimension", "winner")
@@ -224,8 +226,25 @@ def scatter_png(dim: str, result: dict, path: Path) -> None:
         ylim=(0, 1),
         xlabel="metric win ratio",
         ylabel="human win ratio",
-        title=f"{label}: Pearson r = {format_statistic(r, 2)}",
+        title=f"{label}: Pearson r = {printed(r, 2, 'n/a')}",
     )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def align_bench(
+    bench: Path, judgments: Path, out: Path | None = None, eps: float = 0.0, bootstrap: int = 1000, seed: int = 0
+) -> dict:
+    """`align` of a `bench run` folder's per-sample scores with the human judgments of a CSV: ``align.json`` and a
+    scatter plot per dimension in ``out`` (default: the bench folder). Returns the results by dimension."""
+    _, records = load_results(bench)
+    scores = {(r["model"], r["prompt_id"]): r.get("scores") or {} for r in records}
+    results = align(load_judgments(judgments), scores, eps, bootstrap, seed)
+    out = Path(out or bench)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "align.json", results)
+    for dim, result in results.items():
+        if "models" in result:
+            scatter_png(dim, result, out / f"align_{dim}.png")
+    return results

@@ -15,7 +15,6 @@ from ..judges import CheckpointError, Judge
 from ..judges.served import ServedEndpoint, load_judge
 from ..metrics import CheckpointMissing, Metric, MetricError, get_metric
 from ..metrics.checkpoints import checkpoint_root
-from ..prompts import task as get_task
 from ..runtime import ClipJob
 from ..runtime.clip_jobs import scoring_job
 from ..scoring import ClipRecord, JudgeScorer, MetricScorer, Scoring
@@ -27,18 +26,6 @@ JUDGES_FOLDER = "judges"  # <checkpoint root>/judges/<task>: where judges are fo
 def default_judge_dirs() -> dict[str, Path]:
     root = checkpoint_root() / JUDGES_FOLDER
     return {task: root / task for task in ("av", "vt", "at") if (root / task / "config.json").is_file()}
-
-
-def parse_judge_dirs(specs: list[str] | None, defaults: bool = True) -> dict[str, Path]:
-    """``["av=ckpt/av", "vt=ckpt/vt"]`` -> {task: dir}; with ``defaults``, judges not given come from the default
-    folder."""
-    dirs = default_judge_dirs() if defaults else {}
-    for spec in specs or []:
-        task, sep, path = spec.partition("=")
-        if not sep or not path:
-            raise BenchError(f"--judge takes TASK=DIR (e.g. av=runs/av/final), got {spec!r}")
-        dirs[get_task(task.strip()).name] = Path(path.strip()).expanduser()
-    return dirs
 
 
 class ClipScorer:

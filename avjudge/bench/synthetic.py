@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import load_manifest
-from ..judges.choice import ChoiceQuestion, QuestionError
+from ..data.questions import ChoiceQuestion, QuestionError
 from ..media import decode, replace_audio
 from ..perturb import Context, SourcePool, get_strategy
 from ..prompts import OPTION_LETTERS

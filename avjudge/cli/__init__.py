@@ -18,9 +18,15 @@ from ..errors import AvjudgeError
 from .grammar import COMMANDS, GROUP_HELP, Formatter, register
 
 COMMAND_MODULES = (
-    "avjudge.cli.commands",
+    "avjudge.cli.media",
+    "avjudge.cli.perturb",
+    "avjudge.cli.data",
+    "avjudge.cli.train",
+    "avjudge.cli.score",
+    "avjudge.cli.metrics",
     "avjudge.cli.bench",
-    "avjudge.cli.suites",
+    "avjudge.cli.filter",
+    "avjudge.cli.omni",
     "avjudge.cli.sonicbench",
     "avjudge.cli.avibench",
     "avjudge.cli.prise",

@@ -11,13 +11,13 @@ def _levels_args(p: argparse.ArgumentParser) -> None:
     add_input(
         p,
         "a CSV: model and the 14 task scores in percent (AMIC, VMIC, ..., AVSQA; other columns ignored); or the "
-        "report.json of bench score --suite avibench",
+        "report.json of omni score --suite avibench",
     )
     add_out(p, "the levels CSV: model, L1-L4 and the figures between")
 
 
 def _levels(args: argparse.Namespace) -> int:
-    from ..bench.avibench.levels import levels, read_scores, write_levels
+    from ..omni.avibench.levels import levels, read_scores, write_levels
 
     rows = {model: levels(scores) for model, scores in read_scores(required_input(args)).items()}
     write_levels(rows, args.out)
@@ -27,15 +27,16 @@ def _levels(args: argparse.Namespace) -> int:
     return 0
 
 
-GROUP_HELP["bench avibench"] = "AVI-Bench: its four-level taxonomy of a model's task scores"
+GROUP_HELP["omni avibench"] = "AVI-Bench: its four-level taxonomy of a model's task scores"
 register(
-    "bench avibench levels",
+    "omni avibench levels",
     "AVI-Bench's four levels (task-, modality-, stage-, domain-adaptive) from a model's 14 task scores",
     _levels_args,
     _levels,
     "L1 the mean of the stage averages; L2 penalised by the audio/visual imbalance; L3 by reasoning running\n"
     "ahead of its chance-normalised prerequisites; L4 the harmonic mean with the primitive-sensation domain.\n"
     "Reproduces the paper's Table 5 from its Table 3 (docs: benchmarks).\n\n"
-    "examples:\n  avjudge bench avibench levels --input scores.csv --out levels.csv\n"
-    "  avjudge bench avibench levels --input avibench_report/report.json --out levels.csv",
+    "examples:\n  avjudge omni avibench levels --input scores.csv --out levels.csv\n"
+    "  avjudge omni avibench levels --input avibench_report/report.json --out levels.csv",
+    old="bench avibench levels",
 )

@@ -26,6 +26,7 @@ class Command:
     description: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    replaced_by: tuple[str, ...] | None = None  # an old spelling's new words: it warns, then runs that command
 
 
 COMMANDS: dict[tuple[str, ...], Command] = {}
@@ -36,13 +37,32 @@ GROUP_HELP: dict[str, str] = {
     "data": "build, audit and export judge pair datasets",
     "metrics": "signal metrics of the AVBench suite",
     "checkpoints": "checkpoints metrics load: list and verify",
-    "bench": "AVBench benchmark: suites, runner, reports, human alignment",
+    "bench": "the AVBench benchmark of generators: prompt files, runner, reports, human alignment",
+    "omni": "benchmarks of omni models: suites, answering, scoring, the Yes/No bridge",
 }
 
 
-def register(words: str, help: str, add_arguments, run, description: str = "") -> None:
+def register(words: str, help: str, add_arguments, run, description: str = "", old: str | None = None) -> None:
+    """The command ``words``; ``old``: its previous spelling, kept for one release as an alias that warns."""
     key = tuple(words.split())
     COMMANDS[key] = Command(key, help, description or help, add_arguments, run)
+    if old:
+        alias_command(old, words)
+
+
+def alias_command(old: str, new: str) -> None:
+    """``avjudge OLD`` as a deprecated spelling of ``avjudge NEW``: the same arguments; it warns, then runs."""
+    target = COMMANDS[tuple(new.split())]
+
+    def run(args: argparse.Namespace) -> int:
+        warn_deprecated(f"avjudge {old}", f"avjudge {new}")
+        return target.run(args)
+
+    key = tuple(old.split())
+    if len(key) > 2:  # the old group, e.g. "bench sonicbench", says where it went
+        GROUP_HELP.setdefault(" ".join(key[:-1]), f"(deprecated: avjudge {' '.join(new.split()[:-1])})")
+    help = f"(deprecated: avjudge {new}) {target.help}"
+    COMMANDS[key] = Command(key, help, target.description, target.add_arguments, run, target.words)
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -104,6 +124,25 @@ def add_judge(p: argparse.ArgumentParser, help: str, repeatable: bool = True) ->
         metavar="TASK=DIR",
         help=help + (" (repeatable)" if repeatable else ""),
     )
+
+
+def judge_dirs(specs: list[str] | None, defaults: bool = True) -> dict[str, Path]:
+    """``--judge``'s ``["av=ckpt/av", "vt=ckpt/vt"]`` -> {task: folder}; with ``defaults``, the judges not given
+    come from the default folder (``$AVJUDGE_CHECKPOINTS/judges/TASK``)."""
+    from ..config import ConfigError
+    from ..prompts import task as get_task
+
+    dirs = {}
+    if defaults:
+        from ..bench.scoring import default_judge_dirs  # the checkpoint manifest's root: metrics code
+
+        dirs = default_judge_dirs()
+    for spec in specs or []:
+        task, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise ConfigError(f"--judge takes TASK=DIR (e.g. av=runs/av/final), got {spec!r}")
+        dirs[get_task(task.strip()).name] = Path(path.strip()).expanduser()
+    return dirs
 
 
 def add_runtime_arguments(
@@ -170,21 +209,21 @@ def add_served_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--served-token-file", type=Path, help="a file holding the servers' bearer token")
 
 
-def served_endpoints(args: argparse.Namespace, judge_dirs: dict[str, Path]) -> dict:
+def served_endpoints(args: argparse.Namespace, dirs: dict[str, Path]) -> dict:
     """{task: `avjudge.judges.served.ServedEndpoint`} of the judges ``add_served_arguments``'s flags serve."""
     from ..config import ConfigError
     from ..judges.served import ServedEndpoint
 
-    urls = _per_judge(args.served_url, judge_dirs, "--served-url")
-    models = _per_judge(args.served_model, judge_dirs, "--served-model")
+    urls = _per_judge(args.served_url, dirs, "--served-url")
+    models = _per_judge(args.served_model, dirs, "--served-model")
     unserved = sorted(set(models) - set(urls))
     if unserved:
         raise ConfigError(f"--served-model {unserved[0]}=...: the {unserved[0]} judge has no --served-url")
     token = args.served_token_file.read_text().strip() if args.served_token_file else None
-    return {task: ServedEndpoint(url, models.get(task, judge_dirs[task].name), token) for task, url in urls.items()}
+    return {task: ServedEndpoint(url, models.get(task, dirs[task].name), token) for task, url in urls.items()}
 
 
-def _per_judge(values: list[str] | None, judge_dirs: dict[str, Path], flag: str) -> dict[str, str]:
+def _per_judge(values: list[str] | None, dirs: dict[str, Path], flag: str) -> dict[str, str]:
     """``TASK=VALUE`` or, where one judge is loaded, ``VALUE``, by task."""
     from ..config import ConfigError
     from ..prompts import TASKS
@@ -194,12 +233,12 @@ def _per_judge(values: list[str] | None, judge_dirs: dict[str, Path], flag: str)
         task, sep, rest = value.partition("=")
         if sep and task.strip() in TASKS:
             given[task.strip()] = rest.strip()
-        elif len(judge_dirs) == 1:
-            given[next(iter(judge_dirs))] = value
+        elif len(dirs) == 1:
+            given[next(iter(dirs))] = value
         else:
             raise ConfigError(f"{flag} {value}: say which judge, e.g. {flag} av={value}")
     for task in given:
-        if task not in judge_dirs:
+        if task not in dirs:
             raise ConfigError(f"{flag} {task}=...: no {task} judge is loaded (give --judge {task}=DIR)")
     return given
 
@@ -231,3 +270,23 @@ def required_input(args: argparse.Namespace):
     if args.input:
         return args.input
     raise ConfigError("--input is required: give the file, folder or manifest to read (see --help)")
+
+
+def add_scorer_arguments(p: argparse.ArgumentParser) -> None:
+    """What scores clips on benchmark dimensions (`bench run`, `filter`): judges, served judges, runtime options."""
+    add_judge(p, "a judge checkpoint, e.g. av=runs/av/final (default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
+    add_served_arguments(p)
+    add_runtime_arguments(p)
+
+
+def clip_scorer(args: argparse.Namespace, dimensions, engine):
+    """The `avjudge.bench.scoring.ClipScorer` of ``dimensions`` that `add_scorer_arguments`'s flags ask for; the
+    dimensions that cannot run here are said, with why."""
+    from ..bench.scoring import ClipScorer
+
+    options = model_options(args, engine)
+    dirs = judge_dirs(args.judge)
+    scorer = ClipScorer(dimensions, dirs, options, options.pop("workers"), served_endpoints(args, dirs))
+    for name, reason in scorer.skipped.items():
+        print(f"skipping {name}: {reason}")
+    return scorer

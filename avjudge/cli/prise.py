@@ -7,7 +7,7 @@ import json
 
 from .grammar import GROUP_HELP, add_out, register
 
-GROUP_HELP["bench prise"] = "PriSe-style primitive-sensation clips with exact ground truth"
+GROUP_HELP["omni prise"] = "PriSe-style primitive-sensation clips with exact ground truth"
 
 
 def _make_args(p: argparse.ArgumentParser) -> None:
@@ -20,28 +20,29 @@ def _make_args(p: argparse.ArgumentParser) -> None:
 
 
 def _make(args: argparse.Namespace) -> int:
-    from ..bench.dimensions import BenchError
-    from ..bench.prise import make_prise
+    from ..omni import SuiteError
+    from ..omni.prise import make_prise
 
     if args.n < 1:
-        raise BenchError("--n must be at least 1")
+        raise SuiteError("--n must be at least 1")
     summary = make_prise(args.out, args.n, args.seed, args.workers)
     print(json.dumps({k: v for k, v in summary.items() if k != "tasks"}, indent=2))
     print(
-        f"wrote {args.out / 'questions.jsonl'}. Next: avjudge bench answer --suite prise --questions "
+        f"wrote {args.out / 'questions.jsonl'}. Next: avjudge omni answer --suite prise --questions "
         f"{args.out / 'questions.jsonl'} --judge choice_av=DIR --out answers.jsonl"
     )
     return 0
 
 
 register(
-    "bench prise make",
+    "omni prise make",
     "render primitive-sensation clips (shape, colour, motion, blur, pitch, noise, beats, AV order and offset)",
     _make_args,
     _make,
     "Each formal item (one primitive thing to see, hear, or see and hear) comes with a presence\n"
     "check ('Can you see / hear anything?') for double confirmation. Every truth is measured again on\n"
     "the decoded file by code that does not know how it was drawn; an item that disagrees is drawn\n"
-    "again or rejected, and counted. Score answers with `bench score --suite prise`.\n\n"
-    "example:\n  avjudge bench prise make --out prise --n 90 --seed 0",
+    "again or rejected, and counted. Score answers with `omni score --suite prise`.\n\n"
+    "example:\n  avjudge omni prise make --out prise --n 90 --seed 0",
+    old="bench prise make",
 )

@@ -24,8 +24,14 @@ def markdown_reference() -> str:
 def _reference() -> str:
     parser = build_parser()
     parts = ["```text", parser.format_help().rstrip(), "```"]
+    renamed = sorted((old, c.replaced_by) for old, c in COMMANDS.items() if c.replaced_by)
+    parts += [
+        "## Renamed commands",
+        "These old spellings still run in this release, with a deprecation warning:",
+        "\n".join(f"- `avjudge {' '.join(old)}`: now `avjudge {' '.join(new)}`" for old, new in renamed),
+    ]
     group = None
-    for words in sorted(COMMANDS):
+    for words in sorted(w for w, c in COMMANDS.items() if not c.replaced_by):
         if len(words) > 1 and words[0] != group:
             group = words[0]
             parts += [f"## avjudge {group}", GROUP_HELP.get(group, "")]

@@ -1,4 +1,4 @@
-"""SonicBench's own commands: the stimulus generator (the shared `bench convert / answer / score` serve its items)."""
+"""SonicBench's own commands: the stimulus generator (the shared `omni convert / answer / score` serve its items)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .grammar import GROUP_HELP, add_input, add_out, register, required_input
 
-GROUP_HELP["bench sonicbench"] = "SonicBench: make exact-label stimuli of the 12 physical attributes"
+GROUP_HELP["omni sonicbench"] = "SonicBench: make exact-label stimuli of the 12 physical attributes"
 
 
 def _make_args(p: argparse.ArgumentParser) -> None:
@@ -21,27 +21,27 @@ def _make_args(p: argparse.ArgumentParser) -> None:
 
 
 def _make(args: argparse.Namespace) -> int:
-    from ..bench.dimensions import BenchError
-    from ..bench.sonicbench.generate import make_items
-    from ..bench.sonicbench.stimuli import ATTRIBUTE_SPECS
+    from ..omni import SuiteError
+    from ..omni.sonicbench.generate import make_items
+    from ..omni.sonicbench.stimuli import ATTRIBUTE_SPECS
 
     attributes = tuple(a.strip() for a in args.attributes.split(",")) if args.attributes else None
     unknown = sorted(set(attributes or ()) - set(ATTRIBUTE_SPECS))
     if unknown:
-        raise BenchError(f"unknown attribute(s) {unknown}; SonicBench's are {list(ATTRIBUTE_SPECS)}")
+        raise SuiteError(f"unknown attribute(s) {unknown}; SonicBench's are {list(ATTRIBUTE_SPECS)}")
     if args.per_cell < 1:
-        raise BenchError("--per-cell must be at least 1")
+        raise SuiteError("--per-cell must be at least 1")
     summary = make_items(args.out, args.per_cell, args.seed, attributes, args.workers, not args.no_progress)
     print(json.dumps({k: v for k, v in summary.items() if k != "cells"}, indent=2))
     print(
-        f"wrote {args.out / 'questions.jsonl'}. Next: avjudge bench answer --suite sonicbench --questions "
+        f"wrote {args.out / 'questions.jsonl'}. Next: avjudge omni answer --suite sonicbench --questions "
         f"{args.out / 'questions.jsonl'} --judge choice_a=DIR --out answers.jsonl"
     )
     return 0
 
 
 register(
-    "bench sonicbench make",
+    "omni sonicbench make",
     "render SonicBench-style items with exact labels, each re-measured on the written audio",
     _make_args,
     _make,
@@ -51,12 +51,13 @@ register(
     "with meters independent of the renderer (YIN f0, BS.1770 loudness, ITD/ILD, DRR, RT60, ...).\n"
     "An item whose measurement disagrees with its label is drawn again, or rejected and counted.\n"
     "Answers are balanced A/B per cell, the option order counterbalanced; one seed, same files.\n\n"
-    "example:\n  avjudge bench sonicbench make --out sonic_items --per-cell 100 --seed 0",
+    "example:\n  avjudge omni sonicbench make --out sonic_items --per-cell 100 --seed 0",
+    old="bench sonicbench make",
 )
 
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--items", required=True, type=Path, help="a folder from `bench sonicbench make`")
+    p.add_argument("--items", required=True, type=Path, help="a folder from `omni sonicbench make`")
     p.add_argument(
         "--encoder",
         default="logmel",
@@ -72,9 +73,9 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from ..bench.sonicbench.probe import make_encoder, probe_items
+    from ..data.questions import load_questions
     from ..jsonl import write_json
-    from ..judges.choice import load_questions
+    from ..omni.sonicbench.probe import make_encoder, probe_items
 
     questions = load_questions(args.items / "questions.jsonl")
     result = probe_items(questions, make_encoder(args.encoder, args.weights, args.device), args.seed)
@@ -87,7 +88,7 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 register(
-    "bench sonicbench probe",
+    "omni sonicbench probe",
     "the paper's linear probe on frozen features of generated items, per attribute x paradigm",
     _probe_args,
     _probe,
@@ -95,9 +96,10 @@ register(
     "items and report the other half's accuracy (AdamW, cosine schedule with warm-up, 20 epochs,\n"
     "early stopping, seed 42), as the paper's Appendix N does. Mean pooling cannot tell which of\n"
     "a comparison's clips holds what, for any encoder.\n\n"
-    "examples:\n  avjudge bench sonicbench probe --items sonic_items --encoder logmel --out sonic_probe\n"
-    "  avjudge bench sonicbench probe --items sonic_items --encoder qwen2_audio \\\n"
+    "examples:\n  avjudge omni sonicbench probe --items sonic_items --encoder logmel --out sonic_probe\n"
+    "  avjudge omni sonicbench probe --items sonic_items --encoder qwen2_audio \\\n"
     "      --weights models/Qwen2-Audio-7B-Instruct --out probe_base",
+    old="bench sonicbench probe",
 )
 
 
@@ -109,7 +111,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from ..bench.sonicbench.psychometric import SWEEPS, sweep_items
+    from ..omni.sonicbench.psychometric import SWEEPS, sweep_items
 
     questions = sweep_items(args.out, args.attribute, args.per_level, args.seed)
     differences, unit, _ = SWEEPS[args.attribute]
@@ -118,30 +120,31 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 register(
-    "bench sonicbench sweep",
+    "omni sonicbench sweep",
     "comparison items at a ladder of differences, for a psychometric threshold",
     _sweep_args,
     _sweep,
     "Write comparison items whose clips differ by set amounts (pitch in semitones, loudness in\n"
-    "LU, duration as a ratio); answer them with `bench answer`, then fit with `bench sonicbench\n"
+    "LU, duration as a ratio); answer them with `omni answer`, then fit with `omni sonicbench\n"
     "threshold`.\n\n"
-    "example:\n  avjudge bench sonicbench sweep --attribute pitch --out pitch_sweep",
+    "example:\n  avjudge omni sonicbench sweep --attribute pitch --out pitch_sweep",
+    old="bench sonicbench sweep",
 )
 
 
 def _threshold_args(p: argparse.ArgumentParser) -> None:
-    add_input(p, "answers JSONL from `bench answer` on a sweep's questions")
+    add_input(p, "answers JSONL from `omni answer` on a sweep's questions")
     p.add_argument("--questions", required=True, type=Path, help="the sweep's questions.jsonl")
     p.add_argument("--parser", default="paper", help="answer rule: paper or strict")
     add_out(p, "folder for threshold.json")
 
 
 def _threshold(args: argparse.Namespace) -> int:
-    from ..bench.sonicbench.psychometric import threshold_report
-    from ..bench.suites import get_suite
-    from ..bench.suites.score import latest_answers
+    from ..data.questions import load_questions
     from ..jsonl import write_json
-    from ..judges.choice import load_questions
+    from ..omni import get_suite
+    from ..omni.score import latest_answers
+    from ..omni.sonicbench.psychometric import threshold_report
 
     suite = get_suite("sonicbench")
     answers = latest_answers(suite.read_answers(required_input(args)))
@@ -164,10 +167,11 @@ def _threshold(args: argparse.Namespace) -> int:
 
 
 register(
-    "bench sonicbench threshold",
+    "omni sonicbench threshold",
     "a model's 75 % discrimination threshold from its answers to a sweep, beside human JNDs",
     _threshold_args,
     _threshold,
     "Fit P(correct) = 0.5 + 0.5 / (1 + exp(-(ln d - mu) / s)) by maximum likelihood to each answer\n"
     "and report the difference d answered right 75 % of the time, per attribute and model.",
+    old="bench sonicbench threshold",
 )

@@ -1,14 +1,6 @@
-"""`avjudge demo`: the whole pipeline on built-in defaults, on a CPU, as a tutorial (see `run_demo`)."""
+"""`avjudge demo`: the whole pipeline on built-in defaults, on a CPU, as a tutorial (`avjudge.demo.run.run_demo`).
+Its sizes and inputs (`avjudge.demo.size`) are read without model code."""
 
-from .run import QUICK, RECIPE, TRAIN_CONFIGS, DemoSize, build_demo_pairs, held_out_examples, run_demo, verify_world
+from .size import QUICK, RECIPE, TRAIN_CONFIGS, DemoSize
 
-__all__ = [
-    "DemoSize",
-    "QUICK",
-    "RECIPE",
-    "TRAIN_CONFIGS",
-    "build_demo_pairs",
-    "held_out_examples",
-    "run_demo",
-    "verify_world",
-]
+__all__ = ["DemoSize", "QUICK", "RECIPE", "TRAIN_CONFIGS"]

@@ -6,11 +6,10 @@ import argparse
 from pathlib import Path
 
 from ..cli.grammar import add_out, add_set, register
+from .size import QUICK, DemoSize
 
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
-    from ..judges.tiny import ALIGNED_ENCODERS
-    from .run import DemoSize
 
     add_out(p, "output folder", required=False, default=Path("demo_out"))
     p.add_argument("--seed", type=int, default=0, help="world and training seed")
@@ -35,7 +34,6 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--encoders",
         type=Path,
-        default=ALIGNED_ENCODERS,
         metavar="FILE",
         help="encoder weights the tiny Qwen2.5-Omni thinker starts from (default: the ones shipped with avjudge)",
     )
@@ -43,12 +41,14 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     from ..config import ConfigError
-    from .run import QUICK, DemoSize, run_demo
+    from ..judges.tiny import ALIGNED_ENCODERS
+    from .run import run_demo
 
     tasks = tuple(t.strip() for t in args.judges.split(",") if t.strip())
     if not tasks or set(tasks) - {"av", "vt", "at"}:
         raise ConfigError(f"--judges takes a comma-separated subset of av, vt, at, not {args.judges!r}")
-    if not args.encoders.is_file():
+    encoders = args.encoders or ALIGNED_ENCODERS
+    if not encoders.is_file():
         raise ConfigError(
             f"--encoders {args.encoders}: no such file; give encoder weights that "
             "research/align_tiny_encoders.py wrote, or leave it out for the shipped ones"
@@ -61,7 +61,7 @@ def _demo(args: argparse.Namespace) -> int:
         cache=args.cache,
         tasks=tasks,
         overrides=args.overrides,
-        encoders=args.encoders,
+        encoders=encoders,
     )
     print(report["text"])
     return 0

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bench import DIMENSIONS, ClipScorer
+from ..bench import DIMENSIONS
 from ..bench.report import load_results, write_report
 from ..bench.runner import run_bench
+from ..bench.scoring import ClipScorer
 from ..bench.synthetic import SYNTHETIC_MODELS, make_model_folders, world_suite
 from ..world import MANIFEST, WorldConfig, make_world
 

@@ -8,7 +8,7 @@ import base64
 import html
 from pathlib import Path
 
-from ..stats import format_statistic
+from ..stats import printed
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>avjudge demo</title>
@@ -51,15 +51,15 @@ def _per_type_table(judge: str, result: dict) -> str:
         b, a = before.get(kind, {}).get("balanced_accuracy"), after[kind]["balanced_accuracy"]
         up = ' class="up"' if b is not None and a is not None and a >= b + 0.05 else ""  # clearly learned
         rows.append(
-            f"<tr><td>{html.escape(kind)}</td><td>{format_statistic(b)}</td><td{up}>{format_statistic(a)}</td></tr>"
+            f"<tr><td>{html.escape(kind)}</td><td>{printed(b, 3, 'n/a')}</td><td{up}>{printed(a, 3, 'n/a')}</td></tr>"
         )
     overall_before = (result["eval_before"] or {}).get("overall", {}).get("auroc")
     return (
         f'<h3>{judge.upper()} judge</h3><table class="per-type" data-judge="{html.escape(judge)}"><thead><tr>'
         "<th>negative type</th><th>untrained</th><th>trained</th></tr></thead><tbody>"
         + "".join(rows)
-        + f"</tbody></table><p>AUROC over all held-out pairs: {format_statistic(overall_before)} untrained, "
-        f"{format_statistic(result['eval_after']['overall']['auroc'])} trained.</p>"
+        + f"</tbody></table><p>AUROC over all held-out pairs: {printed(overall_before, 3, 'n/a')} untrained, "
+        f"{printed(result['eval_after']['overall']['auroc'], 3, 'n/a')} trained.</p>"
     )
 
 
@@ -71,7 +71,7 @@ def _example_row(example: dict) -> str:
         f"<br><small>{html.escape(example['id'])}</small></td>"
         f'<td><video src="{media}" controls preload="none"></video></td>'
         f'<td class="text">{html.escape(example["text"] or "")}</td>'
-        f"<td>{format_statistic(example['before'])}</td><td>{format_statistic(example['after'])}</td></tr>"
+        f"<td>{printed(example['before'], 3, 'n/a')}</td><td>{printed(example['after'], 3, 'n/a')}</td></tr>"
     )
 
 
@@ -79,8 +79,8 @@ def _generators_section(generators: dict | None, root: Path) -> str:
     if not generators:
         return ""
     rows = "".join(
-        f"<tr><td>{html.escape(model)}</td><td>{format_statistic(means.get('untrained'))}</td>"
-        f"<td>{format_statistic(means.get('trained'))}</td></tr>"
+        f"<tr><td>{html.escape(model)}</td><td>{printed(means.get('untrained'), 3, 'n/a')}</td>"
+        f"<td>{printed(means.get('trained'), 3, 'n/a')}</td></tr>"
         for model, means in generators["mean_av"].items()
     )
     links = ", ".join(

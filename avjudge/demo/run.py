@@ -25,54 +25,13 @@ from ..media import MediaError, decode, replace_audio
 from ..perturb import SourcePool
 from ..perturb.sources import espeak_available
 from ..prompts import task as judge_task
-from ..resources import resolve
-from ..stats import format_statistic
+from ..stats import printed
 from ..train import TrainConfig, evaluation_table, learning_curves, run_training
-from ..world import MANIFEST, WorldConfig, make_world
+from ..world import MANIFEST, make_world
 from ..world.verify import verify_clip
 from .generators import benchmark_generators
 from .page import write_page
-
-RECIPE = "world_demo"  # a shipped recipe
-TRAIN_CONFIGS = {task: resolve(f"tiny_world_{task}", "train_config") for task in ("av", "vt", "at")}
-
-
-@dataclasses.dataclass(frozen=True)
-class DemoSize:
-    clips: int = 240
-    duration: float = 4.0
-    frame_size: int = 192
-    pairs: int = 2400  # per judge
-    epochs: float = 3.0
-    # judges trained longer than ``epochs``: the AV judge's random mismatches need more views than 3 epochs give
-    # (docs/research/tiny_judges.md); the VT and AT judges gained nothing from more steps
-    judge_epochs: dict[str, float] = dataclasses.field(default_factory=lambda: {"av": 6.0})
-    bench_clips: int = 10  # clips of the fresh world the synthetic generators make, for the last stage
-    # every clip has the ambience its place implies, as real recordings have room tone: one more audio-visual link
-    # for random mismatches to break, and a zero-padded shift's silence stands out (docs/research/tiny_judges.md)
-    ambience_prob: float = 1.0
-
-    def epochs_of(self, task: str) -> float:
-        return self.judge_epochs.get(task, self.epochs)
-
-    def scaled(self, clips: int | None = None, pairs: int | None = None, epochs: float | None = None) -> DemoSize:
-        """This size with the values given (None keeps one); ``epochs`` is then every judge's."""
-        size = dataclasses.replace(self, **{k: v for k, v in (("clips", clips), ("pairs", pairs)) if v is not None})
-        return size if epochs is None else dataclasses.replace(size, epochs=epochs, judge_epochs={})
-
-    def world(self, seed: int = 0, clips: int | None = None) -> WorldConfig:
-        """The world config of demo-sized clips (``clips`` of them, default the demo's)."""
-        return WorldConfig(
-            n=self.clips if clips is None else clips,
-            seed=seed,
-            duration=self.duration,
-            width=self.frame_size,
-            height=self.frame_size,
-            ambience_prob=self.ambience_prob,
-        )
-
-
-QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={}, bench_clips=3)
+from .size import RECIPE, TRAIN_CONFIGS, DemoSize
 
 
 def build_demo_pairs(
@@ -220,7 +179,7 @@ def generator_lines(generators: dict | None) -> list[str]:
     ]
     for model, means in generators["mean_av"].items():
         lines.append(
-            f"  {model:<12}{format_statistic(means.get('untrained')):>8} -> {format_statistic(means.get('trained'))}"
+            f"  {model:<12}{printed(means.get('untrained'), 3, 'n/a'):>8} -> {printed(means.get('trained'), 3, 'n/a')}"
         )
     return lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import auroc, format_statistic, per_negative_type
+from ..stats import auroc, per_negative_type, printed
 
 
 def calibration_error(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
@@ -50,7 +50,7 @@ def evaluation_table(results: dict[str, dict]) -> list[str]:
     first line says what the columns hold."""
 
     def row(name: str, label: str, before: float | None, after: float | None) -> str:
-        return f"{name:<6}{label:<22}{format_statistic(before):>8}{format_statistic(after):>8}"
+        return f"{name:<6}{label:<22}{printed(before, 3, 'n/a'):>8}{printed(after, 3, 'n/a'):>8}"
 
     lines = [
         "held-out balanced accuracy per negative type (each type against all held-out positives), before and "

@@ -113,7 +113,7 @@ class TrainConfig:
     # every epoch after the first draws the training negatives' audio anew (same strategies and ranges, partners
     # from the training split only), seeded by (seed, epoch, pair) whatever the number of processes
     redraw_negatives: bool = False
-    # multiple-choice questions on clips (JSONL, `avjudge bench choice --help`) asked at every evaluation: what
+    # multiple-choice questions on clips (JSONL, `avjudge omni answer --help`) asked at every evaluation: what
     # fine-tuning does to the backbone's general perception, beside the held-out pairs (None: none asked)
     choice_questions: str | None = None
     resume: bool = True  # continue from the newest checkpoint in output_dir

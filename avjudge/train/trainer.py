@@ -25,10 +25,11 @@ import torch
 from .. import __version__
 from ..config import ConfigError
 from ..data import DecodedSources, PairDataset, built_recipe, load_manifest, load_pairs, split_sources
+from ..data.questions import ChoiceQuestion, load_questions
 from ..jsonl import write_json
 from ..judges import ChoiceResult, Judge, JudgeSettings
 from ..judges.adapters import adapter_for
-from ..judges.choice import ChoiceQuestion, answer_row, load_questions, question_samples, summarize
+from ..judges.choice import answer_row, question_samples, summarize
 from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
 from ..media import MediaError
 from ..perturb import SourcePool

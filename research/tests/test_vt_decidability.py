@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from avjudge.data.audit import text_leak
-from avjudge.demo import build_demo_pairs
+from avjudge.demo.run import build_demo_pairs
 from avjudge.world.captions import video_caption
 from avjudge.world.scene import Event, Scene, WorldObject
 from research import vt_decidability

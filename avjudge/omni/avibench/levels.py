@@ -20,7 +20,7 @@ import csv
 import json
 from pathlib import Path
 
-from ..dimensions import BenchError
+from ..base import SuiteError
 
 STAGES = {
     "perception": ("AMIC", "VMIC", "AVL", "AVM"),
@@ -93,22 +93,22 @@ def levels(scores: dict[str, float]) -> dict:
 
 def read_scores(path: Path) -> dict[str, dict[str, float]]:
     """Model -> task scores (percent) from a CSV with ``model`` and the 14 task columns (other columns ignored), or
-    from the ``report.json`` of `avjudge bench score --suite avibench`."""
+    from the ``report.json`` of `avjudge omni score --suite avibench`."""
     if not path.is_file():
-        raise BenchError(f"{path}: no such scores file (CSV: model, {', '.join(TASKS)}; or a bench score report.json)")
+        raise SuiteError(f"{path}: no such scores file (CSV: model, {', '.join(TASKS)}; or an omni score report.json)")
     if path.suffix == ".json":
         return _report_scores(path)
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         missing = [c for c in ("model", *TASKS) if c not in (reader.fieldnames or [])]
         if missing:
-            raise BenchError(f"{path}: no column(s) {', '.join(missing)} (needs model and the 14 task scores)")
+            raise SuiteError(f"{path}: no column(s) {', '.join(missing)} (needs model and the 14 task scores)")
         models = {}
         for line, row in enumerate(reader, start=2):
             try:
                 models[row["model"]] = {t: float(row[t]) for t in TASKS}
             except (TypeError, ValueError) as err:
-                raise BenchError(f"{path}:{line}: a task score is not a number ({err})") from err
+                raise SuiteError(f"{path}:{line}: a task score is not a number ({err})") from err
     return models
 
 
@@ -126,13 +126,13 @@ def _report_scores(path: Path) -> dict[str, dict[str, float]]:
     try:
         models = json.loads(path.read_text(encoding="utf-8"))["models"]
     except (ValueError, KeyError, TypeError) as err:
-        raise BenchError(f"{path}: not a bench score report (JSON with models) ({err})") from err
+        raise SuiteError(f"{path}: not an omni score report (JSON with models) ({err})") from err
     scores = {}
     for model, block in models.items():
         row = block.get("scores") if isinstance(block, dict) else None
         missing = [t for t in TASKS if not isinstance((row or {}).get(t), (int, float))]
         if missing:
-            raise BenchError(
+            raise SuiteError(
                 f"{path}: {model} has no score for {', '.join(missing)} (scored with --suite avibench on all 14 tasks?)"
             )
         scores[model] = {t: float(row[t]) for t in TASKS}

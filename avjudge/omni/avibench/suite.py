@@ -21,11 +21,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...judges.choice import ChoiceQuestion
+from ...data.questions import ChoiceQuestion
 from ...resources import asset
-from ..dimensions import BenchError
-from ..suites.base import Answer, Suite, read_answer_jsonl, read_release_json, register
-from ..suites.score import ERROR_EXAMPLES, latest_answers, printed
+from ...stats import printed
+from ..base import Answer, SuiteError, read_answer_jsonl, read_release_json
+from ..score import ERROR_EXAMPLES, latest_answers
+from ..suite import Suite, register
 from . import levels as taxonomy
 from .metrics import Captioning, Counting, Instances, Retrieval, frame_iou, full_match, set_match
 
@@ -119,10 +120,10 @@ class _Reader:
         for position, entry in enumerate(entries):
             where = f"{self.path}[{position}]"
             if not isinstance(entry, dict):
-                raise BenchError(f"{where}: an item is a JSON object, not {type(entry).__name__}")
+                raise SuiteError(f"{where}: an item is a JSON object, not {type(entry).__name__}")
             task = entry.get("task")
             if task not in RELEASE_TASKS:
-                raise BenchError(f"{where}: unknown AVI-Bench task {task!r} (known: {', '.join(RELEASE_TASKS)})")
+                raise SuiteError(f"{where}: unknown AVI-Bench task {task!r} (known: {', '.join(RELEASE_TASKS)})")
             question = (entry.get("input") or {}).get("question") or {}
             gold = (entry.get("output") or {}).get("question_answer")
             release_id = str(entry.get("id", ""))
@@ -131,7 +132,7 @@ class _Reader:
                 self.notes.append(f"{where}: presence check with no question or answer; left out, as the authors do")
                 continue
             if gold is None:
-                raise BenchError(f"{where}: item has no output.question_answer (the gold answer)")
+                raise SuiteError(f"{where}: item has no output.question_answer (the gold answer)")
             media, inputs = self.media(entry)
             choices = self.choices(task, question.get("options"), where)
             scored_as = POOLED.get(task, task)
@@ -164,7 +165,7 @@ def _task_files(path: Path) -> list[Path]:
         return [path]
     files = sorted(path.rglob("data.json"))
     if not files:
-        raise BenchError(f"{path}: no AVI-Bench task file (levels/<stage>/<TASK>/data.json) under it")
+        raise SuiteError(f"{path}: no AVI-Bench task file (levels/<stage>/<TASK>/data.json) under it")
     return files
 
 
@@ -173,10 +174,10 @@ def read_predictions(path: Path) -> Iterator[Answer]:
     task, answering its task file position by position; a slot with no prediction is an answer with an error."""
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*.json") if p.stem in RELEASE_TASKS)
     if not files:
-        raise BenchError(f"{path}: no prediction files (<TASK>.json, e.g. AVQA.json) under it")
+        raise SuiteError(f"{path}: no prediction files (<TASK>.json, e.g. AVQA.json) under it")
     for file in files:
         if file.stem not in RELEASE_TASKS:
-            raise BenchError(f"{file}: a prediction file is named after its task (one of {', '.join(RELEASE_TASKS)})")
+            raise SuiteError(f"{file}: a prediction file is named after its task (one of {', '.join(RELEASE_TASKS)})")
         model = (file.parent.parent if file.parent.name == "tasks" else file.parent).name
         slots = read_release_json(file, list, "an AVI-Bench prediction file (a JSON list of {id, predict})")
         for position, slot in enumerate(slots):
@@ -208,7 +209,7 @@ class AviBench(Suite):
             read = _Reader(file, media_root or file.parent, self.notes).read()
             tasks = {q.extra["release_task"] for q in read}
             if tasks & seen:
-                raise BenchError(f"{file}: task {sorted(tasks & seen)} already read from another file")
+                raise SuiteError(f"{file}: task {sorted(tasks & seen)} already read from another file")
             seen |= tasks
             questions += read
         return questions
@@ -220,18 +221,19 @@ class AviBench(Suite):
         self,
         answers: Iterable[Answer],
         questions: list[ChoiceQuestion] | None,
-        parser: str = "paper",
+        parser: str | None = None,
         baseline: Iterable[Answer] | None = None,
     ) -> dict:
+        parser = parser or self.default_parser
         if questions is None:
-            raise BenchError("avibench scores against its task files: give --questions (bench convert's output)")
+            raise SuiteError("avibench scores against its task files: give --questions (omni convert's output)")
         if parser != "paper" or baseline is not None:
-            raise BenchError("avibench has one answer rule per task, the paper's, and no --baseline")
+            raise SuiteError("avibench has one answer rule per task, the paper's, and no --baseline")
         strangers = [q.id for q in questions if q.extra.get("release_task") not in RELEASE_TASKS]
         if strangers:
-            raise BenchError(
+            raise SuiteError(
                 f"{len(strangers)} questions (e.g. {strangers[0]}) are not AVI-Bench items with a known task: "
-                "convert the task files with avjudge bench convert --suite avibench"
+                "convert the task files with avjudge omni convert --suite avibench"
             )
         per_model: dict[str, list[Answer]] = defaultdict(list)
         for a in latest_answers(answers):
@@ -286,10 +288,10 @@ class AviBench(Suite):
         metric = Captioning(self.caption_scorer) if task == "AVC" else CORPUS_METRICS[task]
         try:
             return {**result, **metric([(usable[q.id], q.answer) for q in formal])}
-        except BenchError as err:
+        except SuiteError as err:
             if task == "AVC":  # FENSE's weights are the user's to install; the other tasks still score
                 return {**result, "score": None, "why": str(err)}
-            raise BenchError(f"{task}: {err}") from err
+            raise SuiteError(f"{task}: {err}") from err
 
     def markdown(self, report: dict) -> str:
         columns = list(taxonomy.TASKS)
@@ -343,10 +345,10 @@ def _require_whole_tasks(model: str, answered: set[str], questions: list[ChoiceQ
     for task, ids in per_task.items():
         missing = [i for i in ids if i not in answered]
         if missing and len(missing) < len(ids):
-            raise BenchError(
+            raise SuiteError(
                 f"{model} answered {len(ids) - len(missing)} of the {len(ids)} {task} items (no answer for "
                 f"{', '.join(missing[:3])}{'...' if len(missing) > 3 else ''}): a task is scored on all its items; "
-                "finish the answers (bench answer resumes) or leave the task's answers out"
+                "finish the answers (omni answer resumes) or leave the task's answers out"
             )
 
 
@@ -357,8 +359,8 @@ def _double_confirmed(items: list[ChoiceQuestion], usable: dict[str, str | None]
     for q in items:
         try:
             correct[q.id] = ITEM_METRICS[q.extra["release_task"]](usable[q.id], q.answer, q.extra["choices"])
-        except BenchError as err:
-            raise BenchError(f"question {q.id}: {err}") from err
+        except SuiteError as err:
+            raise SuiteError(f"question {q.id}: {err}") from err
     formal = [q for q in items if q.groups["role"] == "formal"]
     checked = [q for q in formal if "check" in q.extra]
     confirmed = [correct[q.id] and correct.get(q.extra.get("check"), "check" not in q.extra) for q in formal]

@@ -23,11 +23,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..judges.choice import ChoiceQuestion
-from .dimensions import BenchError
-from .suites.base import Answer, Scored, Suite, read_release_json, register
-from .suites.parsing import strict_answer
-from .suites.score import accuracy, accuracy_in, printed
+from ..data.questions import ChoiceQuestion
+from ..stats import printed
+from .base import Answer, Scored, SuiteError, read_release_json
+from .parsing import strict_answer
+from .score import accuracy, accuracy_in
+from .suite import Suite, register
 
 LETTERS = ("A", "B", "C", "D")
 DURATIONS = ("<1min", "1-2min", "2-4min", "4-6min", "6-8min", ">8min")
@@ -99,7 +100,7 @@ class WorldSense(Suite):
                 item, where = data[task], f"{path} {video}/{task}"
                 candidates = item.get("candidates") or []
                 if len(candidates) != 4 or item.get("answer") not in LETTERS:
-                    raise BenchError(f"{where}: needs four candidates and an answer A-D")
+                    raise SuiteError(f"{where}: needs four candidates and an answer A-D")
                 groups = {"domain": data.get("domain"), "sub_category": data.get("sub_category")}
                 groups |= {"task_domain": item.get("task_domain"), "task_type": item.get("task_type")}
                 groups |= {"audio_class": list(data.get("audio_class") or []), "duration": data.get("duration")}
@@ -130,7 +131,7 @@ class WorldSense(Suite):
             yield from super().read_answers(path)
             return
         if not path.is_file():
-            raise BenchError(f"{path}: no such VLMEvalKit result file")
+            raise SuiteError(f"{path}: no such VLMEvalKit result file")
         text = path.read_text(encoding="utf-8")
         rows = json.loads(text) if path.suffix == ".json" else list(csv.DictReader(text.splitlines(), delimiter="\t"))
         if isinstance(rows, dict):  # pandas' column-oriented JSON

@@ -1,4 +1,5 @@
-"""`avjudge filter`: score a source manifest with judges and metrics and split it into kept and dropped clips.
+"""Dataset filtering, one of avjudge's three uses: score a source manifest with judges and metrics first (through the
+scoring core), then split it by rules into kept, dropped and failed clips.
 
 Rules look like ``av>=0.7,nisqa>=3.0`` (dimension names from avjudge.bench.dimensions; >=, >, <=, <).
 A clip passes when every rule holds. A clip a rule's dimension could not score (an unreadable file, no
@@ -16,11 +17,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data import input_items
-from ..jsonl import JsonlWriter, read_jsonl, write_json
-from ..runtime import Engine, run_job, summary_path
-from .dimensions import BenchError, Dimension, parse_dimensions
-from .scoring import ClipScorer
+from .bench.dimensions import BenchError, Dimension, parse_dimensions
+from .bench.scoring import ClipScorer
+from .data import input_items
+from .jsonl import JsonlWriter, read_jsonl, write_json
+from .runtime import Engine, run_job, summary_path
 
 OPERATORS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 OUTPUTS = ("kept", "dropped", "failed")

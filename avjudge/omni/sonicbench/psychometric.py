@@ -13,8 +13,8 @@ import numpy as np
 from scipy.io import wavfile
 from scipy.optimize import minimize
 
-from ...judges.choice import ChoiceQuestion, write_questions
-from ..dimensions import BenchError
+from ...data.questions import ChoiceQuestion, write_questions
+from ..base import SuiteError
 from .stimuli import ATTRIBUTE_SPECS, GAP, INSTRUCTION, SAMPLE_RATE, fade, to_pcm16
 
 # attribute -> the differences swept (its unit), how a difference applies to a base value, a human JND with source
@@ -34,7 +34,7 @@ BASES = {"pitch": (55.0, 75.0), "loudness": (-32.0, -18.0), "duration": (0.8, 1.
 def sweep_items(out: Path, attribute: str, per_level: int = 20, seed: int = 0) -> list[ChoiceQuestion]:
     """``per_level`` comparison items (balanced: the larger clip first in half) at every swept difference."""
     if attribute not in SWEEPS:
-        raise BenchError(f"no sweep for {attribute!r}; sweeps: {sorted(SWEEPS)}")
+        raise SuiteError(f"no sweep for {attribute!r}; sweeps: {sorted(SWEEPS)}")
     differences, unit, apply = SWEEPS[attribute]
     spec = ATTRIBUTE_SPECS[attribute]
     question = (

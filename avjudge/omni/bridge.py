@@ -15,12 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ...jsonl import read_jsonl
-from ...judges.choice import ChoiceQuestion, question_samples
-from ...prompts import BRIDGE_STATEMENT, OPTION_LETTERS
-from ...runtime.jobs import run_job
-from ...stats import auroc
-from ..dimensions import BenchError
+from ..data.questions import ChoiceQuestion
+from ..jsonl import read_jsonl
+from ..judges.choice import question_samples
+from ..prompts import BRIDGE_STATEMENT, OPTION_LETTERS
+from ..runtime.jobs import run_job
+from ..stats import auroc
+from .base import SuiteError
 
 # statements -> each one's P(Yes), or the error that kept it from being judged
 Believer = Callable[[list[ChoiceQuestion]], list["float | str"]]
@@ -69,7 +70,7 @@ def bridge_questions(
     """Every question's row written to ``out`` (JSONL) as each chunk is done; a rerun asks only what is missing."""
     open_questions = [q.id for q in questions if q.is_open]
     if open_questions:
-        raise BenchError(
+        raise SuiteError(
             f"{len(open_questions)} questions (e.g. {open_questions[0]}) are open, with no options to judge one by one"
         )
 

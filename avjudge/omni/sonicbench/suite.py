@@ -10,7 +10,7 @@ The paper's answer rule (Appendix I: exact letter, then punctuation stripped, th
 the paper does not print) is, as far as the 36 released files show, the first standalone letter of the lowercased
 response: that reproduces every printed cell but ten of one model (docs: benchmarks). It credits the article in "a
 sound" as answer A, so a model that writes sentences gains or loses by how often it starts one with "a". The strict
-rule (`avjudge.bench.suites.parsing.strict_answer`, shared by the suites) reads a letter only where the response is
+rule (`avjudge.omni.parsing.strict_answer`, shared by the suites) reads a letter only where the response is
 the letter, opens with it ("B. slow."), states it ("the answer is B") or ends on it alone.
 """
 
@@ -22,11 +22,11 @@ import tarfile
 from collections.abc import Iterator
 from pathlib import Path, PurePath
 
-from ...judges.choice import ChoiceQuestion
-from ..dimensions import BenchError
-from ..suites.base import Answer, Scored, Suite, register
-from ..suites.parsing import strict_answer
-from ..suites.score import printed
+from ...data.questions import ChoiceQuestion
+from ...stats import printed
+from ..base import Answer, Scored, SuiteError
+from ..parsing import strict_answer
+from ..suite import Suite, register
 
 ATTRIBUTES = (
     "pitch",
@@ -120,7 +120,7 @@ class SonicBench(Suite):
                 yield from self._matched(path, entries, lambda m: tar.extractfile(m).read())
             return
         if not path.is_dir():
-            raise BenchError(
+            raise SuiteError(
                 f"{path}: not a SonicBench release (a Results folder of model folders, one model folder, or "
                 "Results.tar.gz)"
             )
@@ -151,7 +151,7 @@ class SonicBench(Suite):
                     "its averages are left empty"
                 )
         if not folders:
-            raise BenchError(f"{source}: no SonicBench prediction files (<model>/<attribute>_<comparison|recog>.jsonl)")
+            raise SuiteError(f"{source}: no SonicBench prediction files (<model>/<attribute>_<comparison|recog>.jsonl)")
 
     def read_answers(self, path: Path) -> Iterator[Answer]:
         """The release's predictions (or avjudge answers JSONL, a ``.jsonl`` file); a malformed line is an answer
@@ -199,7 +199,7 @@ class SonicBench(Suite):
             for i, item in enumerate(items, start=1):
                 gold = item.get("reference", item.get("answer"))
                 if not item.get("audio_path") or not item.get("prompt") or gold not in self.letters:
-                    raise BenchError(f"{file} item {i}: needs audio_path, prompt and reference A or B")
+                    raise SuiteError(f"{file} item {i}: needs audio_path, prompt and reference A or B")
                 name = re.split(r"[\\/]", item["audio_path"])[-1]
                 questions.append(
                     ChoiceQuestion(
@@ -214,7 +214,7 @@ class SonicBench(Suite):
                     )
                 )
         if not questions:
-            raise BenchError(f"{path}: no SonicBench question files (<attribute>_<comparison|recog>.json)")
+            raise SuiteError(f"{path}: no SonicBench question files (<attribute>_<comparison|recog>.json)")
         return questions
 
     # ---- tables -----------------------------------------------------------------------------------------------

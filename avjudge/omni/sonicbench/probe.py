@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 from scipy.io import wavfile
 
-from ...judges.choice import ChoiceQuestion
-from ..dimensions import BenchError
+from ...data.questions import ChoiceQuestion
+from ..base import SuiteError
 
 MEL_BANDS = 64
 
@@ -57,7 +57,7 @@ def checkpoint_encoder(family: str, checkpoint: Path, device: str = "auto") -> E
 
     adapter = adapter_for(checkpoint).load(Path(checkpoint), device=device)
     if adapter.family != family:
-        raise BenchError(
+        raise SuiteError(
             f"{checkpoint} is a {adapter.family} checkpoint, not {family}: give --encoder {adapter.family}"
         )
     rate = adapter.feature_extractor.sampling_rate
@@ -73,9 +73,9 @@ def make_encoder(name: str, checkpoint: Path | None = None, device: str = "auto"
     if name == "logmel":
         return logmel
     if name not in CHECKPOINT_ENCODERS:
-        raise BenchError(f"unknown probe encoder {name!r}; known: logmel, {', '.join(CHECKPOINT_ENCODERS)}")
+        raise SuiteError(f"unknown probe encoder {name!r}; known: logmel, {', '.join(CHECKPOINT_ENCODERS)}")
     if checkpoint is None:
-        raise BenchError(f"--encoder {name} reads a checkpoint's audio encoder: give --weights DIR")
+        raise SuiteError(f"--encoder {name} reads a checkpoint's audio encoder: give --weights DIR")
     return checkpoint_encoder(name, checkpoint, device)
 
 
@@ -89,7 +89,7 @@ def item_label(question: ChoiceQuestion) -> int:
     label = question.extra.get("label") or {}
     key = "above_threshold" if "above_threshold" in label else "first_is_larger"
     if key not in label:
-        raise BenchError(f"question {question.id} has no label (probe items come from `bench sonicbench make`)")
+        raise SuiteError(f"question {question.id} has no label (probe items come from `omni sonicbench make`)")
     return int(label[key])
 
 

@@ -1,4 +1,4 @@
-"""`avjudge bench sonicbench make`: a balanced SonicBench-style item set on disk.
+"""`avjudge omni sonicbench make`: a balanced SonicBench-style item set on disk.
 
 ``OUT/audio/<attribute>/<id>.wav`` (16-bit PCM, 16 kHz; direction items are stereo), ``OUT/questions.jsonl`` in
 avjudge's question format (with ``attribute``, ``paradigm`` and ``label``: what was rendered and what the meters
@@ -14,8 +14,8 @@ from pathlib import Path
 from scipy.io import wavfile
 from tqdm import tqdm
 
+from ...data.questions import ChoiceQuestion, write_questions
 from ...jsonl import write_json
-from ...judges.choice import ChoiceQuestion, write_questions
 from .stimuli import ATTRIBUTE_SPECS, SAMPLE_RATE, make_item, pcm16
 from .suite import PARADIGMS
 

@@ -24,13 +24,15 @@ from pathlib import Path
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
+from ..data.questions import ChoiceQuestion, write_questions
 from ..jsonl import write_json
-from ..judges.choice import ChoiceQuestion, write_questions
 from ..media import decode, encode_video
+from ..stats import printed
+from .base import Scored
+from .parsing import strict_answer
+from .score import accuracy, accuracy_in
 from .sonicbench import meters
-from .suites.base import Scored, Suite, register
-from .suites.parsing import strict_answer
-from .suites.score import accuracy, accuracy_in, printed
+from .suite import Suite, register
 
 SIZE, FPS, SECONDS, RATE = 128, 25, 2.0, 16000
 FRAMES = int(FPS * SECONDS)
@@ -486,7 +488,7 @@ class PriSe(Suite):
     ("Can you see / hear anything?") is answered right too."""
 
     name = "prise"
-    description = "PriSe-style primitive sensation items (bench prise make), with double confirmation"
+    description = "PriSe-style primitive sensation items (omni prise make), with double confirmation"
     judge_task = "choice_av"
     letters = tuple("ABCDEF")
     parsers = {"paper": earliest_option, "strict": strict_answer}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...registry import Registry
-from ..dimensions import BenchError
+from ..base import SuiteError
 
 # ---- reading an answer ---------------------------------------------------------------------------------------------
 
@@ -66,7 +66,7 @@ def full_match(response: str | None, gold: Any, choices: Sequence[str]) -> bool:
     """Multiple choice and yes/no (ASQA, VSQA, AVM, AVH, VAH, AVQA): the option named earliest in the answer, as a
     whole word, must be the gold option; a numeric gold (AVQA's counts) is matched by the answer's first number."""
     if not isinstance(gold, (str, int)) or isinstance(gold, bool):
-        raise BenchError(f"a multiple-choice gold answer is a text or a number, not {gold!r}")
+        raise SuiteError(f"a multiple-choice gold answer is a text or a number, not {gold!r}")
     answer, gold_text = _plain(response or "").strip(), _plain(str(gold)).strip()
     named = []
     for option in choices:
@@ -89,7 +89,7 @@ def set_match(response: str | None, gold: Any, choices: Sequence[str] = ()) -> b
     """AVSQA: the ``;``-separated options of the answer (between ``#`` marks or not) must be exactly the gold set,
     in any order."""
     if not isinstance(gold, str) or not gold.strip():
-        raise BenchError(f"an AVSQA gold answer is a ';'-separated text of options, not {gold!r}")
+        raise SuiteError(f"an AVSQA gold answer is a ';'-separated text of options, not {gold!r}")
     return _option_set(response or "") == _option_set(gold)
 
 
@@ -113,7 +113,7 @@ class Counting:
         semantic, errors = [], []
         for response, gold in items:
             if not isinstance(gold, dict) or not gold:
-                raise BenchError(f"a counting gold answer maps categories to counts, not {gold!r}")
+                raise SuiteError(f"a counting gold answer maps categories to counts, not {gold!r}")
             answer = literal(response)
             counts = _counts(answer)
             if counts is None:
@@ -181,7 +181,7 @@ def to_pixels(box: Any, size: tuple[float, float]) -> list[float] | None:
 
 def _gold_boxes(gold: Any, what: str) -> tuple[dict, tuple[float, float]]:
     if not isinstance(gold, dict) or not isinstance(gold.get("bbox"), dict) or len(gold.get("original_wh") or ()) != 2:
-        raise BenchError(f"an {what} gold answer is {{'bbox': {{...}}, 'original_wh': [W, H]}}, not {gold!r}")
+        raise SuiteError(f"an {what} gold answer is {{'bbox': {{...}}, 'original_wh': [W, H]}}, not {gold!r}")
     width, height = (float(v) for v in gold["original_wh"])
     return gold["bbox"], (width, height)
 
@@ -252,7 +252,7 @@ class Retrieval:
         r1, r3, f1, confidence, sets = [], [], [], [], set()
         for response, gold in items:
             if not isinstance(gold, list) or not all(isinstance(g, int) for g in gold):
-                raise BenchError(f"a retrieval gold answer is a list of candidate indices, not {gold!r}")
+                raise SuiteError(f"a retrieval gold answer is a list of candidate indices, not {gold!r}")
             named, true = indices(response), set(gold)
             r1.append(float(bool(set(named[:1]) & true)))
             r3.append(float(bool(set(named[:3]) & true)))
@@ -291,7 +291,7 @@ def frame_iou(items: Sequence[tuple[str | None, Any]]) -> dict:
 
 # (captions, each caption's reference captions) -> each caption's score in [0, 1]
 CaptionScorer = Callable[[list[str], list[list[str]]], list[float]]
-CAPTION_SCORERS = Registry("caption scorer", BenchError, "register one in avjudge.bench.avibench.metrics")
+CAPTION_SCORERS = Registry("caption scorer", SuiteError, "register one in avjudge.omni.avibench.metrics")
 
 
 def fense(captions: list[str], references: list[list[str]]) -> list[float]:
@@ -300,7 +300,7 @@ def fense(captions: list[str], references: list[list[str]]) -> list[float]:
     try:
         from aac_metrics.functional import fense as aac_fense
     except ImportError as err:
-        raise BenchError(
+        raise SuiteError(
             "AVC is scored by FENSE, which needs aac-metrics and its weights: pip install aac-metrics, then "
             "aac-metrics-download (or give AVC's score in the levels CSV)"
         ) from err
@@ -322,7 +322,7 @@ class Captioning:
         for _, gold in items:
             refs = [gold] if isinstance(gold, str) else gold
             if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
-                raise BenchError(f"a caption gold answer is a reference caption or a list of them, not {gold!r}")
+                raise SuiteError(f"a caption gold answer is a reference caption or a list of them, not {gold!r}")
             references.append(refs)
         captions = [response or "" for response, _ in items]
         scores = CAPTION_SCORERS.lookup(self.scorer)(captions, references) if items else []

@@ -8,24 +8,29 @@ kept: option letters come from position (three questions of ``video_81`` letter 
 questions, case, spacing and punctuation aside), and reasoning-step keys and modalities with typos (``evidece``,
 ``nModality``, ``aduio``) are read by their nearest name. Each quirk is counted in the suite's notes.
 
-The authors' scorer cleans the whole response (lower case, ``\\boxed{X}``, "X." to "X", punctuation and spaces
-away) and counts it right only if what is left is the correct letter: an answer with any explanation is wrong. The
-prompt is their code's, its missing spaces between sentences included.
+Three answer rules: ``paper``, the authors' open-model scorer (`extracted_answer`: the text after the chat
+template's last "assistant", thinking removed, a boxed letter unwrapped; then `clean_text`: lower case, "X." to "X",
+punctuation and spaces away; right only if what is left is the correct letter, so an answer with any explanation is
+wrong); ``gemini``, their Gemini script's (the JSON ``answer`` its prompt asks for, else a boxed letter, else the first
+capital letter standing alone); ``strict``, avjudge's. The prompt is their code's, its missing spaces between
+sentences included.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import string
 from collections import Counter
 from pathlib import Path
 
-from ..judges.choice import ChoiceQuestion
-from .dimensions import BenchError
-from .suites.base import Scored, Suite, read_release_json, register
-from .suites.parsing import strict_answer
-from .suites.score import accuracy, accuracy_in, printed
+from ..data.questions import ChoiceQuestion
+from ..stats import printed
+from .base import Scored, SuiteError, read_release_json
+from .parsing import strict_answer
+from .score import accuracy, accuracy_in
+from .suite import Suite, register
 
 LETTERS = ("A", "B", "C", "D")
 AUDIO_TYPES = ("Music", "Sound", "Speech")
@@ -37,6 +42,7 @@ PROMPT = (
     "If your access to the video content is limited, at least one option that is more likely than the others must "
     "be chosen.Mustn't give any other reason for can not choose!"
 )
+PROMPT_END = "Mustn't give any other reason for can not choose!"  # the last words of their prompt
 STEP_FIELDS = ("modality", "evidence", "inference")
 MODALITIES = ("vision", "audio")
 
@@ -57,16 +63,63 @@ def duration_bucket(duration_seconds: float) -> str:
     return next(label for limit, label in DURATION_BUCKETS if duration_seconds < limit)
 
 
-def paper_answer(response: str, letters: tuple[str, ...] = LETTERS, options: tuple[str, ...] = ()) -> str | None:
-    """The authors' ``clean_text``: the whole cleaned response must be one of the letters."""
-    text = response.lower()
-    boxed = re.search(r"(?:/box|\\boxed)\{([^}]+)\}", text)
+def extracted_answer(response: str) -> str:
+    """The authors' ``extract_model_answer_thinking`` (the plain one is the same without its first step): the
+    ``<think>...</think>`` blocks removed (the response as it is if nothing else is left); the text after the last
+    "assistant" (a response decoded with its chat template), else after their prompt where the response repeats it;
+    then ``/box{X}`` or ``\\boxed{X}`` unwrapped."""
+    text = re.sub(r"<think>.*?</think>", "", response, flags=re.DOTALL).strip() or response
+    if "assistant" in text:
+        text = text.split("assistant")[-1].strip()
+    elif PROMPT_END in text:
+        text = text.split(PROMPT_END)[-1].strip()
+    for pattern in (r"/box\{([^}]+)\}", r"\\boxed\{([^}]+)\}"):
+        boxed = re.search(pattern, text)
+        if boxed:
+            text = boxed.group(1).strip()
+    return text
+
+
+def clean_text(text: str) -> str:
+    """The authors' ``clean_text``: lower case, ``/box{X}`` unwrapped, "X. ..." cut to "X", punctuation and extra
+    spaces away."""
+    text = text.lower()
+    boxed = re.search(r"/box\{([^}]+)\}", text)
     if boxed:
         text = boxed.group(1)
     if len(text) > 1 and text[1] == ".":
         text = text[0]
-    text = " ".join(text.translate(str.maketrans("", "", string.punctuation)).split())
-    return text.upper() if text.upper() in letters else None
+    return " ".join(text.translate(str.maketrans("", "", string.punctuation)).split())
+
+
+def _letter(cleaned: str, letters: tuple[str, ...]) -> str | None:
+    return cleaned.upper() if cleaned.upper() in letters else None
+
+
+def paper_answer(response: str, letters: tuple[str, ...] = LETTERS, options: tuple[str, ...] = ()) -> str | None:
+    """The authors' open-model scorer: `extracted_answer`, then `clean_text`; right only if what is left is the
+    correct letter, so an answer with any explanation is wrong."""
+    return _letter(clean_text(extracted_answer(response)), letters)
+
+
+def gemini_answer(response: str, letters: tuple[str, ...] = LETTERS, options: tuple[str, ...] = ()) -> str | None:
+    """The authors' Gemini script: the ``answer`` of the JSON object the prompt asks for (a ```json fence around it
+    stripped), else the letter of a ``\\boxed{X}``, else the first capital letter standing alone; then lower case,
+    punctuation and spaces away, and it must be a letter. Where their script finds nothing it fails the item (left
+    out of its accuracy); here that answer reads no letter."""
+    text = response.removeprefix("```json\n").removesuffix("\n```")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        offered = "".join(letters)
+        found = re.search(rf"\\boxed\{{(?:\\text\{{)?([{offered}])\}}?\}}", response) or re.search(
+            rf"\b([{offered}])\b", response
+        )
+        return found.group(1) if found else None
+    answer = data.get("answer") if isinstance(data, dict) else None
+    if not isinstance(answer, str):
+        return None
+    return _letter(" ".join(answer.lower().translate(str.maketrans("", "", string.punctuation)).split()), letters)
 
 
 def _words(text) -> str:
@@ -117,7 +170,7 @@ class OmniVideoBench(Suite):
     description = "OmniVideoBench: 1,000 four-option questions on videos with audio (13 types, 3 audio types)"
     judge_task = "choice_av"
     letters = LETTERS
-    parsers = {"paper": paper_answer, "strict": strict_answer}
+    parsers = {"paper": paper_answer, "gemini": gemini_answer, "strict": strict_answer}
 
     def convert(self, path: Path, media_root: Path | None = None) -> list[ChoiceQuestion]:
         """Every question of ``data.json``; media ``<media_root>/<video>.mp4`` (or ``<video>.mp4`` beside the
@@ -130,13 +183,13 @@ class OmniVideoBench(Suite):
                 duration = seconds(video["duration"])
                 items = video["questions"]
             except (KeyError, TypeError, ValueError) as err:
-                raise BenchError(f"{where}: needs video, duration (MM:SS) and questions ({err})") from err
+                raise SuiteError(f"{where}: needs video, duration (MM:SS) and questions ({err})") from err
             media = (media_root / f"{video['video']}.mp4") if media_root else Path(f"{video['video']}.mp4")
             for j, item in enumerate(items):
                 options = item.get("options") or []
                 gold = item.get("correct_option")
                 if len(options) != 4 or gold not in LETTERS:
-                    raise BenchError(f"{where} question {j}: needs four options and correct_option A-D")
+                    raise SuiteError(f"{where} question {j}: needs four options and correct_option A-D")
                 printed_letters = [o.strip()[:1] for o in options]
                 if printed_letters != list(LETTERS):
                     quirks["questions whose options are lettered out of order (letters taken from position)"] += 1

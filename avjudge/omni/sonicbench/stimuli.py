@@ -4,7 +4,7 @@ For each of the 12 attributes and both paradigms the generator draws a value on 
 above or below the paper's threshold, kept a margin away from it; comparison: two values at least a margin apart),
 renders synthetic sound with that value and everything else held fixed (4 s clips; a comparison is two clips with
 exactly 0.5 s of silence between them and 10 ms fades), writes 16-bit WAV and measures the written file with
-`avjudge.bench.sonicbench.meters`. An item whose measurement disagrees with its label is rendered again from a new
+`avjudge.omni.sonicbench.meters`. An item whose measurement disagrees with its label is rendered again from a new
 draw (up to a few times) or rejected, and counted.
 
 The sounds are synthetic, not the paper's recordings: harmonic tones, noise bursts and clicks, so that every

@@ -12,23 +12,17 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from ...jsonl import write_json
-from ...judges.choice import ChoiceQuestion, compare_answers
-from ...prompts import OPTION_LETTERS
-from ..dimensions import BenchError
-from .base import Answer, Scored, Suite
+import numpy as np
+
+from ..data.questions import ChoiceQuestion
+from ..jsonl import write_json
+from ..prompts import OPTION_LETTERS
+from ..stats import printed
+from .base import Answer, Rules, Scored, SuiteError
 
 ERROR_EXAMPLES = 5
-
-
-def printed(value: float | None, digits: int = 2) -> str:
-    """A figure as papers print it: rounded half up (0.495 -> 0.50), which float formatting does not do."""
-    if value is None:
-        return "-"
-    return str(Decimal(repr(round(value, 9))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def accuracy(correct: int, n: int) -> float | None:
@@ -49,15 +43,15 @@ def latest_answers(answers: Iterable[Answer]) -> list[Answer]:
     return list(latest.values())
 
 
-def _check_parser(suite: Suite, parser: str) -> None:
+def _check_parser(suite: Rules, parser: str) -> None:
     if parser not in suite.parsers:
-        raise BenchError(
+        raise SuiteError(
             f"the {suite.name} suite has no {parser!r} letter rule"
             + (f"; it has {sorted(suite.parsers)}" if suite.parsers else ": it scores its answers its own way")
         )
 
 
-def _scored(suite: Suite, parser: str, answer: Answer, by_id: dict[str, ChoiceQuestion] | None) -> Scored | str:
+def _scored(suite: Rules, parser: str, answer: Answer, by_id: dict[str, ChoiceQuestion] | None) -> Scored | str:
     """The answer parsed and judged against its question (or the gold its answer file carries), or why it cannot
     be."""
     if answer.error:
@@ -96,18 +90,37 @@ def _per_model(answers: Iterable[Answer]) -> dict[str, list[Answer]]:
     return per_model
 
 
-def _baseline_rows(suite: Suite, baseline: Iterable[Answer], by_id, parser: str) -> tuple[str, list[dict]]:
+def _baseline_rows(suite: Rules, baseline: Iterable[Answer], by_id, parser: str) -> tuple[str, list[dict]]:
     """The one model of a baseline answers file and its answers as `compare_answers` reads them."""
     per_model = _per_model(baseline)
     if len(per_model) != 1:
-        raise BenchError(f"a baseline holds one model's answers; this one holds {sorted(per_model) or 'none'}")
+        raise SuiteError(f"a baseline holds one model's answers; this one holds {sorted(per_model) or 'none'}")
     (model, rows), *_ = per_model.items()
     scored = [_scored(suite, parser, a, by_id) for a in rows]
     return model, [s.choice_row() for s in scored if isinstance(s, Scored)]
 
 
+def compare_answers(rows: list[dict], baseline: list[dict]) -> dict:
+    """Two models' answers to the same questions (this run's ``rows``, a ``baseline`` run's, e.g. the base model a
+    judge was fine-tuned from): on the questions both answered, each one's accuracy and how many answers changed,
+    overall and per category."""
+    theirs = {r["id"]: r for r in baseline if r.get("error") is None}
+    shared = [r for r in rows if r.get("error") is None and r["id"] in theirs]
+
+    def block(mine: list[dict]) -> dict:
+        return {
+            "questions": len(mine),
+            "accuracy": float(np.mean([r["correct"] for r in mine])) if mine else None,
+            "baseline_accuracy": float(np.mean([theirs[r["id"]]["correct"] for r in mine])) if mine else None,
+            "changed": sum(r["predicted"] != theirs[r["id"]]["predicted"] for r in mine),
+        }
+
+    categories = sorted({r["category"] for r in shared})
+    return {**block(shared), "per_category": {c: block([r for r in shared if r["category"] == c]) for c in categories}}
+
+
 def score_answers(
-    suite: Suite,
+    suite: Rules,
     answers: Iterable[Answer],
     questions: list[ChoiceQuestion] | None = None,
     parser: str = "paper",
@@ -150,7 +163,7 @@ def score_answers(
     return {"suite": suite.name, "parser": parser, "models": models}
 
 
-def write_score(suite: Suite, report: dict, out: Path) -> list[Path]:
+def write_score(suite: Rules, report: dict, out: Path) -> list[Path]:
     """``OUT/report.json`` and ``OUT/report.md`` (the suite's tables)."""
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "report.json", report)
@@ -159,7 +172,7 @@ def write_score(suite: Suite, report: dict, out: Path) -> list[Path]:
 
 
 def ablation(
-    suite: Suite,
+    suite: Rules,
     runs: dict[str, Iterable[Answer]],
     questions: list[ChoiceQuestion] | None,
     parser: str = "paper",
@@ -169,19 +182,19 @@ def ablation(
     frames...), as the papers' ablation tables set them: accuracy overall and per category of ``group`` on the items
     every run answered, and each run's difference from the first (the base)."""
     if len(runs) < 2:
-        raise BenchError("an ablation compares two or more runs (answers files), the first being the base")
+        raise SuiteError("an ablation compares two or more runs (answers files), the first being the base")
     _check_parser(suite, parser)
     by_id = {q.id: q for q in questions} if questions is not None else None
     scored: dict[str, dict[str, Scored]] = {}
     for name, answers in runs.items():
         models = _per_model(answers)
         if len(models) != 1:
-            raise BenchError(f"run {name!r} holds the answers of {sorted(models) or 'no model'}; give one model a run")
+            raise SuiteError(f"run {name!r} holds the answers of {sorted(models) or 'no model'}; give one model a run")
         rows = [_scored(suite, parser, a, by_id) for a in next(iter(models.values()))]
         scored[name] = {s.id: s for s in rows if isinstance(s, Scored)}
     common = sorted(set.intersection(*(set(s) for s in scored.values())))
     if not common:
-        raise BenchError("the runs answered no item in common")
+        raise SuiteError("the runs answered no item in common")
 
     def cells(items: dict[str, Scored]) -> dict:
         chosen = [items[i] for i in common]
@@ -231,3 +244,12 @@ def ablation_markdown(result: dict) -> str:
             )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def write_ablation(result: dict, out: Path) -> str:
+    """``OUT/ablation.json`` and ``OUT/ablation.md``; returns the table."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "ablation.json", result)
+    table = ablation_markdown(result)
+    (out / "ablation.md").write_text(table, encoding="utf-8")
+    return table

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 from scipy.io import wavfile
 
-from ...judges.choice import ChoiceQuestion
-from ...media import MediaError, decode, probe
+from ..data.questions import ChoiceQuestion
+from ..media import MediaError, decode, probe
+from .base import SuiteError
 
 MODALITIES = ("av", "v", "a", "v+subtitles", "v+caption", "a+caption")
 AUDIO_FORMATS = {".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".ogg": "ogg", ".m4a": "m4a"}
@@ -43,9 +44,9 @@ class MediaPlan:
 
     def __post_init__(self):
         if self.modalities not in MODALITIES:
-            raise ValueError(f"modalities {self.modalities!r} is not one of {', '.join(MODALITIES)}")
+            raise SuiteError(f"modalities {self.modalities!r} is not one of {', '.join(MODALITIES)}")
         if self.frames is not None and not re.fullmatch(r"\d+|fps=\d+(\.\d+)?", self.frames):
-            raise ValueError(f"frames {self.frames!r} is not a count (8, 16, ...) or fps=F")
+            raise SuiteError(f"frames {self.frames!r} is not a count (8, 16, ...) or fps=F")
 
     @property
     def picture(self) -> bool:

@@ -1,0 +1,153 @@
+"""`avjudge data`: build, audit, export and annotate judge pair datasets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..resources import shipped
+from .grammar import add_input, add_out, add_set, alias, register, required_input
+
+
+def _data_build_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--recipe", required=True, help="a YAML recipe file, or a shipped one by name: " + ", ".join(shipped("recipe"))
+    )
+    add_input(p, "the source manifest (JSONL of {id, video, captions}); default: the recipe's source", required=False)
+    add_out(p, "dataset folder; rerun to resume")
+    add_set(p, "override a recipe field, e.g. judges.av.pairs=1000")
+    p.add_argument(
+        "--materialize",
+        action="store_true",
+        help="also write each audio negative (float32 WAV) instead of only its recipe",
+    )
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _data_build(args: argparse.Namespace) -> int:
+    from ..data import build_dataset, load_recipe
+
+    recipe, source = load_recipe(args.recipe, args.overrides + ([f"source={args.input}"] if args.input else []))
+    stats = build_dataset(recipe, source, args.out, materialize=args.materialize, progress=not args.no_progress)
+    for judge, entry in stats["judges"].items():
+        short = f" (asked for {entry['requested']})" if entry["pairs"] < entry["requested"] else ""
+        print(
+            f"{judge}: {entry['pairs']} pairs{short}: {entry['positives']} positive, {entry['negatives']} negative; "
+            f"splits {entry['splits']}; rejected {entry['rejected']} {entry['rejection_reasons']}"
+        )
+        print(f"    negatives by type: {entry['negative_types']}")
+    print(f"dataset hash {stats['dataset_hash']}; stats in {args.out / 'stats.json'}")
+    return 0
+
+
+def _data_export_args(p: argparse.ArgumentParser) -> None:
+    add_input(p, "a dataset folder made by `avjudge data build`")
+    alias(p, "--dataset", "--input", dest="input", type=Path)
+    p.add_argument("--format", required=True, choices=["llamafactory", "swift"], help="the training tool's format")
+    add_out(p, "folder for the exported files")
+
+
+def _data_export(args: argparse.Namespace) -> int:
+    from ..data.export import export_dataset
+
+    for path in export_dataset(required_input(args), args.format, args.out):
+        print(path)
+    return 0
+
+
+register(
+    "data build",
+    "build balanced judge pair datasets with hard negatives from a recipe",
+    _data_build_args,
+    _data_build,
+    "Read the recipe's source manifest, split sources (no clip, or copy of a clip, in two\n"
+    "splits), and write positives and hard negatives per judge to OUT/pairs/<judge>/<split>.jsonl,\n"
+    "a Hugging Face dataset to OUT/hf/<judge>, and counts to OUT/stats.json. A negative is\n"
+    "stored as its recipe and applied when loaded; --materialize writes its audio too.\n"
+    "Killed and rerun with the same OUT, it continues where it stopped.\n\n"
+    "example:\n  avjudge data build --recipe world_demo --input world/world.jsonl --out pairs",
+)
+register(
+    "data export",
+    "write pairs in LLaMA-Factory or ms-swift format",
+    _data_export_args,
+    _data_export,
+    "Write a dataset's pairs as the {messages, videos, audios} records LLaMA-Factory and ms-swift\n"
+    "train on, so a judge can be trained with those tools too.\n\n"
+    "example:\n  avjudge data export --input pairs --format llamafactory --out lf",
+)
+
+
+def _data_audit_args(p: argparse.ArgumentParser) -> None:
+    add_input(p, "a dataset folder made by `avjudge data build`")
+    alias(p, "--dataset", "--input", dest="input", type=Path)
+    p.add_argument("--judges", default="vt,at", help="comma-separated judges that read text")
+    p.add_argument("--train-split", default="train", help="the split the text-only classifier learns from")
+    p.add_argument("--eval-split", default="test", help="the split it is scored on")
+
+
+def _data_audit(args: argparse.Namespace) -> int:
+    from ..data.audit import text_leak
+    from ..stats import printed
+
+    for judge in args.judges.split(","):
+        leak = text_leak(required_input(args), judge, args.train_split, args.eval_split)
+        print(
+            f"{judge}: the question's text alone tells {leak['pairs']} held-out pairs apart at AUROC "
+            f"{printed(leak['overall'], 3, 'n/a')}"
+        )
+        for kind, value in leak["per_type"].items():
+            print(f"    {kind:<24}{printed(value, 3, 'n/a')}")
+    return 0
+
+
+register(
+    "data audit",
+    "how well the text alone tells a dataset's positives from its negatives",
+    _data_audit_args,
+    _data_audit,
+    "Fit a logistic regression on the words and word pairs of each training pair's question\n"
+    "(caption and spoken line; no media) and print its held-out AUROC, overall and per negative\n"
+    "type against all positives. 0.5: the text gives nothing away. Far above it: those negatives\n"
+    "carry a tell of their own (words or counts the positives never use), and a judge trained on\n"
+    "them can learn to read the caption instead of the clip.\n\n"
+    "example:\n  avjudge data audit --input pairs --judges vt",
+)
+
+
+def _annotate_args(p: argparse.ArgumentParser) -> None:
+    add_input(p, "a folder of clips (searched recursively)")
+    alias(p, "--in", "--input", dest="input", type=Path)
+    add_out(p, "the manifest JSONL to write; rerun to resume")
+    p.add_argument("--base-url", required=True, help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    p.add_argument("--model", required=True, help="the served omni model, e.g. Qwen/Qwen3-Omni-30B-A3B-Instruct")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _annotate(args: argparse.Namespace) -> int:
+    from ..data.annotate import annotate
+    from ..llm import OpenAIChatBackend
+
+    backend = OpenAIChatBackend(
+        args.base_url,
+        args.model,
+        api_key_env=args.api_key_env,
+        max_concurrency=args.concurrency,
+        cache_dir=args.out.parent / ".annotate_cache",
+    )
+    print(json.dumps(annotate(required_input(args), args.out, backend, progress=not args.no_progress), indent=2))
+    return 0
+
+
+register(
+    "data annotate",
+    "caption real clips with an omni model server into a source manifest",
+    _annotate_args,
+    _annotate,
+    "Send each clip to an OpenAI-compatible omni model and write {id, video, captions:\n"
+    "{video, audio, utterance}} per clip. Replies are cached beside OUT; rerunning resumes. A clip\n"
+    "with an unusable reply gets an `error` (and is skipped as a source), never empty captions.",
+)

@@ -1,0 +1,145 @@
+"""`avjudge metrics` and `avjudge checkpoints`: signal metrics, and the checkpoints they load."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .grammar import (
+    add_engine_arguments,
+    add_input,
+    add_out,
+    add_runtime_arguments,
+    engine_of,
+    register,
+    required_input,
+)
+
+
+def _metrics_list_args(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _metrics_list(args: argparse.Namespace) -> int:
+    from ..metrics import METRICS, NATIVE_FPS
+
+    for name, cls in sorted(METRICS.items()):
+        needs = (
+            [f"audio at {f'{cls.audio.sample_rate} Hz' if cls.audio.sample_rate else 'its own rate'}"]
+            if cls.audio
+            else []
+        )
+        needs += (
+            [f"frames {cls.video_fps} fps" if cls.video_fps != NATIVE_FPS else "the file's own frames"]
+            if cls.video_fps
+            else []
+        )
+        print(
+            f"{name:<15} {cls.description}\n{'':<15} needs {', '.join(needs)}; checkpoints: "
+            f"{', '.join(cls.checkpoints) or 'none (shipped with its package)'}"
+        )
+    return 0
+
+
+def _metrics_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metrics", required=True, help="comma-separated names from `avjudge metrics list`")
+    add_input(p, "a media file, a folder of them, or a source manifest", repeatable=True)
+    add_out(p, "results: .jsonl, written as it goes, or .parquet, written when complete; rerun to resume")
+    add_runtime_arguments(p, model=False)  # --device reaches the metrics that run a model on one (speech_content)
+    add_engine_arguments(p)
+
+
+def _metrics_run(args: argparse.Namespace) -> int:
+    from ..runtime.clip_jobs import run_metrics
+
+    names = [n.strip() for n in args.metrics.split(",") if n.strip()]
+    summary = run_metrics(
+        names,
+        required_input(args),
+        args.out,
+        batch_size=args.batch_size,
+        workers=args.workers,
+        device=args.device,
+        progress=not args.no_progress,
+        engine=engine_of(args),
+    )
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _checkpoints_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--root", type=Path, default=None, help="checkpoint folder (default: $AVJUDGE_CHECKPOINTS or ./checkpoints)"
+    )
+
+
+def _checkpoints_list(args: argparse.Namespace) -> int:
+    from ..metrics.checkpoints import load_manifest
+
+    for key, entry in load_manifest().items():
+        files = ", ".join(
+            f"{f.name} ({f'{f.size:,} bytes' if f.size else 'no published hash: pin it'})" for f in entry.files
+        )
+        print(f"{key}: {entry.description}\n  files: {files}\n  licence: {entry.licence}\n  get it: {entry.obtain}")
+    return 0
+
+
+def _checkpoints_verify(args: argparse.Namespace) -> int:
+    from ..metrics import verify_all
+
+    status = verify_all(args.root)
+    for key, state in status.items():
+        print(f"{key}: {state}")
+    return 0 if all(v == "ok" for v in status.values()) else 1
+
+
+def _checkpoints_pin_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("key", help="a manifest entry whose files have no published sha256 (see `checkpoints list`)")
+    _checkpoints_args(p)
+
+
+def _checkpoints_pin(args: argparse.Namespace) -> int:
+    from ..metrics.checkpoints import PINS, checkpoint_root, pin
+
+    files = pin(args.key, args.root)
+    for name, f in files.items():
+        print(f"{args.key}/{name}: {f['size']:,} bytes, sha256 {f['sha256']}")
+    print(f"recorded in {(args.root or checkpoint_root()) / PINS}")
+    return 0
+
+
+register("metrics list", "show every signal metric, what it needs and what it loads", _metrics_list_args, _metrics_list)
+register(
+    "metrics run",
+    "score clips with signal metrics, each clip decoded once",
+    _metrics_run_args,
+    _metrics_run,
+    "Decode each clip once and give it to every metric named; one JSON line per clip with the\n"
+    "scores, and per-metric errors (a clip a metric cannot score is recorded, never scored 0).\n"
+    "Rerunning with the same OUT resumes.\n\n"
+    "example:\n  avjudge metrics run --metrics dnsmos --input clips/ --out quality.jsonl",
+)
+register(
+    "checkpoints list",
+    "list the checkpoints metrics load, with licence and where to get them",
+    _checkpoints_args,
+    _checkpoints_list,
+)
+register(
+    "checkpoints verify",
+    "check every checkpoint file's presence, size and sha256",
+    _checkpoints_args,
+    _checkpoints_verify,
+)
+register(
+    "checkpoints pin",
+    "record the sha256 of weights the manifest has no hash for",
+    _checkpoints_pin_args,
+    _checkpoints_pin,
+    "Some weights (SyncNet, the LAION aesthetics head, CLIP, DF-Arena, Audiobox, DOVER++) have no\n"
+    "sha256 that avjudge could publish. Download them from the source `checkpoints list` names,\n"
+    "check them there, then pin: their size and sha256 go to <root>/pinned.yaml and every\n"
+    "later load refuses a different file.\n\n"
+    "example:\n  avjudge checkpoints pin syncnet",
+)

@@ -1,0 +1,92 @@
+"""`avjudge score`: clips scored by one Yes/No judge."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .grammar import (
+    add_engine_arguments,
+    add_input,
+    add_judge,
+    add_out,
+    add_runtime_arguments,
+    add_served_arguments,
+    alias,
+    engine_of,
+    judge_dirs,
+    model_options,
+    register,
+    required_input,
+    served_endpoints,
+)
+
+
+def _score_args(p: argparse.ArgumentParser) -> None:
+    add_judge(
+        p,
+        "the judge: av, vt or at, and its checkpoint folder (a Qwen2.5-Omni or Qwen3-Omni thinker or "
+        "full model, or Qwen2-Audio), e.g. av=runs/av/final",
+        repeatable=False,
+    )
+    alias(p, "--checkpoint", "--judge TASK=DIR", dest="checkpoint", type=Path)
+    add_input(
+        p,
+        "a media file, a folder of them, or a manifest: JSONL of {id, video, captions: {video, audio, "
+        "utterance}} (world.jsonl works)",
+        repeatable=True,
+    )
+    alias(p, "--video", "--input", dest="input", append=True, type=Path)
+    alias(p, "--manifest", "--input", dest="input", append=True, type=Path)
+    p.add_argument("--text", help="the description the vt / at judge checks, for inputs that carry no captions")
+    add_out(p, "results: .jsonl, written as it goes, or .parquet, written when complete; rerun to resume")
+    p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: AVBench's 1.0)")
+    p.add_argument("--max-pixels", type=int, help="pixels per frame (default: AVBench's per judge)")
+    p.add_argument(
+        "--long-audio",
+        choices=["error", "head"],
+        default="error",
+        help="audio longer than the model's window: report an error, or score its beginning",
+    )
+    add_served_arguments(p)
+    add_runtime_arguments(p)
+    add_engine_arguments(p)
+
+
+def _score(args: argparse.Namespace) -> int:
+    from ..config import ConfigError
+    from ..data import input_items
+    from ..judges.served import load_judge
+    from ..runtime.clip_jobs import score_items
+
+    judges = list(args.judge or [])
+    if args.checkpoint is not None:  # the old spelling: --judge TASK --checkpoint DIR
+        judges = [f"{task}={args.checkpoint}" for task in judges]
+    dirs = judge_dirs(judges, defaults=False)
+    if len(dirs) != 1:
+        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
+    ((task, folder),) = dirs.items()
+    items = input_items(required_input(args), text=args.text)  # bad inputs fail before a model loads
+    engine = engine_of(args)
+    settings = dict(fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio)
+    judge = load_judge(task, folder, served_endpoints(args, dirs).get(task), **settings, **model_options(args, engine))
+    summary = score_items(judge, items, args.out, progress=not args.no_progress, engine=engine)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+register(
+    "score",
+    "score clips with a Yes/No judge: S = P(Yes) / (P(Yes) + P(No))",
+    _score_args,
+    _score,
+    "Score each clip with one judge and append one JSON line per clip to OUT, with\n"
+    "score, delta (log P(Yes) - log P(No)), mass (P(Yes) + P(No)) and yes/no probabilities.\n"
+    "A clip that cannot be read gets an `error` and no score (never 0). Rerunning with the\n"
+    "same OUT resumes; OUT's .summary.json counts errors.\n\n"
+    "examples:\n"
+    "  avjudge score --judge av=runs/av/final --input world/world.jsonl --out av.jsonl\n"
+    '  avjudge score --judge vt=runs/vt/final --input a.mp4 --text "a red circle moves left" --out r.jsonl\n'
+    "  avjudge score --judge av=merged/av --served-url http://127.0.0.1:8000/v1 --input world.jsonl --out s.jsonl",
+)

@@ -1,0 +1,69 @@
+"""`avjudge train`: fine-tune a judge."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..resources import shipped
+from .grammar import add_set, register, warn_deprecated
+
+
+def _train_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config",
+        required=True,
+        help="a YAML TrainConfig file, or a shipped one by name: " + ", ".join(shipped("train_config")),
+    )
+    add_set(
+        p,
+        "set a judge field (model=DIR, dataset=DIR, output_dir=DIR) or any transformers TrainingArguments option "
+        "(max_steps=10, max_grad_norm=0.5, deepspeed=zero3)",
+    )
+    p.add_argument("positional_overrides", nargs="*", metavar="KEY=VALUE", help=argparse.SUPPRESS)  # the old spelling
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ..config import dump_yaml, load_config
+    from ..resources import resolve
+    from ..stats import printed
+    from ..train import TrainConfig, evaluation_table, run_training
+    from ..train.trainer import is_main_process
+
+    if args.positional_overrides:
+        warn_deprecated("KEY=VALUE without --set", "--set KEY=VALUE")
+    config = load_config(TrainConfig, resolve(args.config, "train_config"), args.positional_overrides + args.overrides)
+    if is_main_process():  # under torchrun or deepspeed, one process speaks for all
+        print(dump_yaml(config))
+    summary = run_training(config)
+    if not is_main_process():
+        return 0
+    if not summary["replicas_agree"]:
+        print(f"avjudge: error: the {summary['processes']} processes ended with different weights", file=sys.stderr)
+        return 1
+    after = summary["eval_after"]["overall"]
+    print("\n".join(evaluation_table({config.task: summary})))
+    print(
+        f"trained {summary['steps']} steps; held-out accuracy {after['accuracy']:.3f}, AUROC "
+        f"{printed(after['auroc'], 3, 'n/a')}, Yes-bias {after['yes_bias']:.3f}; model in "
+        f"{Path(config.output_dir) / 'final'}"
+    )
+    return 0
+
+
+register(
+    "train",
+    "fine-tune a judge on pairs (single-token Yes/No SFT; DeepSpeed optional)",
+    _train_args,
+    _train,
+    "Train the model in CONFIG on a dataset made by `avjudge data build`. The loss falls on\n"
+    "the answer token only; held-out pairs are scored every eval_steps (metrics to the log,\n"
+    "wandb offline unless configured, and OUT/eval/step_*.json). OUT/final and every\n"
+    "checkpoint load directly in `avjudge score`. Rerunning resumes from the newest checkpoint.\n\n"
+    "examples:\n"
+    "  avjudge train --config tiny_world_av --set model=DIR --set dataset=pairs --set output_dir=runs/av\n"
+    "multi-GPU (the paper's setup; held-out evaluation sharded over the processes, one writes):\n"
+    "  torchrun --nproc_per_node 8 -m avjudge.cli train --config av_qwen25omni_7b --set dataset=DIR\n"
+    "  deepspeed --num_gpus 8 --module avjudge.cli train --config av_qwen25omni_7b --set dataset=DIR",
+)
