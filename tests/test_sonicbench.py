@@ -93,8 +93,7 @@ def test_omni_score_reads_the_release_with_the_base_install_torch_blocked(tmp_pa
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert len(report["models"]) == 36 and report["parser"] == "paper"
     assert (
-        report["models"]["Qwen3-Omni"]["n"] == 2400
-        and "Qwen3-Omni" in (tmp_path / "report" / "report.md").read_text()
+        report["models"]["Qwen3-Omni"]["n"] == 2400 and "Qwen3-Omni" in (tmp_path / "report" / "report.md").read_text()
     )
 
 
