@@ -1,17 +1,42 @@
-"""JSON over HTTP POST with the retry rule every avjudge client follows (stdlib only): ask again after a 408, 429
-or 5xx (waiting what ``Retry-After`` says, else backing off) or a lost connection; never after another 4xx, which
-fails the same way every time."""
+"""JSON over HTTP POST, the one client every avjudge caller uses (the LLM backends, the omni benchmarks' endpoints,
+served judges, the reward client; stdlib only), with one retry rule and one request cache.
+
+The rule: ask again after a 408, 429 or 5xx (waiting what ``Retry-After`` says, else backing off) or a lost
+connection or timeout; never after another 4xx, which fails the same way every time. The cache (`RequestCache`)
+keeps each answer by the request's content (its URL and body), so the same request in any later run costs nothing.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from .errors import HTTPFailure
+from .jsonl import write_json
 
 RETRIED_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class RequestCache:
+    """JSON answers by request content (a hash of the URL and the whole body, media included), one file each."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+
+    @staticmethod
+    def key(url: str, body: bytes) -> str:
+        return hashlib.sha256(url.encode() + b"\0" + body).hexdigest()
+
+    def get(self, key: str) -> dict | None:
+        path = self.folder / f"{key}.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+    def put(self, key: str, answer: dict) -> None:
+        write_json(self.folder / f"{key}.json", answer)
 
 
 def post_json(
@@ -21,9 +46,21 @@ def post_json(
     timeout: float = 180.0,
     retries: int = 3,
     backoff: float = 1.0,
+    cache: RequestCache | None = None,
 ) -> dict:
-    """The JSON answer to ``payload`` (a dict, or its encoded bytes) posted to ``url``."""
-    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    """The JSON answer to ``payload`` (a dict, or its encoded bytes) posted to ``url``: from ``cache`` where this
+    exact request was answered before, else asked (and kept there)."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload, sort_keys=True).encode()
+    key = RequestCache.key(url, body) if cache is not None else None
+    if cache is not None and (cached := cache.get(key)) is not None:
+        return cached
+    answer = _ask(url, body, token, timeout, retries, backoff)
+    if cache is not None:
+        cache.put(key, answer)
+    return answer
+
+
+def _ask(url: str, body: bytes, token: str | None, timeout: float, retries: int, backoff: float) -> dict:
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -41,7 +78,9 @@ def post_json(
             failure = HTTPFailure(f"no answer from {url}: {err}", final=False)
         except ValueError as err:
             raise HTTPFailure(f"{url} answered with something that is not JSON ({err})", final=True) from err
-        if failure.final or attempt == retries:
+        if failure.final:
             raise failure
+        if attempt == retries:
+            raise HTTPFailure(f"{failure} (after {retries + 1} attempts)", final=False)
         time.sleep(wait)
     raise AssertionError("unreachable")

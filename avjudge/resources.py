@@ -1,9 +1,10 @@
-"""Files avjudge ships and reads at run time (recipes, training configs, DeepSpeed configs, the checkpoint
-manifest, the tiny judges' starting encoders), read as package data so that an installed wheel finds them
-wherever it is.
+"""Files avjudge ships and reads at run time: the design's top-level folders of the repository, ``data_recipes/``,
+``train_configs/`` (with ``deepspeed/``) and ``checkpoints/`` (the manifest and the tiny judges' starting encoders).
 
-A command that takes a recipe or a config takes a file path or the name of a shipped one
-(``--recipe world_demo``, ``--config tiny_world_av``).
+They are the source of truth a user reads and copies in the repository. The wheel carries them as
+``avjudge/shipped/<folder>`` (the build maps them there: ``setup.py``; nothing is copied by hand), so a name works
+the same from a checkout and from a wheel installed anywhere. A command that takes a recipe or a config takes a file
+path or the name of a shipped one (``--recipe world_demo``, ``--config tiny_world_av``, ``deepspeed=zero2``).
 """
 
 from __future__ import annotations
@@ -13,23 +14,33 @@ from pathlib import Path
 
 from .errors import AvjudgeError
 
-# kind -> (folder under assets/, file suffix)
+FOLDERS = ("data_recipes", "train_configs", "checkpoints")  # the repository's top-level folders the wheel carries
+# kind -> (folder, file suffix)
 KINDS = {
-    "recipe": ("recipes", ".yaml"),
+    "recipe": ("data_recipes", ".yaml"),
     "train_config": ("train_configs", ".yaml"),
     "deepspeed": ("train_configs/deepspeed", ".json"),
 }
 
 
-def asset(*parts: str) -> Path:
-    """A shipped file. Wheels install unpacked, so package data is a real path (zip imports are not supported)."""
-    return Path(str(files("avjudge").joinpath("assets", *parts)))
+def shipped_folder(name: str) -> Path:
+    """One of `FOLDERS`: inside an installed wheel (``avjudge/shipped/<name>``), else the checkout's own (beside
+    the ``avjudge`` package). Wheels install unpacked, so package data is a real path."""
+    package = Path(str(files("avjudge")))
+    in_wheel = package / "shipped" / name
+    return in_wheel if in_wheel.is_dir() else package.parent / name
+
+
+def asset(folder: str, *parts: str) -> Path:
+    """A shipped file: ``folder`` (one of `FOLDERS`, or a folder under one) and its path in it."""
+    top, _, rest = folder.partition("/")
+    return shipped_folder(top).joinpath(*filter(None, rest.split("/")), *parts)
 
 
 def shipped(kind: str) -> list[str]:
     """The names of the shipped files of ``kind`` (a key of KINDS), without their suffix."""
     folder, suffix = KINDS[kind]
-    return sorted(p.name[: -len(suffix)] for p in asset(*folder.split("/")).iterdir() if p.name.endswith(suffix))
+    return sorted(p.name[: -len(suffix)] for p in asset(folder).iterdir() if p.name.endswith(suffix))
 
 
 def resolve(value: str | Path, kind: str) -> Path:
@@ -39,7 +50,7 @@ def resolve(value: str | Path, kind: str) -> Path:
         return path
     folder, suffix = KINDS[kind]
     name = path.name[: -len(suffix)] if path.name.endswith(suffix) else path.name
-    candidate = asset(*folder.split("/"), name + suffix)
+    candidate = asset(folder, name + suffix)
     if str(path.parent) == "." and candidate.is_file():  # a bare name: a shipped file
         return candidate
     raise AvjudgeError(

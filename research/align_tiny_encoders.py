@@ -1,5 +1,5 @@
-"""Rebuild avjudge/assets/tiny/qwen2_5_omni_encoders.safetensors: the tiny Qwen2.5-Omni thinker's encoders,
-pretrained on a synthetic world of their own (avjudge.train.align), the start the demo's AV and VT judges take
+"""Rebuild checkpoints/tiny/qwen2_5_omni_encoders.safetensors: the tiny Qwen2.5-Omni thinker's encoders,
+pretrained on a synthetic world of their own (research.align), the start the demo's AV and VT judges take
 in place of Qwen2.5-Omni's pretrained encoders.
 
 The committed encoders were made in two stages (docs/research/tiny_judges.md has why and what each gave):
@@ -21,7 +21,7 @@ tiny thinker with these encoders. --start FILE continues from encoder weights wr
 meant to replace the committed encoders take another --out.
 
 Usage: python -m research.align_tiny_encoders [--clips 1500] [--steps 2000] [--objective contrastive|presence]
-       [--start FILE] [--out avjudge/assets/tiny]
+       [--start FILE] [--out checkpoints/tiny]
 """
 
 import argparse

@@ -3,7 +3,7 @@
 For each set of encoder weights given, linear heads are fitted on the frozen encoders' joint means (clip k's picture
 with clip k+1's sound, as `pretrain_presence` pools them) of the first --train clips of a demo-sized world (seed 0,
 which no committed encoders were pretrained on), and the held-out AUROC of what is on screen and what is heard is
-printed for the rest (`avjudge.train.align.linear_presence_auroc`; the committed encoders' figure is what
+printed for the rest (`research.align.linear_presence_auroc`; the committed encoders' figure is what
 tests/test_align.py checks). One line per weights file: random, the committed ones (aligned) or any FILE.
 
 Usage: python -m research.encoder_presence [--clips 48] [--train 32] [--encoders random aligned FILE ...]

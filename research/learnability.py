@@ -56,7 +56,7 @@ embedding (max-pooled over the vision merger's tokens) and pushed from the other
 (--align-pooling mean averages the tokens instead). The embeddings are the tokens the language model reads,
 so after it a clip's colours and notes sit on shared directions; `--set freeze=llm` then keeps them so while
 the probe trains the language model (the paper's AV policy). --encoders aligned starts instead from the shipped
-aligned encoders the demo's judges start from (avjudge/assets/tiny/, made by `research/align_tiny_encoders.py` the
+aligned encoders the demo's judges start from (checkpoints/tiny/, made by `research/align_tiny_encoders.py` the
 same way); --encoders FILE from any encoder
 weights that script wrote (e.g. with --start and --pooling mean).
 

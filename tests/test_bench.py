@@ -362,7 +362,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
             [
                 "bench",
                 "run",
-                "--suite",
+                "--prompts",
                 str(tmp_path / "in" / "suite.json"),
                 "--input",
                 str(tmp_path / "in" / "videos"),
@@ -397,7 +397,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
             [
                 "bench",
                 "run",
-                "--suite",
+                "--prompts",
                 str(tmp_path / "in" / "suite.json"),
                 "--input",
                 str(tmp_path / "in" / "videos"),

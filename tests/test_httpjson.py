@@ -1,8 +1,12 @@
-"""The retry rule every avjudge HTTP client follows: transient failures asked again, a caller's fault never."""
+"""The one HTTP client: transient failures asked again (after the server's Retry-After), a caller's fault never, and a
+request asked before answered from the cache."""
+
+import time
 
 import pytest
 
-from avjudge.httpjson import HTTPFailure, post_json
+from avjudge.errors import HTTPFailure
+from avjudge.httpjson import RequestCache, post_json
 
 from .helpers import ScriptedServer
 
@@ -50,3 +54,19 @@ def test_the_token_travels_as_a_bearer_header():
     finally:
         server.close()
     assert server.headers[0]["Authorization"] == "Bearer abc" and "Authorization" not in server.headers[1]
+
+
+def test_retry_after_is_waited_and_the_cache_answers_a_repeated_request(tmp_path):
+    script = iter([(503, {"Retry-After": "0.3"}, {"error": "busy"}), (200, {}, {"answer": 1})])
+    server = ScriptedServer(lambda body: next(script))
+    cache = RequestCache(tmp_path / "cache")
+    try:
+        start = time.monotonic()
+        assert post_json(server.url, {"q": 1, "media": "x"}, backoff=0, cache=cache) == {"answer": 1}
+        assert time.monotonic() - start >= 0.3  # the server's Retry-After, not the zero backoff
+        # the same request, its keys in another order: the same content, answered from the cache in any later run
+        assert post_json(server.url, {"media": "x", "q": 1}, cache=RequestCache(tmp_path / "cache")) == {"answer": 1}
+        assert server.statuses == [503, 200]
+    finally:
+        server.close()
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 1

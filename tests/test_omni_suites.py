@@ -317,8 +317,9 @@ def test_endpoint_requests_carry_what_the_configuration_asks(small_world, tmp_pa
     from scipy.io import wavfile
 
     from avjudge.bench.synthetic import world_manifest, world_questions
+    from avjudge.httpjson import RequestCache
     from avjudge.media import probe
-    from avjudge.omni.answer import Endpoint, RequestCache, answer_with_endpoint
+    from avjudge.omni.answer import Endpoint, answer_with_endpoint
     from avjudge.omni.request_media import MediaPlan
 
     source = world_questions(world_manifest(small_world))[0]

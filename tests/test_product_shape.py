@@ -2,6 +2,8 @@
 the files the package reads ship inside it, and that the lexicons cover the world's captions."""
 
 import ast
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,7 @@ import pytest
 import avjudge
 from avjudge.errors import AvjudgeError
 from avjudge.llm.lexicons import LEXICONS
-from avjudge.resources import asset, resolve, shipped
+from avjudge.resources import FOLDERS, asset, resolve, shipped, shipped_folder
 from avjudge.world import vocab
 
 PACKAGE = Path(avjudge.__file__).parent
@@ -46,6 +48,72 @@ def test_no_product_layer_imports_the_world_and_nothing_imports_research():
             assert not any(n == "avjudge.world" or n.startswith("avjudge.world.") for n in names), where
 
 
+def import_graph() -> dict[str, set[str]]:
+    """Which of the package's files each file imports, function-level imports included; an import of a package's
+    face (its ``__init__``, which re-exports) is no edge between files."""
+    files = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        files[name.removesuffix(".__init__")] = path
+    graph = {name: set() for name in files}
+    for name, path in files.items():
+        for target in imported_modules(path):
+            while target and target not in files:  # `from .x import a_function`: the file is x
+                target = target.rpartition(".")[0]
+            if target and target != name and files[target].name != "__init__.py":
+                graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one file (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_two_files_import_each_other_not_even_inside_a_function():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]  # the finder finds one
+    graph = import_graph()
+    assert "avjudge.runtime.engines" in graph["avjudge.runtime.jobs"] and "avjudge.scoring.core" in graph
+    assert cycles(graph) == []
+
+
+def test_contributings_layout_names_every_part_of_the_tree_and_nothing_else():
+    text = (PACKAGE.parent / "CONTRIBUTING.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```")[1]
+    named = {m.group(1) for m in re.finditer(r"^  ([a-z_]+(?:\.py|/))", block, re.M)}
+    parts = {p.name + "/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    parts |= {p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
+    assert named == parts
+    folders = {m.group(1) for m in re.finditer(r"^([a-z_]+)/", block, re.M)} - {"avjudge"}
+    assert all((PACKAGE.parent / folder).is_dir() for folder in folders) and set(FOLDERS) <= folders
+
+
 def test_the_lexicons_hold_every_word_and_phrase_the_world_captions_use():
     words = set().union(*map(set, LEXICONS.values()))
     used = {
@@ -73,14 +141,27 @@ def test_the_tiny_tokenizer_is_trained_on_the_world_captions_words_in_their_orde
     ]  # fmt: skip
 
 
-def test_shipped_files_are_found_inside_the_package_by_name_or_path(tmp_path):
-    assert asset("checkpoint_manifest.yaml").is_file() and asset("tiny", "qwen2_5_omni_encoders.safetensors").is_file()
-    assert asset().is_relative_to(PACKAGE)
+def test_shipped_files_are_the_repositorys_top_level_folders_found_by_name_or_path(tmp_path):
+    repo = PACKAGE.parent
+    assert asset("checkpoints", "manifest.yaml").is_file()
+    assert asset("checkpoints", "tiny", "qwen2_5_omni_encoders.safetensors").is_file()
+    assert all(shipped_folder(name) == repo / name for name in FOLDERS)  # a checkout reads its own folders
+    tracked = subprocess.run(
+        ["git", "ls-files", *FOLDERS], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert {"checkpoints/manifest.yaml", "checkpoints/README.md"} <= set(tracked)
+    assert {"data_recipes/world_demo.yaml", "train_configs/tiny_world_av.yaml"} <= set(tracked)
+    assert "train_configs/deepspeed/zero3.json" in tracked
+    # the build maps every one of them into the wheel (avjudge/shipped/<folder>)
+    setup = (repo / "setup.py").read_text()
+    assert all(f'"{name}": ("{name}"' in setup for name in FOLDERS)
     assert shipped("recipe") == ["avbench_at_100k", "avbench_av_100k", "avbench_vt_100k", "world_demo"]
     assert {"tiny_world_av", "av_qwen25omni_7b"} <= set(shipped("train_config"))
     assert shipped("deepspeed") == ["zero2", "zero3"]
     assert (
-        resolve("world_demo", "recipe") == resolve("world_demo.yaml", "recipe") == asset("recipes", "world_demo.yaml")
+        resolve("world_demo", "recipe")
+        == resolve("world_demo.yaml", "recipe")
+        == asset("data_recipes", "world_demo.yaml")
     )
     mine = tmp_path / "world_demo.yaml"  # a file of the user's wins over a shipped one of the same name
     mine.write_text("name: mine\n")

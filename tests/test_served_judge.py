@@ -17,6 +17,7 @@ import torch
 from PIL import Image
 
 from avjudge.config import ConfigError
+from avjudge.httpjson import RequestCache
 from avjudge.judges import Judge
 from avjudge.judges.served import ServedEndpoint, ServedJudge
 from avjudge.media import decode
@@ -105,6 +106,14 @@ def test_the_served_av_judge_asks_with_the_judges_prompt_frames_and_audio_and_sc
 
     assert served.error is None
     assert served.score == pytest.approx(local.score, abs=1e-6)
+    # with a request cache, the same clip asked again (another job, a rerun) costs no request
+    server = ScriptedServer(lambda body: (200, {}, _reply(logits, answers, processed)))
+    try:
+        cached = ServedEndpoint(server.url + "/v1", "avjudge-av", cache=RequestCache(tmp_path / "cache"))
+        again = [ServedJudge.load("av", tiny_judges["qwen2_5_omni"], cached).score([clip])[0] for _ in range(2)]
+    finally:
+        server.close()
+    assert len(server.bodies) == 1 and again[0].score == again[1].score == pytest.approx(served.score, abs=1e-9)
     assert served.delta == pytest.approx(local.delta, abs=1e-5)
     if not processed:  # the model's own probabilities: the mass on the two answers is the local judge's too
         assert served.mass == pytest.approx(local.mass, rel=1e-5)
@@ -136,7 +145,7 @@ def test_a_server_failure_or_a_missing_answer_is_that_clips_error_never_a_score(
 
 
 def test_a_server_that_stays_down_stops_the_job_so_a_rerun_scores_the_clips(tiny_judges, small_world, tmp_path):
-    from avjudge.httpjson import HTTPFailure
+    from avjudge.errors import HTTPFailure
     from avjudge.runtime.clip_jobs import score_items
 
     server = ScriptedServer(lambda body: (503, {"Retry-After": "0"}, {"error": "overloaded"}))

@@ -224,7 +224,7 @@ def test_http_client_sends_json_mode_and_key_and_caches(server, tmp_path, monkey
     assert script.headers[0]["Authorization"] == "Bearer sk-test"
     again = _backend(url, tmp_path)  # a rerun: served from the on-disk cache
     assert json.loads(again.complete(request))["modified_description"] == "edited"
-    assert again.calls == 0 and len(script.requests) == 1
+    assert len(script.requests) == 1
 
 
 def test_http_client_retries_server_errors_and_timeouts(server, tmp_path):
@@ -237,7 +237,7 @@ def test_http_client_retries_server_errors_and_timeouts(server, tmp_path):
     with pytest.raises(BackendError, match="HTTP 400"):
         backend.complete(ChatRequest(prompt="not retried"))
     script.replies = [("status", 500)] * 4
-    with pytest.raises(BackendError, match="no answer after 4 attempts"):
+    with pytest.raises(BackendError, match=r"HTTP 500 .*\(after 4 attempts\)"):
         backend.complete(ChatRequest(prompt="always failing"))
 
 

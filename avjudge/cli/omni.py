@@ -134,9 +134,10 @@ def _answer_args(p: argparse.ArgumentParser) -> None:
 def _answer(args: argparse.Namespace) -> int:
     from ..config import ConfigError
     from ..data.questions import load_questions
+    from ..httpjson import RequestCache
     from ..judges import Judge
     from ..omni import get_suite
-    from ..omni.answer import Endpoint, RequestCache, answer_with_endpoint, answer_with_judge
+    from ..omni.answer import Endpoint, answer_with_endpoint, answer_with_judge
     from ..omni.request_media import MediaPlan
 
     suite = get_suite(args.suite)

@@ -12,6 +12,7 @@ from .grammar import (
     add_runtime_arguments,
     add_served_arguments,
     engine_of,
+    judge_dirs,
     model_options,
     register,
     served_endpoints,
@@ -49,7 +50,6 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..bench import parse_judge_dirs
     from ..config import ConfigError
     from ..judges.served import load_judge
     from ..metrics import load_metrics
@@ -62,7 +62,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"--host {args.host} is reachable from other machines: give a --token-file, or serve on 127.0.0.1"
         )
     engine = engine_of(args)
-    dirs = parse_judge_dirs(args.judge, defaults=False)
+    dirs = judge_dirs(args.judge, defaults=False)
     endpoints = served_endpoints(args, dirs)
     judges = {
         task: load_judge(task, folder, endpoints.get(task), **model_options(args, engine))

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
 from ..llm.base import BackendError, ChatRequest
+from ..llm.content import video_file_part
 from ..perturb.text import parse_json_object
 from ..runtime.jobs import run_job
 
@@ -30,14 +30,7 @@ def clip_items(folder: str | Path) -> list[dict]:
 
 
 def _request(path: Path, model_prompt: str) -> ChatRequest:
-    data = base64.b64encode(path.read_bytes()).decode()
-    mime = {".webm": "video/webm", ".mkv": "video/x-matroska", ".mov": "video/quicktime"}.get(path.suffix, "video/mp4")
-    return ChatRequest(
-        prompt=model_prompt,
-        json_mode=True,
-        temperature=0.0,
-        media=({"type": "video_url", "video_url": {"url": f"data:{mime};base64,{data}"}},),
-    )
+    return ChatRequest(prompt=model_prompt, json_mode=True, temperature=0.0, media=(video_file_part(path),))
 
 
 def annotate(folder: str | Path, out: str | Path, backend, prompt: str = CAPTION_PROMPT, progress: bool = True) -> dict:

@@ -17,20 +17,17 @@ S = sigmoid((log P(Yes) - log P(No)) / temperature), as the local judge computes
 
 from __future__ import annotations
 
-import base64
-import io
 import math
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from ..config import ConfigError
-from ..httpjson import HTTPFailure, post_json
-from ..media import encode_audio
+from ..errors import HTTPFailure
+from ..httpjson import RequestCache, post_json
+from ..llm.content import audio_url_part, frame_list_part, jpeg_base64, text_part, wav_base64
 from ..prompts import CHAT_FORMATS, media_kinds, render_query
 from .adapters import JudgeSample, adapter_for
 from .judge import Judge, JudgeSettings, _Work, settings_for
@@ -45,13 +42,15 @@ TOP_LOGPROBS = 20
 class ServedEndpoint:
     """Where the judge's model is served. ``url``: the server's OpenAI base (``http://HOST:8000/v1``); ``model``:
     its served model name; ``token``: a bearer token, if the server wants one; ``retries``: of a 5xx or a lost
-    connection, with backoff."""
+    connection, with backoff; ``cache``: answers kept by request content, so a clip asked again (another job, a
+    rerun) costs no request."""
 
     url: str
     model: str
     token: str | None = None
     timeout: float = 300.0
     retries: int = 3
+    cache: RequestCache | None = None
 
 
 class ServedJudge(Judge):
@@ -82,7 +81,7 @@ class ServedJudge(Judge):
         content = []
         for kind in media_kinds(self.task.name):
             content.append(self._video_part(sample) if kind == "video" else self._audio_part(sample.audio))
-        content.append({"type": "text", "text": render_query(self.task.name, sample.text, sample.utterance)})
+        content.append(text_part(render_query(self.task.name, sample.text, sample.utterance)))
         system = self.settings.system_prompt
         system = CHAT_FORMATS[self.adapter.family].system if system is None else system or None
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": content}]
@@ -106,20 +105,10 @@ class ServedJudge(Judge):
 
     def _video_part(self, sample: JudgeSample) -> dict:
         height, width = self.adapter.vision.target_size(*sample.frames.shape[1:3])
-        frames = []
-        for frame in sample.frames:
-            image = Image.fromarray(frame)
-            if image.size != (width, height):
-                image = image.resize((width, height), Image.BICUBIC)
-            buffer = io.BytesIO()
-            image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
-            frames.append(base64.b64encode(buffer.getvalue()).decode())
-        return {"type": "video_url", "video_url": {"url": "data:video/jpeg;base64," + ",".join(frames)}}
+        return frame_list_part([jpeg_base64(frame, JPEG_QUALITY, (width, height)) for frame in sample.frames])
 
     def _audio_part(self, audio: np.ndarray) -> dict:
-        with tempfile.TemporaryDirectory() as tmp:
-            wav = encode_audio(Path(tmp) / "audio.wav", audio, self.settings.sample_rate, float32=True).read_bytes()
-        return {"type": "audio_url", "audio_url": {"url": "data:audio/wav;base64," + base64.b64encode(wav).decode()}}
+        return audio_url_part(wav_base64(audio, self.settings.sample_rate, float32=True))
 
     # -- the answer ------------------------------------------------------------------------
     def result(self, reply: dict) -> ScoreResult:
@@ -139,7 +128,8 @@ class ServedJudge(Judge):
     def _ask(self, request: dict) -> ScoreResult:
         url = self.endpoint.url.rstrip("/") + "/chat/completions"
         try:
-            reply = post_json(url, request, self.endpoint.token, self.endpoint.timeout, self.endpoint.retries)
+            endpoint = self.endpoint
+            reply = post_json(url, request, endpoint.token, endpoint.timeout, endpoint.retries, cache=endpoint.cache)
         except HTTPFailure as err:
             if not err.final:  # the server is down or overloaded, not this clip's fault: stop, a rerun resumes
                 raise

@@ -7,9 +7,10 @@ single tokens.
 
 The real judges start from a pretrained Omni model whose encoders already link what is seen
 with what is heard. The tiny Qwen2.5-Omni thinker gets the same kind of start from a committed
-file shipped with the package, ``assets/tiny/qwen2_5_omni_encoders.safetensors``: its audio and vision encoders after
-contrastive alignment on a synthetic world of their own (`research/align_tiny_encoders.py` rebuilds
-it). Its language model stays random, so untrained it still answers at chance.
+file that ships with avjudge, ``checkpoints/tiny/qwen2_5_omni_encoders.safetensors``: its audio and
+vision encoders after contrastive alignment on a synthetic world of their own
+(`research/align_tiny_encoders.py` rebuilds it). Its language model stays random, so untrained it still
+answers at chance.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..prompts import TASKS
 from ..resources import asset
 
 TINY_VERSION = 4
-ALIGNED_ENCODERS = asset("tiny", "qwen2_5_omni_encoders.safetensors")
+ALIGNED_ENCODERS = asset("checkpoints", "tiny", "qwen2_5_omni_encoders.safetensors")
 SPECIAL_TOKENS = [
     "<|endoftext|>",
     "<|im_start|>",

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..errors import AvjudgeError
@@ -32,10 +30,6 @@ class ChatRequest:
         msgs = [{"role": "system", "content": self.system}] if self.system else []
         content = [*self.media, {"type": "text", "text": self.prompt}] if self.media else self.prompt
         return msgs + [{"role": "user", "content": content}]
-
-    def cache_key(self, model: str) -> str:
-        payload = {"model": model, **{k: v for k, v in asdict(self).items() if k != "meta"}}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 class TextBackend(Protocol):

@@ -13,7 +13,7 @@ from ..errors import AvjudgeError
 from ..media import file_hash
 from ..resources import asset
 
-MANIFEST = asset("checkpoint_manifest.yaml")
+MANIFEST = asset("checkpoints", "manifest.yaml")
 ENV = "AVJUDGE_CHECKPOINTS"
 
 

@@ -10,16 +10,15 @@ at all stops the run after its retries, and a rerun asks the rest. One answers f
 
 from __future__ import annotations
 
-import hashlib
-import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..bench.synthetic import world_manifest, world_questions
 from ..data.questions import ChoiceQuestion, load_questions, write_questions
-from ..httpjson import HTTPFailure, post_json
-from ..jsonl import read_jsonl, write_json
+from ..errors import HTTPFailure
+from ..httpjson import RequestCache, post_json
+from ..jsonl import read_jsonl
 from ..judges.choice import check_answerable, question_samples
 from ..runtime.jobs import run_job
 from .base import SuiteError
@@ -87,25 +86,6 @@ def answer_with_judge(
     return _answers(questions, out, texts if generate else letters, 1 if generate else LETTER_CHUNK, progress)
 
 
-class RequestCache:
-    """Answers by request content (a hash of the endpoint, the model and the whole request body, media included):
-    asking the same thing again, in any run, costs nothing."""
-
-    def __init__(self, folder: Path):
-        self.folder = Path(folder)
-
-    @staticmethod
-    def key(url: str, body: bytes) -> str:
-        return hashlib.sha256(url.encode() + b"\0" + body).hexdigest()
-
-    def get(self, key: str) -> str | None:
-        path = self.folder / f"{key}.json"
-        return json.loads(path.read_text(encoding="utf-8"))["response"] if path.is_file() else None
-
-    def put(self, key: str, response: str) -> None:
-        write_json(self.folder / f"{key}.json", {"response": response})
-
-
 @dataclass(frozen=True)
 class Endpoint:
     """An OpenAI-compatible chat-completions endpoint, the model it serves, and what of each clip it is sent."""
@@ -141,19 +121,16 @@ class Endpoint:
     def ask(self, question: ChoiceQuestion) -> str:
         """The model's text answer (from the cache when this exact request was answered before); transient
         failures are retried with backoff, then raised."""
-        body = json.dumps(self.request_body(question), sort_keys=True).encode()
-        key = RequestCache.key(f"{self.completions_url} {self.model}", body)
-        cached = self.cache.get(key) if self.cache else None
-        if cached is not None:
-            return cached
-        answer = self._post(body)
-        if self.cache:
-            self.cache.put(key, answer)
-        return answer
-
-    def _post(self, body: bytes) -> str:
         try:
-            reply = post_json(self.completions_url, body, self.api_key, self.timeout, self.retries, self.backoff)
+            reply = post_json(
+                self.completions_url,
+                self.request_body(question),
+                self.api_key,
+                self.timeout,
+                self.retries,
+                self.backoff,
+                self.cache,
+            )
         except HTTPFailure as err:
             raise RequestFailed(str(err), err.final) from err
         try:

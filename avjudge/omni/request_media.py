@@ -13,24 +13,31 @@ caption is the question's ``video_caption``.
 
 from __future__ import annotations
 
-import base64
-import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.io import wavfile
 
 from ..data.questions import ChoiceQuestion
+from ..llm.content import (
+    VIDEO_MIME,
+    file_base64,
+    image_part,
+    input_audio_part,
+    jpeg_base64,
+    text_part,
+    video_file_part,
+    wav_base64,
+)
 from ..media import MediaError, decode, probe
 from .base import SuiteError
 
 MODALITIES = ("av", "v", "a", "v+subtitles", "v+caption", "a+caption")
 AUDIO_FORMATS = {".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".ogg": "ogg", ".m4a": "m4a"}
 IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}
-VIDEO_TYPES = {".mp4": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime", ".mkv": "video/x-matroska"}
 AUDIO_RATE = 16000
+JPEG_QUALITY = 90
 
 
 class MediaUnavailable(Exception):
@@ -66,33 +73,28 @@ class MediaPlan:
             parts += self._file_parts(media)
         if not parts:
             raise MediaUnavailable(f"{question.media}: nothing of it is sent for modalities {self.modalities!r}")
-        return [*parts, {"type": "text", "text": self._text(question, Path(question.media))}]
+        return [*parts, text_part(self._text(question, Path(question.media)))]
 
     def _file_parts(self, media: Path) -> list[dict]:
         suffix = media.suffix.lower()
         if suffix in AUDIO_FORMATS:
             if not self.audio:  # av on an audio file sends what there is: the audio
                 raise MediaUnavailable(f"{media}: an audio file has no picture for modalities {self.modalities!r}")
-            return [_audio_part(base64.b64encode(media.read_bytes()).decode(), AUDIO_FORMATS[suffix])]
-        if suffix in VIDEO_TYPES:
-            return (self._picture(media, suffix) if self.picture else []) + (
-                [_audio_part(_wav_base64(media), "wav")] if self.audio else []
+            return [input_audio_part(file_base64(media), AUDIO_FORMATS[suffix])]
+        if suffix in VIDEO_MIME:
+            return (self._picture(media) if self.picture else []) + (
+                [input_audio_part(_wav_base64(media), "wav")] if self.audio else []
             )
         if suffix in IMAGE_TYPES:
             if not self.picture:
                 raise MediaUnavailable(f"{media}: an image has no audio for modalities {self.modalities!r}")
-            data = base64.b64encode(media.read_bytes()).decode()
-            return [{"type": "image_url", "image_url": {"url": f"data:{IMAGE_TYPES[suffix]};base64,{data}"}}]
+            return [image_part(file_base64(media), IMAGE_TYPES[suffix])]
         raise MediaUnavailable(f"{media}: not an audio, video or image file this client sends")
 
-    def _picture(self, media: Path, suffix: str) -> list[dict]:
+    def _picture(self, media: Path) -> list[dict]:
         if self.frames is None:
-            data = base64.b64encode(media.read_bytes()).decode()
-            return [{"type": "video_url", "video_url": {"url": f"data:{VIDEO_TYPES[suffix]};base64,{data}"}}]
-        return [
-            {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{f}"}}
-            for f in _frames(media, self.frames)
-        ]
+            return [video_file_part(media)]
+        return [image_part(jpeg_base64(frame, JPEG_QUALITY)) for frame in _frames(media, self.frames)]
 
     def _text(self, question: ChoiceQuestion, media: Path) -> str:
         if self.modalities.endswith("+subtitles"):
@@ -107,43 +109,26 @@ class MediaPlan:
         return question.text
 
 
-def _audio_part(data: str, fmt: str) -> dict:
-    return {"type": "input_audio", "input_audio": {"data": data, "format": fmt}}
-
-
 def _wav_base64(media: Path) -> str:
     try:
         clip = decode(media, video=False, audio=True, sample_rate=AUDIO_RATE, channels=1)
     except MediaError as err:
         raise MediaUnavailable(str(err)) from err
-    buffer = io.BytesIO()
-    wavfile.write(buffer, AUDIO_RATE, np.round(np.clip(clip.audio[0], -1, 1) * 32767).astype(np.int16))
-    return base64.b64encode(buffer.getvalue()).decode()
+    return wav_base64(clip.audio[0], AUDIO_RATE)
 
 
-def _frames(media: Path, frames: str) -> list[str]:
-    """Base64 JPEGs of the sampled frames."""
-    from PIL import Image  # the judges extra installs it
-
+def _frames(media: Path, frames: str) -> list[np.ndarray]:
+    """The sampled frames: at ``fps=F``, or N spread evenly with the first and last instants left out."""
     try:
         if frames.startswith("fps="):
-            clip = decode(media, video=True, audio=False, fps=float(frames[4:]))
-            pictures = list(clip.frames)
-        else:
-            count = int(frames)
-            duration = probe(media).duration
-            if not duration:
-                raise MediaUnavailable(f"{media}: no duration to spread {count} frames over")
-            clip = decode(media, video=True, audio=False, fps=(count + 1) / duration)
-            pictures = list(clip.frames[1 : count + 1])
+            return list(decode(media, video=True, audio=False, fps=float(frames[4:])).frames)
+        count = int(frames)
+        duration = probe(media).duration
+        if not duration:
+            raise MediaUnavailable(f"{media}: no duration to spread {count} frames over")
+        return list(decode(media, video=True, audio=False, fps=(count + 1) / duration).frames[1 : count + 1])
     except MediaError as err:
         raise MediaUnavailable(str(err)) from err
-    encoded = []
-    for picture in pictures:
-        buffer = io.BytesIO()
-        Image.fromarray(picture).save(buffer, format="JPEG", quality=90)
-        encoded.append(base64.b64encode(buffer.getvalue()).decode())
-    return encoded
 
 
 def subtitles(media: Path) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import AvjudgeError
-from ..httpjson import HTTPFailure, post_json
+from ..errors import AvjudgeError, HTTPFailure
+from ..httpjson import post_json
 
 
 class ServerError(AvjudgeError):

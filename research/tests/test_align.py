@@ -1,4 +1,4 @@
-"""Pretraining of the tiny thinker's encoders (avjudge.train.align: contrastive alignment, presence) and the
+"""Pretraining of the tiny thinker's encoders (research.align: contrastive alignment, presence) and the
 committed aligned encoders the demo's judges start from."""
 
 import dataclasses

@@ -3,7 +3,7 @@ paper's metric for each task (`metrics`), double confirmation, and the four leve
 
 A task file (``levels/<stage>/<TASK>/data.json``) is a JSON list of ``{"id", "task", "subtask"?, "input":
 {"question": {"prompt", "text", "options"}, "video"?, "image_list"?, "audio_list"?}, "output":
-{"question_answer"}}``; ``options`` names a list of the release's vocabulary (``assets/avibench_vocabulary.json``).
+{"question_answer"}}``; ``options`` names a list of the release's vocabulary (``vocabulary.json`` beside this module).
 Entries whose id is ``pre_<id>`` are presence checks ("Can you hear any sound?") for the items of that id. Ids repeat
 within a file (AVQA, AVLG, VSQA_V), and the authors' prediction files (``<TASK>.json``: ``[{"id", "predict"}]``)
 answer the task file position by position, so an item's avjudge id is ``<TASK>-<position>``.
@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from ...data.questions import ChoiceQuestion
-from ...resources import asset
 from ...stats import printed
 from ..base import Answer, SuiteError, read_answer_jsonl, read_release_json
 from ..score import ERROR_EXAMPLES, latest_answers
@@ -52,7 +52,7 @@ STAGE_OF = {
 }
 CHECK_PREFIX = "pre_"
 
-VOCABULARY = json.loads(asset("avibench_vocabulary.json").read_text(encoding="utf-8"))
+VOCABULARY = json.loads(files(__package__).joinpath("vocabulary.json").read_text(encoding="utf-8"))
 ANSWER_FORMS = {  # avjudge's wording of the authors' answer instructions; the answer forms are theirs
     "AVSQA": "You may choose several options, separated by semicolons, between # marks, e.g. #red;cube#.",
     "AMIC": "There may be one or more sounding objects. Possible categories: {categories}. Answer only in the form "

@@ -222,12 +222,6 @@ ROOM_RT60 = 0.6  # the room the distance stimuli are in
 CRITICAL_DISTANCE = 1.0  # metres where the direct sound's energy equals the diffuse tail's
 
 
-def distance_drr_db(metres: float) -> float:
-    """The direct-to-reverberant ratio of a source ``metres`` away in this generator's room (inverse-square direct
-    sound, a constant diffuse tail)."""
-    return float(20 * np.log10(CRITICAL_DISTANCE / metres))
-
-
 def _claps(ir: np.ndarray, times=(0.2, 1.5, 2.8)) -> np.ndarray:
     x = np.zeros(int(CLIP * SAMPLE_RATE))
     for start in times:
