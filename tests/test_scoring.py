@@ -12,7 +12,16 @@ import numpy as np
 import pytest
 
 from avjudge.judges import Judge, ScoreResult
-from avjudge.media import NATIVE_FPS, DecodeNeeds, MediaError, decode, from_arrays, load_clip, merge_needs
+from avjudge.media import (
+    NATIVE_FPS,
+    DecodeNeeds,
+    MediaError,
+    decode,
+    encode_audio,
+    from_arrays,
+    load_clip,
+    merge_needs,
+)
 from avjudge.metrics import get_metric
 from avjudge.prompts import task as get_task
 from avjudge.scoring import FunctionScorer, JudgeScorer, MetricScorer, Scoring
@@ -90,6 +99,24 @@ def test_a_scorer_that_fails_on_one_clip_fails_that_clip_alone_and_a_bug_stops_t
         broken.score([{"media": clip}])
     with pytest.raises(Exception, match="two scorers"):
         Scoring([FunctionScorer("x", float), FunctionScorer("x", float)])
+
+
+def test_items_of_one_file_decode_once_and_each_gets_the_error_of_its_own_plan(tmp_path):
+    sound = tmp_path / "tone.wav"
+    encode_audio(sound, 0.1 * np.sin(np.linspace(0, 2000, 16000)), 16000)
+    loud = FunctionScorer("loud", lambda c: float(np.abs(c.audio).max()), DecodeNeeds(audio=True))
+    bright = FunctionScorer("bright", lambda c: float(c.frames.mean()))  # reads frames: a WAV has none
+    scoring = Scoring([loud, bright])
+    both, sound_only, frames_only = scoring.score(
+        [
+            {"video": str(sound)},
+            {"video": str(sound), "scorers": ["loud"]},
+            {"video": str(sound), "scorers": ["bright"]},
+        ]
+    )
+    assert both.error and "no video stream" in both.error  # asked for both: the one plan cannot be had
+    assert sound_only.values["loud"]["value"] == pytest.approx(0.1, abs=1e-3) and not sound_only.errors
+    assert frames_only.error and "no video stream" in frames_only.error
 
 
 # ---- every input form of a clip ------------------------------------------------------------
