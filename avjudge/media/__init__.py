@@ -7,6 +7,7 @@ from .errors import MediaError
 from .needs import NATIVE_FPS, DecodeNeeds, frame_indices, merge_needs
 from .probe import AudioInfo, MediaInfo, VideoInfo, probe
 from .source import conform, from_arrays, load_clip
+from .wire import pack_clip, unpack_clip
 
 __all__ = [
     "AudioInfo",
@@ -28,8 +29,10 @@ __all__ = [
     "from_arrays",
     "load_clip",
     "merge_needs",
+    "pack_clip",
     "probe",
     "remix",
     "replace_audio",
     "resample",
+    "unpack_clip",
 ]

@@ -49,6 +49,12 @@ def window_batch(audio: np.ndarray):
 @register
 class AudioboxAesthetics(Metric):
     name = "audiobox"
+    aspect = "audio"
+    # each axis 1-10; the aggregate (CE + CU + PQ - PC) / 4 spans what those give
+    scales = {
+        "audiobox_aggregate": (-1.75, 7.25),
+        **{f"audiobox_{axis}": (1.0, 10.0) for axis in ("ce", "cu", "pc", "pq")},
+    }
     description = "Audiobox aesthetics CE / CU / PC / PQ (1-10) and (CE + CU + PQ - PC) / 4"
     audio = AudioNeeds(sample_rate=SAMPLE_RATE)
     checkpoints = ("audiobox_aesthetics",)

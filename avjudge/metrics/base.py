@@ -40,6 +40,10 @@ class Metric:
     checkpoints: ClassVar[tuple[str, ...]] = ()  # manifest entries it loads
     # it takes ``device=`` ("cpu", "cuda", ...) and runs its model there; the others run on the CPU
     takes_device: ClassVar[bool] = False
+    # what it judges (a reward term's aspect): sync, video, audio, video-text or audio-text
+    aspect: ClassVar[str | None] = None
+    # the documented range of each output a reward may take, its main one first (its midpoint: a neutral value)
+    scales: ClassVar[dict[str, tuple[float, float]]] = {}
     built_with: dict = {}  # the options `get_metric` built it with
 
     @property

@@ -49,6 +49,8 @@ def bonafide_index(id2label: dict) -> int:
 @register
 class DFArena(Metric):
     name = "dfarena"
+    aspect = "audio"
+    scales = {"dfarena_bonafide_mean": (0.0, 1.0), "dfarena_bonafide_min": (0.0, 1.0)}
     description = "DF-Arena speech realism: bona fide probability over 4 s windows (mean, min; 0-1)"
     audio = AudioNeeds(sample_rate=SAMPLE_RATE)
     checkpoints = ("dfarena",)

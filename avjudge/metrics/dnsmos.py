@@ -11,6 +11,8 @@ from .base import AudioNeeds, Metric, MetricError, register
 @register
 class DNSMOS(Metric):
     name = "dnsmos"
+    aspect = "audio"
+    scales = {"dnsmos_ovrl": (1.0, 5.0), "dnsmos_sig": (1.0, 5.0), "dnsmos_bak": (1.0, 5.0)}
     description = "DNSMOS P.835 signal / background / overall quality and P.808 MOS (1-5; speechmos weights)"
     audio = AudioNeeds(sample_rate=16000)
 

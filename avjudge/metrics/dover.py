@@ -155,6 +155,8 @@ def dover_scores(model, frames: np.ndarray, seed: int = 0, antialias: bool = Fal
 @register
 class DoverPlusPlus(Metric):
     name = "dover"
+    aspect = "video"
+    scales = {"dover_overall": (0.0, 1.0)}  # the fused score is a sigmoid
     description = (
         "DOVER++ video quality: technical (fragments, Swin-T) and aesthetic (ConvNeXt-T) views, fused overall in [0, 1]"
     )

@@ -43,6 +43,8 @@ def build_head(embedding_dim: int):
 @register
 class LaionAesthetic(Metric):
     name = "laion_aesthetic"
+    aspect = "video"
+    scales = {"laion_aesthetic": (1.0, 10.0), "laion_aesthetic_min": (1.0, 10.0)}
     description = "LAION aesthetic predictor on CLIP ViT-L/14 embeddings of frames at 1 fps (mean; ~1-10)"
     video_fps = 1.0
     checkpoints = ("clip_vit_l14", "laion_aesthetic")

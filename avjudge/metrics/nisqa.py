@@ -283,6 +283,8 @@ class NISQA(_NISQA):
     description = "NISQA v2.0 speech quality: MOS, noisiness, discontinuity, coloration, loudness (1-5)"
     checkpoints = ("nisqa",)
     outputs = DIMENSION_OUTPUTS
+    aspect = "audio"
+    scales = {f"nisqa_{k}": (1.0, 5.0) for k in DIMENSION_OUTPUTS}
 
 
 @register
@@ -291,3 +293,5 @@ class NISQATTS(_NISQA):
     description = "NISQA-TTS naturalness of synthetic speech (1-5)"
     checkpoints = ("nisqa_tts",)
     outputs = ("mos",)
+    aspect = "audio"
+    scales = {"nisqa_tts_mos": (1.0, 5.0)}

@@ -127,6 +127,8 @@ class OpenAIWhisper(ASRBackend):
 @register
 class SpeechContent(Metric):
     name = "speech_content"
+    aspect = "audio-text"
+    scales = {"sc_score": (0.0, 100.0), "sc_completeness": (0.0, 1.0), "sc_accuracy": (0.0, 1.0)}
     description = (
         "speech content accuracy vs the prompt's utterance (0-100), keyword completeness, lexical "
         "accuracy, hallucination, WER, CER, language (Whisper)"

@@ -204,6 +204,7 @@ def lip_sync(
 @register
 class SyncNet(Metric):
     name = "syncnet"
+    aspect = "sync"  # its LSE-C has no bounded scale: a reward term gives its output and midpoint
     description = "SyncNet lip sync: confidence (LSE-C), distance (LSE-D) and AV offset of the speaking face"
     audio = AudioNeeds(sample_rate=SAMPLE_RATE)
     video_fps = float(FPS)
