@@ -340,11 +340,13 @@ def test_cli_score_resumes_without_duplicates(tiny_judges, small_world, tmp_path
     assert [json.loads(line) for line in threaded.read_text().splitlines()] == [json.loads(line) for line in full]
 
 
-def test_reward_combines_terms_and_reports_failures(judges, world_items, tmp_path):
+def test_the_deprecated_avreward_keeps_its_behaviour_and_warns(judges, world_items, tmp_path):
+    """AVReward (0.1) stays for one release: its terms combine as before and a failed clip is None (NaN for DDPO)."""
     videos, records = world_items
     texts = [r["captions"]["video"] for r in records]
     brightness = lambda clip: float(clip.frames.mean() / 255.0)  # noqa: E731
-    reward = AVReward({"av": RewardTerm(judges["av"], 2.0), "vt": judges["vt"], "bright": RewardTerm(brightness, 1.0)})
+    with pytest.warns(DeprecationWarning, match="avjudge.rewards.Reward"):
+        reward = AVReward({"av": RewardTerm(judges["av"], 2.0), "vt": judges["vt"], "bright": RewardTerm(brightness)})
     bad = tmp_path / "bad.mp4"
     bad.write_text("x")
     media = videos[:2] + [str(bad)]
@@ -359,7 +361,8 @@ def test_reward_combines_terms_and_reports_failures(judges, world_items, tmp_pat
     assert reward(prompts=texts[:2], completions=["", ""], video=videos[:2]) == combined[:2]
     scores, _ = reward.ddpo(media, texts[:2] + ["t"], [{}, {}, {}])
     assert np.isnan(scores[2]) and abs(scores[0] - combined[0]) < 1e-6
-    delta_reward = AVReward({"av": judges["av"]}, use_delta=True)
+    with pytest.warns(DeprecationWarning):
+        delta_reward = AVReward({"av": judges["av"]}, use_delta=True)
     assert abs(delta_reward(completions=videos[:1])[0] - av[0].delta) < 1e-4
 
 

@@ -130,10 +130,9 @@ def scorers(tiny_judges):
     return {"av": av, "vt": vt, "dnsmos": get_metric("dnsmos")}
 
 
-@pytest.fixture(scope="module")
-def world(small_world):
-    records = [json.loads(line) for line in (small_world / MANIFEST).read_text().splitlines()][:3]
-    return [{**r, "video": str(small_world / r["video"])} for r in records]
+@pytest.fixture
+def world(world_records):
+    return world_records
 
 
 def _core(scorers) -> Scoring:
@@ -205,9 +204,9 @@ def test_every_entry_point_scores_a_clip_to_the_same_numbers_decoding_it_once(
     from avjudge.bench.synthetic import make_model_folders, world_suite
     from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
-    from avjudge.rewards import AVReward, RewardTerm
+    from avjudge.rewards import Reward, RewardTerm, sample
+    from avjudge.rewards.adapters import trl_reward
     from avjudge.runtime.clip_jobs import run_metrics, score_items
-    from avjudge.serve.adapters import trl_reward
     from avjudge.serve.service import ScoreService
 
     paths = [c["video"] for c in world]
@@ -259,18 +258,19 @@ def test_every_entry_point_scores_a_clip_to_the_same_numbers_decoding_it_once(
     assert all(count_decodes[p] == 1 for p in paths)
     count_decodes.clear()
 
-    # the reward functions: in process (AVReward) and the trainer adapters over the service
-    reward = AVReward(
+    # the reward: in process, and a trainer adapter over the service
+    reward = Reward(
         {
             "av": scorers["av"],
             "vt": scorers["vt"],
             "dnsmos": RewardTerm(scorers["dnsmos"], output="dnsmos_ovrl"),
         }
     )
-    _, info = reward.score(paths, texts)
-    got["AVReward"] = {name: info[name] for name in ("av", "vt", "dnsmos")}
+    batch = reward.score([sample({"video": p}, t) for p, t in zip(paths, texts)])
+    got["Reward"] = {name: batch.terms[name] for name in ("av", "vt", "dnsmos")}
     assert all(count_decodes[p] == 1 for p in paths)
-    got["trl adapter"] = {"av": trl_reward(service, "av")(prompts=texts, completions=paths)}
+    served = trl_reward(Reward.served(service, {"av": 1.0}), media_from="completions")
+    got["trl adapter"] = {"av": served(prompts=texts, completions=paths)}
 
     for entry, figures in got.items():
         for name, values in figures.items():

@@ -1,154 +1,359 @@
-"""Judges and metrics as rewards for RLHF of audio-video generators.
+"""One reward for RL fine-tuning of audio-video generators: a weighted mix of judges, metrics and functions, scored
+in this process (through the scoring core) or by a reward server (`avjudge serve`), with the same results.
 
-``AVReward`` scores each generated clip through the scoring core (decoded once for every term) and returns the
-weighted mean. Terms are judges, signal metrics or plain callables ``metric(clip) -> float``. With ``use_delta`` a
-judge contributes delta = log P(Yes) - log P(No), which keeps a useful slope where the probability saturates. A clip
-that fails gets ``None`` (TRL treats it as missing), never 0.
+Each term says what it judges (``aspect``: sync, video, audio, video-text, audio-text), so a trainer that routes
+rewards per modality gets each term's value beside the weighted reward. A sample the reward cannot score gets what
+``on_failure`` says (`avjudge.rewards.failure`), the failure reported beside it, never a silent 0.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Sequence, Union
+import copy
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Union
 
-import numpy as np
-
+from ..config import ConfigError
 from ..judges import Judge
-from ..media import DecodeNeeds, MediaClip
+from ..llm.content import base64_of
+from ..media import DecodeNeeds, MediaClip, MediaError, conform, merge_needs
 from ..metrics import Metric
-from ..scoring import FunctionScorer, JudgeScorer, MetricScorer, Scoring, captions_of
+from ..prompts import task as judge_task
+from ..scoring import ClipRecord, FunctionScorer, JudgeScorer, MetricScorer, Scoring, captions_of
+from .failure import OnFailure, RunningMeans
+
+log = logging.getLogger(__name__)
 
 ClipFunction = Callable[[MediaClip], float]
+ASPECTS = ("sync", "video", "audio", "video-text", "audio-text")
+JUDGE_ASPECTS = {"av": "sync", "vt": "video-text", "at": "audio-text"}
 
 
 @dataclass
 class RewardTerm:
-    """One term of a reward: a judge, a metric (``output``: which of its outputs; default its first) or a callable
-    ``metric(clip) -> float`` (reading what ``needs`` says: default the file's own frames), and its weight."""
+    """One term of a reward.
 
-    scorer: Union[Judge, Metric, ClipFunction]
+    Attributes:
+        scorer: a loaded `Judge`, a `Metric`, a function ``fn(clip) -> float``, or the name of a judge or metric a
+            reward server serves.
+        weight: its share of the weighted mean.
+        output: which of its values (a judge: ``score``, or ``delta`` with ``use_delta``; a metric: default its first
+            output with a scale, else its first number).
+        aspect: what it judges (`ASPECTS`); a judge's follows its task, a metric's is its own.
+        midpoint: its neutral value before any good value was seen (a judge: 0.5 for S, 0 for delta; a metric: the
+            middle of its scale); a function's must be given under ``on_failure="neutral"``.
+        needs: what a function reads of a clip (default: the file's own frames).
+    """
+
+    scorer: Union[Judge, Metric, ClipFunction, str]
     weight: float = 1.0
     output: str | None = None
+    aspect: str | None = None
+    midpoint: float | None = None
     needs: DecodeNeeds | None = None
 
 
-def _media_item(media) -> dict:
-    """A core item's media: a file, encoded bytes, or a clip in memory."""
-    if isinstance(media, MediaClip):
-        return {"media": media}
-    return {"video": media if isinstance(media, bytes) else str(media)}
+@dataclass
+class RewardBatch:
+    """The rewards of a batch: the weighted reward per sample (failures as ``on_failure`` says), each term's value
+    (always a finite number: the neutral one where the term failed), and which samples failed and why."""
+
+    rewards: list[float | None]
+    terms: dict[str, list[float]]
+    failed: list[bool]
+    errors: list[str | None]
+
+    def info(self, k: int) -> dict[str, float]:
+        """Sample ``k``'s extra information: each term's value and ``failed`` (1.0 or 0.0); numbers only."""
+        return {**{name: values[k] for name, values in self.terms.items()}, "failed": float(self.failed[k])}
+
+    def columns(self) -> dict[str, list[float]]:
+        """Every sample's extra information, by key."""
+        return {**self.terms, "failed": [float(f) for f in self.failed]}
 
 
-class AVReward:
-    """A reward for RL fine-tuning of audio-video generators: the weighted mean of judges and clip metrics.
+def sample(media: dict, text: str | None = None, utterance: str | None = None) -> dict:
+    """A scoring-core item of one sample: its media fields (`avjudge.rewards.inputs.clip_item`) and its texts."""
+    return {**media, "captions": captions_of(text, utterance)}
 
-    Each clip (a file, its bytes, or a `MediaClip` in memory) is decoded once for every term. Call it as a TRL
-    ``GRPOTrainer`` reward function, or use `ddpo` for DDPO / Flow-GRPO trainers.
+
+class Reward:
+    """A weighted mix of judges, metrics and functions.
 
     Args:
-        terms: name -> a `RewardTerm`, a `Judge`, a `Metric` or a callable ``metric(clip) -> float`` (weight 1).
-        use_delta: judges contribute delta = log P(Yes) - log P(No) instead of S, which keeps a slope where S
-            saturates.
-        media_key: the dataset column holding each clip's file (else the completions are the files).
-        text_key: the column holding the text a ``vt`` / ``at`` judge checks (else the prompts).
-        utterance_key: the column holding the spoken line an ``at`` judge checks, if any.
+        terms: name -> a `RewardTerm`, or a judge, metric or function (weight 1).
+        on_failure: ``neutral`` (default), ``none``, ``nan`` or a number (`avjudge.rewards.failure`).
+        use_delta: judges give delta = log P(Yes) - log P(No) instead of S (a slope where S saturates).
+        window: how many recent good values of each term the neutral rule averages.
+        workers: threads that decode a batch's clips.
 
     Example:
         ```python
-        reward = AVReward({"av": RewardTerm(Judge.load("av", "runs/av/final"), 2.0),
-                           "vt": Judge.load("vt", "runs/vt/final")}, text_key="caption")
-        trainer = GRPOTrainer(..., reward_funcs=[reward])
+        reward = Reward({"av": RewardTerm(Judge.load("av", "runs/av/final"), 2.0),
+                         "vt": Judge.load("vt", "runs/vt/final")})
+        batch = reward.score([sample(clip_item("a.mp4"), text="a dog barks")])
         ```
     """
 
     def __init__(
         self,
         terms: dict[str, RewardTerm | Judge | Metric | ClipFunction],
+        on_failure: str | float = "neutral",
         use_delta: bool = False,
-        media_key: str = "video",
-        text_key: str = "caption",
-        utterance_key: str | None = None,
+        window: int = 256,
+        workers: int = 2,
     ):
-        if not terms:
-            raise ValueError("a reward needs at least one term")
-        self.terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(t) for name, t in terms.items()}
-        if sum(t.weight for t in self.terms.values()) <= 0:
-            raise ValueError("term weights must sum to a positive number")
-        self.use_delta = use_delta
-        self.media_key, self.text_key, self.utterance_key = media_key, text_key, utterance_key
-        self.scoring = Scoring([self._scorer(name, term) for name, term in self.terms.items()])
-        self.__name__ = "avjudge_" + "+".join(self.terms)  # TRL logs reward functions by name
+        self._setup(_terms(terms), on_failure, use_delta, window)
+        self.backend = _local_backend(self.terms, workers)
+        self._settle()
 
-    def _scorer(self, name: str, term: RewardTerm):
+    @classmethod
+    def served(
+        cls,
+        server,
+        terms: dict[str, float | RewardTerm],
+        on_failure: str | float = "neutral",
+        use_delta: bool = False,
+        window: int = 256,
+    ) -> Reward:
+        """The reward of judges and metrics a reward server serves: ``server`` is a `avjudge.serve.RewardClient`
+        (over HTTP) or a `avjudge.serve.ScoreService` (the server's scoring in this process); ``terms`` name what
+        it serves, each with its weight (or a `RewardTerm` whose scorer is the served name)."""
+        reward = cls.__new__(cls)
+        terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(name, float(t)) for name, t in terms.items()}
+        _check_weights(terms)
+        reward._setup(terms, on_failure, use_delta, window)
+        reward.backend = _ServedBackend(server, reward.terms)
+        reward._settle()
+        return reward
+
+    def _setup(self, terms: dict[str, RewardTerm], on_failure, use_delta: bool, window: int) -> None:
+        self.terms, self.on_failure, self.use_delta = terms, OnFailure(on_failure), use_delta
+        self.history = RunningMeans(window)
+        # trainers call one reward from several threads (verl's reward loop scores each sample in an executor)
+        self._lock = threading.RLock()
+
+    def _settle(self) -> None:
+        """Each term's aspect, output and midpoint, from its scorer where not given; an error names a term that
+        lacks what it needs."""
+        for name, term in self.terms.items():
+            kind, known = self.backend.describe(name)
+            if kind == "judge":
+                output = term.output or ("delta" if self.use_delta else "score")
+                midpoint = 0.0 if output == "delta" else 0.5
+                settled = replace(term, aspect=term.aspect or JUDGE_ASPECTS[known["task"]], output=output)
+            elif kind == "metric":
+                output = term.output or next(iter(known["scales"]), None)
+                if output is None:
+                    raise ConfigError(f"reward term {name!r}: say which output of {term.scorer} it takes (output=)")
+                scale = known["scales"].get(output)
+                midpoint = sum(scale) / 2 if scale else None
+                settled = replace(term, aspect=term.aspect or known["aspect"], output=output)
+            else:
+                midpoint, settled = None, replace(term, output="value")
+            settled = replace(settled, midpoint=term.midpoint if term.midpoint is not None else midpoint)
+            if settled.aspect is not None and settled.aspect not in ASPECTS:
+                raise ConfigError(f"reward term {name!r}: aspect {settled.aspect!r} is not one of {', '.join(ASPECTS)}")
+            self.terms[name] = settled
+        self._check_failure_rule()
+
+    def _check_failure_rule(self) -> None:
+        unplaced = [name for name, term in self.terms.items() if term.midpoint is None]
+        if unplaced and self.on_failure.rule == "neutral":
+            raise ConfigError(
+                f"reward term(s) {unplaced} have no midpoint for on_failure=neutral: give RewardTerm(..., midpoint=X) "
+                "(the neutral value before any good one is seen) or another on_failure"
+            )
+
+    def with_failure(self, on_failure: str | float) -> Reward:
+        """This reward under another failure rule; its terms, scorers and running means are shared."""
+        other = copy.copy(self)
+        other.on_failure = OnFailure(on_failure)
+        other._check_failure_rule()
+        return other
+
+    @property
+    def aspects(self) -> dict[str, str | None]:
+        return {name: term.aspect for name, term in self.terms.items()}
+
+    def score(self, samples: Sequence[dict]) -> RewardBatch:
+        """The rewards of ``samples`` (scoring-core items: `sample`); one call at a time. A sample whose media could
+        not be made a clip (``error``, `avjudge.rewards.inputs.clip_item`) fails alone."""
+        samples = list(samples)
+        ready = [k for k, s in enumerate(samples) if s.get("error") is None]
+        with self._lock:
+            scored = dict(zip(ready, self.backend.score([samples[k] for k in ready]) if ready else []))
+            return self.combine([scored.get(k) or ClipRecord(error=samples[k]["error"]) for k in range(len(samples))])
+
+    def combine(self, records: Sequence[ClipRecord]) -> RewardBatch:
+        """The rewards of samples whose terms were scored (a record each, its values and errors by term name)."""
+        with self._lock:
+            return self._combined(records)
+
+    def _combined(self, records: Sequence[ClipRecord]) -> RewardBatch:
+        values: dict[str, list[float | None]] = {name: [] for name in self.terms}
+        errors: list[str | None] = []
+        for record in records:
+            first = record.error
+            for name, term in self.terms.items():
+                outcome = record.outcome(name)
+                value = outcome.values.get(term.output) if outcome.ok else None
+                if outcome.ok and not _finite(value):
+                    outcome = replace(outcome, error=f"{term.output} is {value!r}, not a finite number")
+                values[name].append(float(value) if outcome.ok else None)
+                first = first or (None if outcome.ok else f"{name}: {outcome.error}")
+            errors.append(first)
+        filled = {name: self._neutral_filled(name, column) for name, column in values.items()}
+        total = sum(t.weight for t in self.terms.values())
+        rewards, failed = [], []
+        for k, error in enumerate(errors):
+            weighted = sum(t.weight * filled[name][k] for name, t in self.terms.items()) / total
+            failed.append(error is not None)
+            rewards.append(self.on_failure.reward(weighted) if error is not None else weighted)
+            if error is not None:
+                log.warning("avjudge reward: sample %d failed (%s); reward %r", k, error, rewards[-1])
+        return RewardBatch(rewards, filled, failed, errors)
+
+    def _neutral_filled(self, name: str, column: list[float | None]) -> list[float]:
+        """The term's values with each failed one replaced by its neutral value; the good ones feed its history."""
+        good = [v for v in column if v is not None]
+        neutral = sum(good) / len(good) if good else self.history.mean(name)  # the call's, else the running mean
+        if neutral is None:
+            neutral = self.terms[name].midpoint
+        if neutral is None:  # no midpoint, allowed under another rule: reported as 0 beside `failed`
+            neutral = 0.0
+        self.history.add(name, good)
+        return [neutral if v is None else v for v in column]
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_weights(terms: dict[str, RewardTerm]) -> None:
+    if not terms:
+        raise ConfigError("a reward needs at least one term")
+    if sum(t.weight for t in terms.values()) <= 0:
+        raise ConfigError("reward term weights must sum to a positive number")
+
+
+def _terms(terms: dict) -> dict[str, RewardTerm]:
+    terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(t) for name, t in terms.items()}
+    _check_weights(terms)
+    served = [name for name, t in terms.items() if isinstance(t.scorer, str)]
+    if served:
+        raise ConfigError(f"reward term(s) {served} name a served scorer: build the reward with Reward.served")
+    return terms
+
+
+# -- where the terms are scored ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _LocalBackend:
+    """The terms scored in this process, through the scoring core."""
+
+    scoring: Scoring
+    terms: dict[str, RewardTerm]
+
+    def describe(self, name: str) -> tuple[str, dict]:
+        scorer = self.terms[name].scorer
+        if isinstance(scorer, Judge):
+            return "judge", {"task": scorer.task.name}
+        if isinstance(scorer, Metric):
+            return "metric", {"scales": dict(scorer.scales), "aspect": scorer.aspect}
+        return "function", {}
+
+    def score(self, samples: list[dict]) -> list[ClipRecord]:
+        return self.scoring.score(samples)
+
+
+def _local_backend(terms: dict[str, RewardTerm], workers: int) -> _LocalBackend:
+    def scorer(name: str, term: RewardTerm):
         if isinstance(term.scorer, Judge):
             return JudgeScorer(term.scorer, name)
         if isinstance(term.scorer, Metric):
             return MetricScorer(term.scorer, name)
         return FunctionScorer(name, term.scorer, term.needs)
 
-    def _value(self, term: RewardTerm, values: dict) -> float:
-        if isinstance(term.scorer, Judge):
-            return values["delta" if self.use_delta else "score"]
-        return values[term.output] if term.output else next(iter(values.values()))
+    return _LocalBackend(Scoring([scorer(n, t) for n, t in terms.items()], workers), terms)
 
-    def score(
-        self,
-        media: Sequence[str | Path | bytes | MediaClip],
-        texts: Sequence[str] | None = None,
-        utterances: Sequence[str | None] | None = None,
-    ) -> tuple[list[float | None], dict[str, list]]:
-        """Score clips with every term.
 
-        Args:
-            media: files, their encoded bytes, or decoded clips.
-            texts: one text per clip, for judges that read text.
-            utterances: one spoken line (or None) per clip, for the ``at`` judge.
+@dataclass
+class _ServedBackend:
+    """The terms scored by a reward server (`ScoreService` in process, or a `RewardClient`): files go as paths,
+    encoded bytes as uploads, clips in memory as packed arrays conformed first to what the served scorers read."""
 
-        Returns:
-            The combined reward per clip (None where a term failed: never 0), and
-            ``{term: per-clip values, "errors": per-clip error or None}``.
-        """
-        items = [
-            {
-                **_media_item(m),
-                "captions": captions_of(texts[k] if texts is not None else None, utterances[k] if utterances else None),
-            }
-            for k, m in enumerate(media)
-        ]
-        records = self.scoring.score(items)
-        values: dict[str, list[float | None]] = {name: [] for name in self.terms}
-        errors: list[str | None] = []
-        for record in records:
-            first_error = record.error
-            for name, term in self.terms.items():
-                outcome = record.outcome(name)
-                values[name].append(self._value(term, outcome.values) if outcome.ok else None)
-                if not outcome.ok and first_error is None:
-                    first_error = f"{name}: {outcome.error}"
-            errors.append(first_error)
-        total = sum(t.weight for t in self.terms.values())
-        combined: list[float | None] = []
-        for i in range(len(records)):
-            parts = [values[name][i] for name in self.terms]
-            if any(p is None for p in parts):
-                combined.append(None)
+    server: object
+    terms: dict[str, RewardTerm]
+    models: dict[str, dict] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.models = {m["name"]: m for m in self.server.describe()["models"]}
+        missing = sorted({t.scorer for t in self.terms.values()} - set(self.models))
+        if missing:
+            raise ConfigError(f"the reward server does not serve {missing}; it serves {sorted(self.models)}")
+
+    def describe(self, name: str) -> tuple[str, dict]:
+        model = self.models[self.terms[name].scorer]
+        return model["kind"], model
+
+    @property
+    def plan(self) -> DecodeNeeds:
+        return merge_needs(DecodeNeeds(**self.models[t.scorer]["needs"]) for t in self.terms.values())
+
+    def score(self, samples: list[dict]) -> list[ClipRecord]:
+        items, clips, unsent = self.request(samples)
+        return self.records(self.server.score_records(items, clips) if items else [], len(samples), unsent)
+
+    def request(self, samples: list[dict]) -> tuple[list[dict], dict[str, MediaClip], dict[int, str]]:
+        """The server's items for ``samples`` (one per sample and term), the clips in memory they name, and the
+        samples that could not be sent (by index, why)."""
+        items, clips, unsent = [], {}, {}
+        for k, s in enumerate(samples):
+            media = {}
+            if "media" in s:
+                try:  # only what the served scorers read travels
+                    clips[f"c{k}"] = conform(s["media"], self.plan)
+                except MediaError as err:
+                    unsent[k] = str(err)
+                    continue
+                media = {"clip": f"c{k}"}
+            elif isinstance(s.get("video"), bytes):
+                media = {"video_b64": base64_of(s["video"])}
+            elif s.get("video") is not None:
+                media = {"video": s["video"]}
             else:
-                combined.append(sum(t.weight * p for t, p in zip(self.terms.values(), parts)) / total)
-        return combined, {**values, "errors": errors}
+                unsent[k] = "the sample names no clip"
+                continue
+            captions = s.get("captions") or {}
+            for name, term in self.terms.items():
+                model = self.models[term.scorer]
+                item = {"id": f"{k}/{name}", "judge": term.scorer, **media, "utterance": captions.get("utterance")}
+                if model["kind"] == "judge":  # the caption its task reads travels as the item's text
+                    field = judge_task(model["task"]).caption_field
+                    item["text"] = captions.get(field) if field else None
+                else:
+                    item["output"] = term.output
+                items.append(item)
+        return items, clips, unsent
 
-    def __call__(self, prompts=None, completions=None, **kwargs) -> list[float | None]:
-        """TRL ``GRPOTrainer`` reward: media from the ``media_key`` column, else the completions
-        (each a path); text from ``text_key``, else the prompts."""
-        media = kwargs.get(self.media_key) or completions
-        if media is None:
-            raise ValueError(f"no media: pass a {self.media_key!r} column or completions that are file paths")
-        texts = kwargs.get(self.text_key) or prompts
-        utterances = kwargs.get(self.utterance_key) if self.utterance_key else None
-        return self.score(list(media), texts, utterances)[0]
-
-    def ddpo(self, videos, prompts, metadata=None) -> tuple[np.ndarray, dict]:
-        """DDPO / Flow-GRPO style: ``fn(videos, prompts, metadata) -> (scores, info)``; failures are NaN."""
-        utterances = [m.get("utterance") for m in metadata] if metadata else None
-        combined, info = self.score(list(videos), list(prompts) if prompts is not None else None, utterances)
-        return np.array([np.nan if c is None else c for c in combined], np.float32), info
+    def records(self, results: Sequence[dict], n: int, unsent: dict[int, str]) -> list[ClipRecord]:
+        """The records of ``n`` samples from the server's results of `request`'s items."""
+        by_id = {r["id"]: r for r in results}
+        records = []
+        for k in range(n):
+            record = ClipRecord(error=unsent.get(k))
+            for name in self.terms if k not in unsent else ():
+                r = by_id[f"{k}/{name}"]
+                if r["error"] is not None:
+                    record.errors[name] = r["error"]
+                elif self.models[self.terms[name].scorer]["kind"] == "judge":
+                    record.values[name] = {"score": r["score"], "delta": r["delta"]}
+                else:
+                    record.values[name] = r["values"]
+            records.append(record)
+        return records
