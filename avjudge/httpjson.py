@@ -1,4 +1,4 @@
-"""JSON over HTTP POST, the one client every avjudge caller uses (the LLM backends, the omni benchmarks' endpoints,
+"""JSON over HTTP, the one client every avjudge caller uses (the LLM backends, the omni benchmarks' endpoints,
 served judges, the reward client; stdlib only), with one retry rule and one request cache.
 
 The rule: ask again after a 408, 429 or 5xx (waiting what ``Retry-After`` says, else backing off) or a lost
@@ -60,14 +60,19 @@ def post_json(
     return answer
 
 
-def _ask(url: str, body: bytes, token: str | None, timeout: float, retries: int, backoff: float) -> dict:
-    headers = {"Content-Type": "application/json"}
+def get_json(url: str, token: str | None = None, timeout: float = 60.0, retries: int = 3, backoff: float = 1.0) -> dict:
+    """The JSON answer of a GET of ``url``, by the same retry rule."""
+    return _ask(url, None, token, timeout, retries, backoff)
+
+
+def _ask(url: str, body: bytes | None, token: str | None, timeout: float, retries: int, backoff: float) -> dict:
+    headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     for attempt in range(retries + 1):
         wait = backoff * 2**attempt
         try:
-            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+            request = urllib.request.Request(url, data=body, headers=headers, method="POST" if body else "GET")
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as err:

@@ -3,6 +3,8 @@
 import json
 import shutil
 import subprocess
+import time
+from contextlib import contextmanager
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
@@ -217,3 +219,26 @@ class RecordingServer(ScriptedServer):
     def __init__(self, reply=lambda body: "A"):
         super().__init__(lambda body: (200, {}, {"choices": [{"message": {"content": reply(body)}}]}))
         self.url += "/v1"
+
+
+@contextmanager
+def live_app(app):
+    """``app`` under uvicorn on a free loopback port, as `avjudge serve` runs it; yields its URL."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -83,9 +83,11 @@ def test_ray_serve_answers_the_reward_servers_contract(ray_server, tiny_judges, 
     np.testing.assert_allclose([reply["results"][0]["score"], reply["results"][2]["score"]], expected, atol=1e-6)
     assert reply["results"][1]["score"] is None and reply["results"][1]["error"]  # a corrupt clip: its error only
 
-    status, reward = _call(ray_server, "/get_reward", {"query": [videos[0], str(corrupt)], "prompts": ["", ""]})
-    assert status == 200 and reward["rewards"][1] is None
-    assert reward["rewards"][0] == pytest.approx(expected[0], abs=1e-6)
+    # OpenRLHF's shape, its token in the URL: the failed clip neutral (the call's good mean) and flagged
+    query = {"query": [videos[0], str(corrupt)], "prompts": ["", ""]}
+    status, reward = _call(ray_server, f"/t/{TOKEN}/get_reward", query, token=None)
+    assert status == 200 and reward["extra_logs"]["failed"] == [0.0, 1.0]
+    assert reward["rewards"] == pytest.approx([expected[0], expected[0]], abs=1e-6)
     assert _call(ray_server, "/v1/score", {"items": [{"id": "x", "judge": "nope", "video": videos[0]}]})[0] == 400
     upload = base64.b64encode(b"\0" * 600_000).decode()
     assert _call(ray_server, "/v1/score", {"items": [{"id": "x", "judge": "av", "video_b64": upload}]})[0] == 413

@@ -11,6 +11,7 @@ from .grammar import (
     add_judge,
     add_runtime_arguments,
     add_served_arguments,
+    alias,
     engine_of,
     judge_dirs,
     model_options,
@@ -36,11 +37,30 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a folder item paths must lie in (repeatable; none: any file the server can read)",
     )
-    p.add_argument("--reward-judge", help="what /get_reward scores with (default: the one judge or metric served)")
-    p.add_argument(
-        "--failed-reward",
-        type=float,
-        help="/get_reward's reward for a clip that cannot be scored (default: null, never a silent 0)",
+    g = p.add_argument_group("/get_reward", "OpenRLHF's remote reward: what it rewards with and how it reads queries")
+    g.add_argument(
+        "--reward-judge",
+        help="what /get_reward rewards with: a judge or metric served, or weighted ones (av=2,vt=1); default: the "
+        "one served",
+    )
+    g.add_argument(
+        "--on-failure",
+        default="neutral",
+        help="the reward of a clip that cannot be scored: neutral (its terms' mean over the request's good clips, "
+        "else their running mean, else their midpoint), none (null), nan, or a number; never a silent 0",
+    )
+    alias(g, "--failed-reward", "--on-failure NUMBER", dest="on_failure")
+    g.add_argument(
+        "--clip-from",
+        default="query",
+        choices=["query", "label", "prompt_json"],
+        help="where each clip is: the query's response (a path), the label, or the prompt as JSON {video, text}",
+    )
+    g.add_argument(
+        "--text-from",
+        default="prompt",
+        choices=["prompt", "response", "label"],
+        help="the text a vt / at judge checks: the prompt, the response (the query minus its prompt), the label",
     )
     add_served_arguments(p)
     add_runtime_arguments(p, batch_size=16, workers=2)
@@ -80,10 +100,10 @@ def _serve(args: argparse.Namespace) -> int:
         token=token,
         media_roots=tuple(args.media_root),
         reward_judge=args.reward_judge,
-        failed_reward=args.failed_reward,
+        on_failure=args.on_failure,
+        clip_from=args.clip_from,
+        text_from=args.text_from,
     )
-    if settings.reward_judge and settings.reward_judge not in service.names():
-        raise ConfigError(f"--reward-judge {settings.reward_judge} is not served; serving {service.names()}")
     if engine.name == "ray":
         from ..serve.ray_serve import serve_on_ray
 
@@ -91,7 +111,12 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     print(f"serving {service.names()} on http://{args.host}:{args.port} (POST /v1/score, /get_reward)", flush=True)
     uvicorn.run(
-        create_app(service, settings), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=30
+        create_app(service, settings),
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        timeout_graceful_shutdown=30,
+        access_log=False,  # a token may ride in a request's path: paths are never logged
     )
     return 0
 

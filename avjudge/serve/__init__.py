@@ -1,2 +1,2 @@
 """Judges as a service: the reward server (`app`, `avjudge serve`), its request batcher, what it scores
-(`service`), a client, and reward adapters in each RL trainer's own shape (`adapters`)."""
+(`service`) and a client; `adapters` is the deprecated alias of `avjudge.rewards.adapters`."""

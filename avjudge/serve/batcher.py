@@ -4,7 +4,8 @@ Items wait in one first-in-first-out queue. A batch starts when ``max_batch_size
 waited ``max_wait_ms``, takes up to ``max_batch_size`` items (a large request spans several batches), and is
 scored in one worker thread, so the event loop keeps accepting requests meanwhile. A request's answer is ready
 when all its items are. A full queue refuses new requests at once (`QueueFull`) rather than letting them wait
-unboundedly; on close, queued items are scored and later requests refused (`ShuttingDown`).
+unboundedly, except a request larger than the whole queue, which waits for the queue to empty; on close, queued
+items are scored and later requests refused (`ShuttingDown`).
 """
 
 from __future__ import annotations
@@ -67,17 +68,28 @@ class Batcher:
         return len(self.queue)
 
     def start(self) -> None:
-        self._arrived = asyncio.Event()
+        self._arrived, self._emptied, self._oversized = asyncio.Event(), asyncio.Event(), asyncio.Lock()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def submit(self, items: Sequence) -> list:
-        """Every item's result, in order, once all are scored."""
+        """Every item's result, in order, once all are scored. A request larger than the whole queue is admitted
+        when the queue is empty, one such request at a time (a trainer that sends its rollout batch in one request
+        is answered, not told to retry forever); a smaller one that does not fit now is refused (`QueueFull`)."""
         if self.closing:
             raise ShuttingDown("the server is shutting down")
         if not items:
             return []
+        if len(items) > self.max_queue:
+            async with self._oversized:
+                while self.queue:
+                    self._emptied.clear()
+                    await self._emptied.wait()
+                return await self._enqueue(items)
         if len(self.queue) + len(items) > self.max_queue:
             raise QueueFull(len(self.queue) + len(items), self.max_queue)
+        return await self._enqueue(items)
+
+    async def _enqueue(self, items: Sequence) -> list:
         request = _Request(len(items), asyncio.get_running_loop().create_future())
         now = time.monotonic()
         self.queue.extend((item, request, k, now) for k, item in enumerate(items))
@@ -114,6 +126,8 @@ class Batcher:
                     break
             batch = [self.queue.popleft() for _ in range(min(self.max_batch_size, len(self.queue)))]
             self.telemetry.queue_depth = len(self.queue)
+            if not self.queue:
+                self._emptied.set()
             self.telemetry.batch(len(batch))
             try:
                 results = await loop.run_in_executor(self._worker, self.score, [entry[0] for entry in batch])

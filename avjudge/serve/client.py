@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import AvjudgeError, HTTPFailure
-from ..httpjson import post_json
+from ..httpjson import get_json, post_json
+from ..media import MediaClip, pack_clip
 
 
 class ServerError(AvjudgeError):
@@ -25,14 +26,23 @@ class RewardClient:
     retries: int = 5
     backoff: float = 0.5  # seconds before the first retry, doubled each time (a Retry-After wins)
 
-    def score_records(self, items: Sequence[dict]) -> list[dict]:
-        """Each item's result (``{"id", "score", "delta", "p_yes", "p_no", "error"}``), in order."""
+    def score_records(self, items: Sequence[dict], clips: dict[str, MediaClip] | None = None) -> list[dict]:
+        """Each item's result (``{"id", "score", "delta", "p_yes", "p_no", "error"}``), in order; ``clips``: the
+        clips in memory items name, sent packed (`avjudge.media.pack_clip`)."""
         if not items:
             return []
-        url = self.url.rstrip("/") + "/v1/score"
+        body = {"items": list(items), "clips": {name: pack_clip(clip) for name, clip in (clips or {}).items()}}
+        return self._post("/v1/score", body)["results"]
+
+    def describe(self) -> dict:
+        """What the server serves (``GET /v1/models``)."""
         try:
-            return post_json(url, {"items": list(items)}, self.token, self.timeout, self.retries, self.backoff)[
-                "results"
-            ]
+            return get_json(self.url.rstrip("/") + "/v1/models", self.token, self.timeout, self.retries, self.backoff)
+        except HTTPFailure as err:
+            raise ServerError(str(err)) from err
+
+    def _post(self, route: str, body: dict) -> dict:
+        try:
+            return post_json(self.url.rstrip("/") + route, body, self.token, self.timeout, self.retries, self.backoff)
         except HTTPFailure as err:
             raise ServerError(str(err)) from err

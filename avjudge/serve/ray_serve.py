@@ -27,6 +27,9 @@ class _Replica:
         return self.asgi
 
 
+NO_ACCESS_LOG = {"enable_access_log": False}  # a token may ride in a request's path: paths are never logged
+
+
 def serve_on_ray(engine: RayEngine, service: ScoreService, settings: ServerSettings, host: str, port: int) -> None:
     """Serve on Ray until SIGINT or SIGTERM, then shut the deployment down."""
     ray = engine.connect()
@@ -42,8 +45,9 @@ def serve_on_ray(engine: RayEngine, service: ScoreService, settings: ServerSetti
         num_replicas=replicas,
         ray_actor_options={"num_cpus": engine.cpus_per_actor, "num_gpus": gpus},
         max_ongoing_requests=settings.max_queue,  # the replica's own batcher bounds its queue (503 beyond)
+        logging_config=NO_ACCESS_LOG,
     )
-    serve.start(http_options={"host": host, "port": port})
+    serve.start(http_options={"host": host, "port": port}, logging_config=NO_ACCESS_LOG)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

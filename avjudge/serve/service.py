@@ -10,6 +10,8 @@ metric's result has its outputs under ``values`` and no delta or probabilities).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import hashlib
 from collections.abc import Sequence
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AvjudgeError
+from ..media import MediaClip
 from ..scoring import JudgeScorer, MetricScorer, Scoring, captions_of
 
 
@@ -29,11 +32,13 @@ class ItemError(AvjudgeError, ValueError):
 class ScoreItem:
     id: str
     judge: str
-    video: str | None = None
-    audio: str | None = None
+    video: str | bytes | None = None  # a path the server reads, or the bytes of a ``video_b64`` upload
+    audio: str | bytes | None = None
+    clip: str | None = None  # the name of a clip in memory the request carries (`avjudge.media.pack_clip`)
     text: str | None = None
     utterance: str | None = None
     output: str | None = None
+    media: MediaClip | None = field(default=None, repr=False)  # that clip, once the request's clips are read
 
     @classmethod
     def parse(cls, raw: Any, index: int) -> ScoreItem:
@@ -41,18 +46,49 @@ class ScoreItem:
         where = f"items[{index}]"
         if not isinstance(raw, dict):
             raise ItemError(f"{where}: an item is an object, not {type(raw).__name__}")
-        unknown = sorted(set(raw) - {f.name for f in dataclasses.fields(cls)})
+        allowed = {f.name for f in dataclasses.fields(cls)} - {"media"} | set(UPLOADS)  # a clip arrives by name
+        unknown = sorted(set(raw) - allowed)
         if unknown:
             raise ItemError(f"{where}: unknown field(s) {unknown}")
+        raw = {k: v for k, v in raw.items() if k not in UPLOADS} | _uploads(raw, where)
         for name in ("id", "judge"):
             if not isinstance(raw.get(name), str) or not raw[name]:
                 raise ItemError(f"{where}: {name} is a non-empty string")
-        for name in ("video", "audio", "text", "utterance", "output"):
+        for name in ("clip", "text", "utterance", "output"):
             if raw.get(name) is not None and not isinstance(raw[name], str):
                 raise ItemError(f"{where}: {name} is a string")
-        if not raw.get("video") and not raw.get("audio"):
-            raise ItemError(f"{where}: give a video or an audio file")
+        for name in ("video", "audio"):
+            if raw.get(name) is not None and not isinstance(raw[name], (str, bytes)):
+                raise ItemError(f"{where}: {name} is a path (or {name}_b64 its bytes in base64)")
+        for name in ("id", "judge", "video", "audio", "clip", "text", "utterance", "output"):
+            try:  # JSON may carry a lone surrogate ("\ud800") that no answer can hold
+                if isinstance(raw.get(name), str):
+                    raw[name].encode("utf-8")
+            except UnicodeEncodeError:
+                raise ItemError(f"{where}: {name} is not valid UTF-8 (a lone surrogate)") from None
+        if raw.get("video") is None and raw.get("audio") is None and not raw.get("clip"):
+            raise ItemError(f"{where}: give a video or an audio file, or the name of a clip the request carries")
         return cls(**raw)
+
+
+UPLOADS = {"video_b64": "video", "audio_b64": "audio"}
+
+
+def _uploads(raw: dict, where: str) -> dict:
+    """An item's base64 uploads as the bytes of its ``video`` / ``audio`` (decoded in memory, never written)."""
+    decoded = {}
+    for upload, target in UPLOADS.items():
+        if upload not in raw:
+            continue
+        if raw.get(target) is not None:
+            raise ItemError(f"{where}: give {target} or {upload}, not both")
+        if not isinstance(raw[upload], str):
+            raise ItemError(f"{where}.{upload}: an upload is a base64 text")
+        try:
+            decoded[target] = base64.b64decode(raw[upload], validate=True)
+        except (binascii.Error, ValueError) as err:
+            raise ItemError(f"{where}.{upload}: not base64 ({err})") from err
+    return decoded
 
 
 def result(item_id: str, error: str | None = None, **figures) -> dict:
@@ -83,41 +119,58 @@ class ScoreService:
             raise ItemError(f"items[{index}]: the {item.judge} judge needs the item's text")
 
     def describe(self) -> dict:
-        """What is served: each judge's checkpoint, a hash of its weight files and of the prompt it is asked (its
-        question and system turn), and the metrics."""
+        """What is served: each judge's task, checkpoint, a hash of its weight files and of the prompt it is asked
+        (its question and system turn); each metric's aspect and output scales; and what each reads of a clip, so a
+        client sends a clip in memory as the server would decode it."""
         from .. import __version__
 
         models = [
             {
                 "name": task,
                 "kind": "judge",
+                "task": j.task.name,
+                "needs": dataclasses.asdict(j.needs),
                 "checkpoint": str(j.adapter.checkpoint),
                 "weights": _files_hash(j.adapter.checkpoint),
                 "prompt": hashlib.sha256(f"{j.task.query}\n{j.settings.system_prompt}".encode()).hexdigest()[:16],
             }
             for task, j in self.judges.items()
         ]
-        models += [{"name": name, "kind": "metric"} for name in self.metrics]
+        models += [
+            {
+                "name": name,
+                "kind": "metric",
+                "needs": dataclasses.asdict(m.needs),
+                "aspect": m.aspect,
+                "scales": {k: list(v) for k, v in m.scales.items()},
+            }
+            for name, m in self.metrics.items()
+        ]
         return {"models": models, "version": __version__}
 
-    def items(self, records: Sequence[dict]) -> list[ScoreItem]:
-        """Items as the server takes them (JSON objects), parsed and checked against what is served."""
+    def items(self, records: Sequence[dict], clips: dict[str, MediaClip] | None = None) -> list[ScoreItem]:
+        """Items as the server takes them (JSON objects), parsed and checked against what is served; an item naming
+        a clip gets that clip of ``clips``."""
         items = [ScoreItem.parse(raw, k) for k, raw in enumerate(records)]
         for k, item in enumerate(items):
             self.check(item, k)
+            if item.clip is not None:
+                if item.clip not in (clips or {}):
+                    raise ItemError(f"items[{k}].clip: the request carries no clip {item.clip!r}")
+                items[k] = dataclasses.replace(item, media=clips[item.clip])
         return items
 
-    def score_records(self, records: Sequence[dict]) -> list[dict]:
-        """The server's contract in process: items as JSON objects, checked, then scored."""
-        return self.score(self.items(records))
+    def score_records(self, records: Sequence[dict], clips: dict[str, MediaClip] | None = None) -> list[dict]:
+        """The server's contract in process: items as JSON objects (and the clips in memory they name), checked,
+        then scored."""
+        return self.score(self.items(records, clips))
 
     def score(self, items: Sequence[ScoreItem]) -> list[dict]:
         """One result per item, in order; what failed carries its error. The batch's distinct clips are decoded
         in parallel (``decode_workers`` threads), each once for every item that names it."""
         asked = [
             {
-                "video": item.video,
-                "audio": item.audio,
+                **({"media": item.media} if item.media is not None else {"video": item.video, "audio": item.audio}),
                 "captions": captions_of(item.text, item.utterance),
                 "scorers": [item.judge],
             }
