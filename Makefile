@@ -20,6 +20,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	# openai-whisper, the second speech-content backend, without triton (~1 GB; only its GPU word timings use it)
 	$(BIN)/pip install -q -c constraints.txt tiktoken more-itertools
 	$(BIN)/pip install -q --no-deps openai-whisper==20250625
+	# verl's own reward managers and GRPO advantage, what the reward tests run; without its GPU stack (vLLM, flash-attn)
+	$(BIN)/pip install -q --no-deps verl==0.9.1 tensordict==0.10.0 pyvers==0.2.3 torchdata==0.11.0 \
+		omegaconf==2.4.0 hydra-core==1.3.8 antlr4-python3-runtime==4.9.3 codetiming==1.4.0 pylatexenc==2.11 orjson==3.13.0
 	touch $@
 
 install: $(BIN)/.installed

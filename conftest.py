@@ -57,3 +57,31 @@ def pairs(small_world, tmp_path_factory):
     out = tmp_path_factory.mktemp("pairs")
     build_dataset(recipe, source, out, progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def world_records(small_world):
+    """The small world's first three records, each video an absolute path."""
+    import json
+
+    from avjudge.world import MANIFEST
+
+    records = [json.loads(line) for line in (small_world / MANIFEST).read_text().splitlines()][:3]
+    return [{**r, "video": str(small_world / r["video"])} for r in records]
+
+
+@pytest.fixture(scope="session")
+def av_vt_judges(tiny_judges):
+    """The tiny Qwen2.5-Omni's AV and VT judges, one preparation thread each."""
+    from avjudge.judges import Judge
+
+    path = tiny_judges["qwen2_5_omni"]
+    return {"av": Judge.load("av", path, workers=1), "vt": Judge.load("vt", path, workers=1)}
+
+
+@pytest.fixture
+def corrupt(tmp_path):
+    """A file named .mp4 that is not media."""
+    path = tmp_path / "corrupt.mp4"
+    path.write_bytes(b"not a video")
+    return str(path)
