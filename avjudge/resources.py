@@ -9,6 +9,7 @@ path or the name of a shipped one (``--recipe world_demo``, ``--config tiny_worl
 
 from __future__ import annotations
 
+import os
 from importlib.resources import files
 from pathlib import Path
 
@@ -57,3 +58,9 @@ def resolve(value: str | Path, kind: str) -> Path:
         f"{value}: no such {kind.replace('_', ' ')} file, and none ships by that name; give a path "
         f"or one of: {', '.join(shipped(kind))}"
     )
+
+
+def default_cache() -> Path:
+    """Where avjudge keeps what it builds or computes to reuse (tiny judges, cached features): ``$AVJUDGE_CACHE``,
+    else ``~/.cache/avjudge``."""
+    return Path(os.environ.get("AVJUDGE_CACHE", Path.home() / ".cache" / "avjudge"))

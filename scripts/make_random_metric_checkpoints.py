@@ -5,7 +5,7 @@ mean nothing; their cost is the real one.
 Builds under OUT: syncnet (SyncNet v2), clip-vit-large-patch14 + laion-aesthetic (CLIP ViT-L/14 and the
 aesthetic head), audiobox-aesthetics (Meta's model classes), dover (DOVER++, 56 M parameters), and
 dfarena as a stand-in of DF-Arena's size class (a wav2vec2 XLS-R-300M-shaped classifier: DF-Arena's own
-code cannot be fetched here).
+code cannot be fetched here), and panns (PANNs Cnn14 at 16 kHz, saved as PANNs' release is: {"model": ...}).
 NISQA's real weights are linked in from --nisqa when given.
 
 Usage: python scripts/make_random_metric_checkpoints.py --out /tmp/random_ckpt [--nisqa ../shared/checkpoints/nisqa]
@@ -99,12 +99,20 @@ def dover(out: Path) -> None:
     torch.save(build_dover().state_dict(), out / "dover" / "DOVER_plus_plus.pth")
 
 
+def panns(out: Path) -> None:
+    from avjudge.metrics.panns import build_cnn14
+
+    (out / "panns").mkdir(exist_ok=True)
+    torch.save({"model": build_cnn14().state_dict()}, out / "panns" / "Cnn14_16k_mAP=0.438.pth")
+
+
 BUILDERS = {
     "syncnet": (syncnet, ["syncnet"]),
     "laion": (laion, ["clip_vit_l14", "laion_aesthetic"]),
     "audiobox": (audiobox, ["audiobox_aesthetics"]),
     "dfarena": (dfarena, ["dfarena"]),
     "dover": (dover, ["dover"]),
+    "panns": (panns, ["panns_cnn14_16k"]),
 }
 
 

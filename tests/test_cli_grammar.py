@@ -21,6 +21,7 @@ READS = {
     "data annotate",
     "score",
     "metrics run",
+    "metrics compare",
     "bench synth",
     "bench curate",
     "bench run",
@@ -37,6 +38,7 @@ READS = {
 SCORES = {
     "score",
     "metrics run",
+    "metrics compare",
     "bench run",
     "filter",
     "bench choice",
@@ -45,7 +47,7 @@ SCORES = {
     "bench controls",
     "serve",
 }
-LOADS_JUDGES = SCORES - {"metrics run"}
+LOADS_JUDGES = SCORES - {"metrics run", "metrics compare"}
 CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
 
 

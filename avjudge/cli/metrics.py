@@ -68,6 +68,55 @@ def _metrics_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metrics_compare_args(p: argparse.ArgumentParser) -> None:
+    from ..metrics.sets import SET_METRICS
+
+    known = "; ".join(f"{m.name}: {m.description}" for m in SET_METRICS.values())
+    p.add_argument("--metrics", required=True, help=f"comma-separated set metrics ({known})")
+    add_input(p, "the generated clips: a folder of them, a manifest or files")
+    p.add_argument(
+        "--reference",
+        type=Path,
+        required=True,
+        help="the reference clips, as --input; clips pair by id (a folder's: their path without the extension)",
+    )
+    add_out(p, "the report (.json): each metric under avjudge's and av-benchmark's names, clips, failures, pairs")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="where each clip's features are kept, by extractor and file content "
+        "(default: $AVJUDGE_CACHE/features); a rerun reuses them",
+    )
+    p.add_argument(
+        "--root", type=Path, default=None, help="checkpoint folder (default: $AVJUDGE_CHECKPOINTS or ./checkpoints)"
+    )
+    add_runtime_arguments(p, batch_size=16, model=False)
+
+
+def _metrics_compare(args: argparse.Namespace) -> int:
+    from ..devices import device_name
+    from ..runtime.set_compare import compare_sets
+
+    report = compare_sets(
+        required_input(args),
+        args.reference,
+        [n.strip() for n in args.metrics.split(",") if n.strip()],
+        args.out,
+        cache=args.cache,
+        root=args.root,
+        device=device_name(args.device),
+        batch_size=args.batch_size,
+        workers=args.workers,
+        progress=not args.no_progress,
+    )
+    print(json.dumps({k: report[k] for k in ("metrics", "av_benchmark", "errors")}, indent=2))
+    failed = {side: len(report[side]["failed"]) for side in ("generated", "reference")}
+    if any(failed.values()):
+        print(f"clips that could not be read (each named in {args.out}): {failed}")
+    return 0
+
+
 def _checkpoints_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--root", type=Path, default=None, help="checkpoint folder (default: $AVJUDGE_CHECKPOINTS or ./checkpoints)"
@@ -119,6 +168,19 @@ register(
     "scores, and per-metric errors (a clip a metric cannot score is recorded, never scored 0).\n"
     "Rerunning with the same OUT resumes.\n\n"
     "example:\n  avjudge metrics run --metrics dnsmos --input clips/ --out quality.jsonl",
+)
+register(
+    "metrics compare",
+    "compare a generated set of clips with a reference set: FD, KL, IS as papers report them",
+    _metrics_compare_args,
+    _metrics_compare,
+    "Extract each clip's features once (cached by file content: a rerun reuses them), then the set\n"
+    "statistics generation papers print: Fréchet distance of embeddings (FD), KL divergence of class\n"
+    "distributions between clips paired by id, inception score of the generated set (IS). The report\n"
+    "gives each under avjudge's name and av-benchmark's key (FD-PANN, KL-PANNS-softmax, ISC-PANNS-mean),\n"
+    "and every clip that could not be read, with why.\n\n"
+    "example:\n  avjudge metrics compare --metrics fd_panns,kl_panns,is_panns --input generated/ \\\n"
+    "      --reference real/ --out report.json",
 )
 register(
     "checkpoints list",

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import torch
 
 from ..config import ConfigError
 from ..prompts import TASKS
-from ..resources import asset
+from ..resources import asset, default_cache
 
 TINY_VERSION = 4
 ALIGNED_ENCODERS = asset("checkpoints", "tiny", "qwen2_5_omni_encoders.safetensors")
@@ -53,10 +52,6 @@ QWEN3_TOKENS = [
 ANSWER_WORDS = ["Yes", "No", " Yes", " No", "yes", "no", " yes", " no", "YES", "NO"]
 HIDDEN = 64
 OMNI_DIR, OMNI3_DIR, AUDIO_DIR = "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "qwen2_audio"
-
-
-def default_cache() -> Path:
-    return Path(os.environ.get("AVJUDGE_CACHE", Path.home() / ".cache" / "avjudge"))
 
 
 # The words and phrases of the synthetic world's captions (tests check they still are), so that the tiny

@@ -71,7 +71,7 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, CheckpointEntry]:
     }
 
 
-def _verified_hash(path: Path) -> str:
+def checkpoint_hash(path: Path) -> str:
     """sha256 of a file, cached beside it by size and mtime so a large file is hashed once."""
     stat = path.stat()
     cache = path.with_name(f".{path.name}.sha256.json")
@@ -138,7 +138,7 @@ def resolve(key: str, root: Path | None = None, manifest: dict[str, CheckpointEn
     paths = {}
     for name, want in expected.items():
         path = folder / name
-        if not path.is_file() or path.stat().st_size != want.size or _verified_hash(path) != want.sha256:
+        if not path.is_file() or path.stat().st_size != want.size or checkpoint_hash(path) != want.sha256:
             origin = f" (pinned in {root / PINS})" if name in pinned else ""
             raise CheckpointMissing(
                 f"{path} is not the expected file (want sha256 {want.sha256}, {want.size} bytes{origin}); "
@@ -165,7 +165,7 @@ def pin(key: str, root: Path | None = None) -> dict[str, dict]:
         path = folder / name
         if not path.is_file():
             raise CheckpointMissing(f"{path} is missing; put it there first ({entry.obtain})")
-        files[name] = {"size": path.stat().st_size, "sha256": _verified_hash(path)}
+        files[name] = {"size": path.stat().st_size, "sha256": checkpoint_hash(path)}
     pins = _pins(root)
     pins[key] = files
     (root / PINS).write_text(yaml.safe_dump(pins, sort_keys=True))

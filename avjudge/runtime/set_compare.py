@@ -1,0 +1,144 @@
+"""`avjudge metrics compare`: a generated set of clips against a reference set, with the set metrics
+(`avjudge.metrics.sets`) generation papers report. Each clip's features are extracted once per extractor, batched,
+and cached by file content (a rerun skips what is cached); a clip that cannot be read is counted in the report with
+its reason, never silently left out of a statistic."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..config import ConfigError
+from ..data import input_items
+from ..data.manifest import MEDIA_EXTENSIONS
+from ..media import DecodeNeeds
+from ..metrics.base import MetricError
+from ..metrics.checkpoints import checkpoint_hash
+from ..metrics.feature_cache import FeatureCache
+from ..metrics.sets import EXTRACTORS, SET_METRICS, evaluate
+from ..resources import default_cache
+from ..scoring import decode_items
+
+
+def pair_key(item_id: str) -> str:
+    """What pairs a generated clip with its reference: its id, a media file's extension left out."""
+    path = Path(item_id)
+    return str(path.with_suffix("")) if path.suffix.lower() in MEDIA_EXTENSIONS else item_id
+
+
+def collect(items: list[dict], extractor, spec, cache: FeatureCache, workers: int, desc: str, progress: bool):
+    """Each item's features (id -> arrays) from the cache or extracted in batches of ``extractor.batch_size``, and
+    the items that failed (id -> why)."""
+    features, failed = {}, {}
+    needs = DecodeNeeds(audio=True, sample_rate=spec.sample_rate, channels=1)
+    bar = tqdm(total=len(items), desc=desc, unit="clip", disable=not progress)
+    for start in range(0, len(items), extractor.batch_size):
+        chunk = items[start : start + extractor.batch_size]
+        todo = []
+        for item in chunk:
+            try:
+                key = cache.key(item["video"])
+            except OSError as err:
+                failed[item["id"]] = f"{item['video']}: cannot be read ({err.strerror or err})"
+                continue
+            cached = cache.get(key)
+            if cached is not None:
+                features[item["id"]] = cached
+            else:
+                todo.append((item, key))
+        inputs = []
+        for (item, key), decoded in zip(todo, decode_items([i for i, _ in todo], needs, workers)):
+            clip = decoded["clip"]
+            try:
+                if isinstance(clip, str):
+                    raise MetricError(clip)
+                inputs.append((item, key, spec.prepare(clip)))
+            except MetricError as err:
+                failed[item["id"]] = str(err)
+        extracted_chunk = extractor.features([x for _, _, x in inputs]) if inputs else []
+        for (item, key, _), extracted in zip(inputs, extracted_chunk):
+            cache.put(key, extracted)
+            features[item["id"]] = extracted
+        bar.update(len(chunk))
+    bar.close()
+    return features, failed
+
+
+def compare_sets(
+    generated,
+    reference,
+    names: list[str],
+    out: str | Path,
+    cache: str | Path | None = None,
+    root: str | Path | None = None,
+    device: str = "cpu",
+    batch_size: int = 16,
+    workers: int = 2,
+    progress: bool = True,
+) -> dict:
+    """Compare a generated set with a reference set and write the report (JSON) to ``out``.
+
+    Args:
+        generated: what `avjudge.data.input_items` reads (a folder of clips, a manifest, files).
+        reference: the same for the reference set; clips pair by id (a folder's by their path without the
+            extension).
+        names: set metrics (`avjudge.metrics.sets.SET_METRICS`).
+        cache: where features are cached (default ``$AVJUDGE_CACHE/features``).
+        root: the checkpoint folder (default ``$AVJUDGE_CHECKPOINTS``).
+
+    Returns:
+        The report: each metric under avjudge's name and av-benchmark's key, each set's clips and failures, the
+        pairs, and the extractors' weights.
+    """
+    metrics = [SET_METRICS.lookup(n) for n in names]
+    if not metrics:
+        raise ConfigError("name at least one set metric (--metrics)")
+    sets = {"generated": input_items(generated), "reference": input_items(reference)}
+    for side, items in sets.items():
+        if len({i["id"] for i in items}) != len(items):
+            raise ConfigError(f"the {side} set has clips of the same id: ids pair clips, so they must differ")
+    cache_folder = Path(cache) if cache else default_cache() / "features"
+    report: dict = {"metrics": {}, "av_benchmark": {}, "errors": {}, "extractors": {}}
+    found = {side: ({}, {}) for side in sets}  # side -> (features by extractor, failures by id)
+    for name in sorted({m.extractor for m in metrics}):
+        spec = EXTRACTORS.lookup(name)
+        extractor = spec.build(root=root, device=device, batch_size=batch_size)
+        report["extractors"][name] = {"weights": str(extractor.weights), "sha256": checkpoint_hash(extractor.weights)}
+        features_cache = FeatureCache(cache_folder, name, spec.version, extractor.weights)
+        for side, items in sets.items():
+            features, failed = collect(items, extractor, spec, features_cache, workers, f"{name} {side}", progress)
+            found[side][0][name] = features
+            found[side][1].update(failed)
+    by_key = {side: {pair_key(i["id"]): i["id"] for i in items} for side, items in sets.items()}
+    paired = sorted(set(by_key["generated"]) & set(by_key["reference"]))
+    for metric in metrics:
+        generated_features = found["generated"][0][metric.extractor]
+        reference_features = found["reference"][0][metric.extractor]
+        pairs = [
+            (by_key["generated"][k], by_key["reference"][k])
+            for k in paired
+            if by_key["generated"][k] in generated_features and by_key["reference"][k] in reference_features
+        ]
+        try:
+            values = evaluate(metric, generated_features, reference_features, pairs)
+        except MetricError as err:
+            report["errors"][metric.name] = str(err)
+            continue
+        report["metrics"].update(values)
+        report["av_benchmark"].update({metric.reported[k]: v for k, v in values.items()})
+        if metric.paired:
+            report["pairs"] = len(pairs)
+    for side, items in sets.items():
+        report[side] = {"source": str(generated if side == "generated" else reference), "clips": len(items),
+                        "failed": found[side][1]}  # fmt: skip
+    if any(m.paired for m in metrics):
+        report["unpaired"] = {
+            side: sorted(by_key[side][k] for k in set(by_key[side]) - set(paired))
+            for side in ("generated", "reference")
+        }
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    return report

@@ -1,0 +1,101 @@
+"""PANNs Cnn14 at 16 kHz against the ``panns_inference`` package's own network (0.1.1, installed by make install
+without its dependencies), with the same random weights, on the world's audio."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from avjudge.media import decode
+from avjudge.metrics.base import MetricError
+from avjudge.metrics.panns import CLASSES, SAMPLE_RATE, SECONDS, PannsFeatures, build_cnn14, waveform_of
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture
+def reference_cnn14(monkeypatch):
+    """``panns_inference.models.Cnn14``, imported without the package's ``__init__``, which downloads AudioSet's
+    label list at import time."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("panns_inference")
+    if spec is None:
+        pytest.skip("panns_inference is not installed (make install adds it)")
+    package = types.ModuleType("panns_inference")
+    package.__path__ = list(spec.submodule_search_locations)
+    monkeypatch.setitem(sys.modules, "panns_inference", package)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    from panns_inference.models import Cnn14
+
+    return Cnn14(sample_rate=16000, window_size=512, hop_size=160, mel_bins=64, fmin=50, fmax=8000, classes_num=527)
+
+
+def _randomised(network):
+    """Random weights and batch-norm statistics, so every layer's arithmetic shows."""
+    generator = torch.Generator().manual_seed(0)
+    state = {}
+    for name, value in network.state_dict().items():
+        if name.endswith("running_var"):
+            value = 0.5 + torch.rand(value.shape, generator=generator)
+        elif name.endswith("num_batches_tracked") or "extractor" in name:
+            pass  # the STFT's and mel bank's fixed weights stay
+        elif value.is_floating_point():
+            value = 0.1 * torch.randn(value.shape, generator=generator)
+        state[name] = value
+    network.load_state_dict(state)
+    return network
+
+
+def test_cnn14_equals_the_panns_inference_network_on_the_same_weights(reference_cnn14, world_records):
+    ours = _randomised(build_cnn14())
+    reference_cnn14.load_state_dict(ours.state_dict(), strict=True)  # the same names and shapes
+    reference_cnn14.eval()
+    waveforms = [waveform_of(decode(r["video"], video=False)) for r in world_records[:2]]
+    for waveform in waveforms:
+        x = torch.from_numpy(waveform)[None]
+        with torch.inference_mode():
+            embedding, logits = ours(x)
+            expected = reference_cnn14(x)
+        np.testing.assert_allclose(embedding.numpy(), expected["embedding"].numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(torch.sigmoid(logits).numpy(), expected["clipwise_output"].numpy(), atol=1e-5)
+        assert logits.shape == (1, CLASSES) and float(embedding.abs().sum()) > 0
+
+
+def test_the_waveform_is_av_benchmarks_mono_16k_without_its_mean_and_8_s_at_most():
+    from avjudge.media import from_arrays
+
+    t = np.arange(10 * SAMPLE_RATE) / SAMPLE_RATE
+    stereo = np.stack([0.5 + 0.2 * np.sin(2 * np.pi * 440 * t), 0.5 - 0.2 * np.sin(2 * np.pi * 440 * t)])
+    waveform = waveform_of(from_arrays(None, None, stereo, SAMPLE_RATE))
+    assert waveform.shape == (int(SAMPLE_RATE * SECONDS),) and waveform.dtype == np.float32
+    assert np.abs(waveform).max() < 1e-6  # the channels' tones cancel, and the offset is removed
+    resampled = waveform_of(from_arrays(None, None, stereo[:, : 3 * SAMPLE_RATE], 48000))  # 1 s at 48 kHz
+    assert resampled.shape == (SAMPLE_RATE,)
+    with pytest.raises(MetricError, match="no audio"):
+        waveform_of(from_arrays(np.zeros((2, 8, 8, 3), np.uint8), 2.0))
+
+
+def test_a_released_shaped_checkpoint_loads_and_batches_as_one_at_a_time(tmp_path, monkeypatch, world_records):
+    from avjudge.metrics.checkpoints import pin
+
+    (tmp_path / "panns").mkdir()
+    network = _randomised(build_cnn14())
+    # as PANNs saves it: the model beside its sampler's numpy state
+    saved = {"model": network.state_dict(), "iteration": 3, "sampler": {"indexes": np.arange(4)}}
+    torch.save(saved, tmp_path / "panns" / "Cnn14_16k_mAP=0.438.pth")
+    pin("panns_cnn14_16k", tmp_path)
+    extractor = PannsFeatures(root=tmp_path, batch_size=4)
+    waveforms = [waveform_of(decode(r["video"], video=False)) for r in world_records]
+    waveforms.append(waveforms[0][:SAMPLE_RATE])  # another length: its own batch
+    together = extractor.features(waveforms)
+    alone = [extractor.features([w])[0] for w in waveforms]
+    for a, b in zip(together, alone):
+        np.testing.assert_allclose(a["embedding"], b["embedding"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(a["logits"], b["logits"], rtol=1e-4, atol=1e-5)
+    with torch.inference_mode():
+        embedding, _ = network(torch.from_numpy(waveforms[1])[None])
+    np.testing.assert_allclose(together[1]["embedding"], embedding[0].numpy(), rtol=1e-5, atol=1e-5)

@@ -1,0 +1,145 @@
+"""Set metrics (FD, KL, IS) against independent computations, and `avjudge metrics compare` end to end with a
+random-weight PANNs Cnn14 on the world's clips."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from scipy import linalg
+
+from avjudge.metrics.base import MetricError
+from avjudge.metrics.distributions import frechet_distance, inception_score, paired_kl
+
+torch = pytest.importorskip("torch")
+
+
+def _scipy_fd(g: np.ndarray, r: np.ndarray) -> float:
+    """av-benchmark's route (av_bench/metrics/fad.py @ 050a5cdb): scipy's square root of the covariances' product."""
+    s_g, s_r = np.cov(g, rowvar=False), np.cov(r, rowvar=False)
+    diff = g.mean(axis=0) - r.mean(axis=0)
+    return float(diff @ diff + np.trace(s_g) + np.trace(s_r) - 2 * np.trace(linalg.sqrtm(s_g @ s_r).real))
+
+
+@pytest.mark.parametrize(("clips", "dims"), [(12, 256), (300, 32)])  # fewer clips than dimensions, and more
+def test_fd_is_zero_for_a_set_against_itself_symmetric_and_scipys_where_that_is_defined(clips, dims):
+    rng = np.random.default_rng(0)
+    g = rng.normal(size=(clips, dims))
+    r = 1.3 * rng.normal(size=(clips + 7, dims)) + 0.2
+    assert abs(frechet_distance(g, g)) < 1e-6 and abs(frechet_distance(g, g[::-1].copy())) < 1e-6
+    assert frechet_distance(g, r) == pytest.approx(frechet_distance(r, g), rel=1e-9)
+    if clips > dims:  # full-rank covariances: scipy's matrix root is exact
+        assert frechet_distance(g, r) == pytest.approx(_scipy_fd(g, r), rel=1e-8)
+    shifted = g + 0.5  # a shift of the mean alone adds its squared length
+    assert frechet_distance(g, shifted) == pytest.approx(0.25 * dims, rel=1e-6)
+    with pytest.raises(MetricError, match="at least 2"):
+        frechet_distance(g[:1], r)
+
+
+def test_kl_and_is_equal_av_benchmarks_torch_formulas():
+    """The formulas as av-benchmark writes them (av_bench/metrics/kl.py and isc.py @ 050a5cdb), in torch."""
+    import torch.nn.functional as F
+
+    rng = np.random.default_rng(1)
+    generated, reference = rng.normal(size=(40, 527)) * 3, rng.normal(size=(40, 527)) * 3
+    g, r = torch.from_numpy(generated), torch.from_numpy(reference)
+    expected_kl = F.kl_div(F.log_softmax(g, dim=1), F.log_softmax(r, dim=1), reduction="sum", log_target=True) / 40
+    assert paired_kl(generated, reference) == pytest.approx(float(expected_kl), rel=1e-9)
+    assert abs(paired_kl(generated, generated)) < 1e-9
+
+    features = g[np.random.RandomState(2020).permutation(40), :].double()
+    p, log_p, scores = features.softmax(dim=1), features.log_softmax(dim=1), []
+    for i in range(10):
+        part = slice(i * 40 // 10, (i + 1) * 40 // 10)
+        q = p[part].mean(dim=0, keepdim=True)
+        scores.append((p[part] * (log_p[part] - q.log())).sum(dim=1).mean().exp().item())
+    assert inception_score(generated) == pytest.approx((np.mean(scores), np.std(scores)), rel=1e-9)
+    uniform = np.zeros((20, 527))  # every clip the same distribution: IS 1
+    assert inception_score(uniform)[0] == pytest.approx(1.0)
+    with pytest.raises(MetricError, match="at least 10"):
+        inception_score(generated[:9])
+
+
+@pytest.fixture
+def panns_root(tmp_path, monkeypatch):
+    """A checkpoint folder with a random Cnn14 saved as PANNs releases it, pinned."""
+    from avjudge.metrics.checkpoints import pin
+    from avjudge.metrics.panns import build_cnn14
+
+    root = tmp_path / "checkpoints"
+    (root / "panns").mkdir(parents=True)
+    torch.manual_seed(0)
+    torch.save({"model": build_cnn14().state_dict()}, root / "panns" / "Cnn14_16k_mAP=0.438.pth")
+    pin("panns_cnn14_16k", root)
+    return root
+
+
+def _clip_folder(folder, sources, names):
+    folder.mkdir()
+    for source, name in zip(sources, names):
+        shutil.copy(source, folder / name)
+    return folder
+
+
+def test_compare_a_set_with_itself_then_another_counting_a_corrupt_clip_and_reusing_the_cache(
+    panns_root, world_records, tmp_path, monkeypatch
+):
+    from avjudge.metrics import panns
+    from avjudge.runtime.set_compare import compare_sets
+
+    videos = [r["video"] for r in world_records]
+    names = [f"clip{k:02d}.mp4" for k in range(12)]
+    generated = _clip_folder(tmp_path / "generated", [videos[k % 3] for k in range(12)], names)
+    reference = _clip_folder(tmp_path / "reference", [videos[(k + 1) % 3] for k in range(12)], names)
+    cache, metrics = tmp_path / "cache", ["fd_panns", "kl_panns", "is_panns"]
+
+    itself = compare_sets(generated, generated, metrics, tmp_path / "self.json", cache, panns_root, progress=False)
+    assert abs(itself["metrics"]["fd_panns"]) < 1e-6 and abs(itself["metrics"]["kl_panns"]) < 1e-6
+    assert itself["av_benchmark"]["FD-PANN"] == itself["metrics"]["fd_panns"] and itself["pairs"] == 12
+    assert json.loads((tmp_path / "self.json").read_text())["metrics"] == itself["metrics"]
+
+    (generated / "clip11.mp4").write_bytes(b"not a video")  # one generated clip is corrupt
+    (reference / "extra.wav").write_bytes(b"RIFF")  # and the reference has one that pairs with nothing
+    extracted = []
+    features = panns.PannsFeatures.features
+    monkeypatch.setattr(panns.PannsFeatures, "features", lambda self, w: extracted.append(len(w)) or features(self, w))
+    report = compare_sets(generated, reference, metrics, tmp_path / "report.json", cache, panns_root, progress=False)
+    assert extracted == []  # every readable clip's features came from the cache (the same files, by content)
+    assert list(report["generated"]["failed"]) == ["clip11.mp4"] and "extra.wav" in report["reference"]["failed"]
+    assert report["generated"]["clips"] == 12 and report["pairs"] == 11
+    assert report["unpaired"] == {"generated": [], "reference": ["extra.wav"]}
+    assert report["metrics"]["fd_panns"] > 0 and report["metrics"]["kl_panns"] > 0
+    assert set(report["av_benchmark"]) == {"FD-PANN", "KL-PANNS-softmax", "ISC-PANNS-mean", "ISC-PANNS-std"}
+
+    # the figures from the features themselves: FD over every readable clip, KL over the pairs, IS of the generated
+    from avjudge.metrics.feature_cache import FeatureCache
+    from avjudge.metrics.sets import EXTRACTORS
+
+    spec = EXTRACTORS.lookup("panns")
+    store = FeatureCache(cache, "panns", spec.version, panns_root / "panns" / "Cnn14_16k_mAP=0.438.pth")
+    g = [store.get(store.key(generated / n)) for n in names[:11]]
+    r = [store.get(store.key(reference / n)) for n in names]
+    fd = frechet_distance(np.stack([f["embedding"] for f in g]), np.stack([f["embedding"] for f in r]))
+    kl = paired_kl(np.stack([f["logits"] for f in g]), np.stack([f["logits"] for f in r[:11]]))
+    assert report["metrics"]["fd_panns"] == pytest.approx(fd, rel=1e-9)
+    assert report["metrics"]["kl_panns"] == pytest.approx(kl, rel=1e-9)
+    assert report["metrics"]["is_panns"] == pytest.approx(inception_score(np.stack([f["logits"] for f in g]))[0])
+
+
+def test_the_cli_compares_and_names_what_it_could_not_compute(panns_root, world_records, tmp_path, capsys):
+    from avjudge.cli import main
+
+    videos = [r["video"] for r in world_records]
+    generated = _clip_folder(tmp_path / "generated", videos, ["a.mp4", "b.mp4", "c.mp4"])
+    reference = _clip_folder(tmp_path / "reference", videos[::-1], ["a.mp4", "b.mp4", "c.mp4"])
+    args = ["metrics", "compare", "--metrics", "fd_panns,is_panns", "--input", str(generated), "--reference",
+            str(reference), "--out", str(tmp_path / "r.json"), "--root", str(panns_root), "--cache",
+            str(tmp_path / "cache"), "--no-progress", "--device", "cpu"]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "fd_panns" in report["metrics"] and "at least 10 clips" in report["errors"]["is_panns"]
+    assert "is_panns" in capsys.readouterr().out
+    assert main([*args[:3], "fd_nope", *args[4:]]) == 2
+    assert "unknown set metric 'fd_nope'" in capsys.readouterr().err
