@@ -5,7 +5,8 @@ mean nothing; their cost is the real one.
 Builds under OUT: syncnet (SyncNet v2), clip-vit-large-patch14 + laion-aesthetic (CLIP ViT-L/14 and the
 aesthetic head), audiobox-aesthetics (Meta's model classes), dover (DOVER++, 56 M parameters), and
 dfarena as a stand-in of DF-Arena's size class (a wav2vec2 XLS-R-300M-shaped classifier: DF-Arena's own
-code cannot be fetched here), and panns (PANNs Cnn14 at 16 kHz, saved as PANNs' release is: {"model": ...}).
+code cannot be fetched here), panns (PANNs Cnn14 at 16 kHz, saved as PANNs' release is: {"model": ...})
+and vggish (torchvggish's VGG).
 NISQA's real weights are linked in from --nisqa when given.
 
 Usage: python scripts/make_random_metric_checkpoints.py --out /tmp/random_ckpt [--nisqa ../shared/checkpoints/nisqa]
@@ -106,6 +107,13 @@ def panns(out: Path) -> None:
     torch.save({"model": build_cnn14().state_dict()}, out / "panns" / "Cnn14_16k_mAP=0.438.pth")
 
 
+def vggish(out: Path) -> None:
+    from avjudge.metrics.vggish import build_vggish
+
+    (out / "vggish").mkdir(exist_ok=True)
+    torch.save(build_vggish().state_dict(), out / "vggish" / "vggish-10086976.pth")
+
+
 BUILDERS = {
     "syncnet": (syncnet, ["syncnet"]),
     "laion": (laion, ["clip_vit_l14", "laion_aesthetic"]),
@@ -113,6 +121,7 @@ BUILDERS = {
     "dfarena": (dfarena, ["dfarena"]),
     "dover": (dover, ["dover"]),
     "panns": (panns, ["panns_cnn14_16k"]),
+    "vggish": (vggish, ["vggish"]),
 }
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from avjudge.media import decode
 from avjudge.metrics.base import MetricError
-from avjudge.metrics.panns import CLASSES, SAMPLE_RATE, SECONDS, PannsFeatures, build_cnn14, waveform_of
+from avjudge.metrics.panns import CLASSES, PannsFeatures, build_cnn14
+from avjudge.metrics.reference_audio import SAMPLE_RATE, SECONDS, reference_waveform
 
 torch = pytest.importorskip("torch")
 
@@ -54,7 +55,7 @@ def test_cnn14_equals_the_panns_inference_network_on_the_same_weights(reference_
     ours = _randomised(build_cnn14())
     reference_cnn14.load_state_dict(ours.state_dict(), strict=True)  # the same names and shapes
     reference_cnn14.eval()
-    waveforms = [waveform_of(decode(r["video"], video=False)) for r in world_records[:2]]
+    waveforms = [reference_waveform(decode(r["video"], video=False)) for r in world_records[:2]]
     for waveform in waveforms:
         x = torch.from_numpy(waveform)[None]
         with torch.inference_mode():
@@ -65,18 +66,18 @@ def test_cnn14_equals_the_panns_inference_network_on_the_same_weights(reference_
         assert logits.shape == (1, CLASSES) and float(embedding.abs().sum()) > 0
 
 
-def test_the_waveform_is_av_benchmarks_mono_16k_without_its_mean_and_8_s_at_most():
+def test_the_reference_waveform_is_av_benchmarks_mono_16k_without_its_mean_and_8_s_at_most():
     from avjudge.media import from_arrays
 
     t = np.arange(10 * SAMPLE_RATE) / SAMPLE_RATE
     stereo = np.stack([0.5 + 0.2 * np.sin(2 * np.pi * 440 * t), 0.5 - 0.2 * np.sin(2 * np.pi * 440 * t)])
-    waveform = waveform_of(from_arrays(None, None, stereo, SAMPLE_RATE))
+    waveform = reference_waveform(from_arrays(None, None, stereo, SAMPLE_RATE))
     assert waveform.shape == (int(SAMPLE_RATE * SECONDS),) and waveform.dtype == np.float32
     assert np.abs(waveform).max() < 1e-6  # the channels' tones cancel, and the offset is removed
-    resampled = waveform_of(from_arrays(None, None, stereo[:, : 3 * SAMPLE_RATE], 48000))  # 1 s at 48 kHz
+    resampled = reference_waveform(from_arrays(None, None, stereo[:, : 3 * SAMPLE_RATE], 48000))  # 1 s at 48 kHz
     assert resampled.shape == (SAMPLE_RATE,)
     with pytest.raises(MetricError, match="no audio"):
-        waveform_of(from_arrays(np.zeros((2, 8, 8, 3), np.uint8), 2.0))
+        reference_waveform(from_arrays(np.zeros((2, 8, 8, 3), np.uint8), 2.0))
 
 
 def test_a_released_shaped_checkpoint_loads_and_batches_as_one_at_a_time(tmp_path, monkeypatch, world_records):
@@ -89,7 +90,7 @@ def test_a_released_shaped_checkpoint_loads_and_batches_as_one_at_a_time(tmp_pat
     torch.save(saved, tmp_path / "panns" / "Cnn14_16k_mAP=0.438.pth")
     pin("panns_cnn14_16k", tmp_path)
     extractor = PannsFeatures(root=tmp_path, batch_size=4)
-    waveforms = [waveform_of(decode(r["video"], video=False)) for r in world_records]
+    waveforms = [reference_waveform(decode(r["video"], video=False)) for r in world_records]
     waveforms.append(waveforms[0][:SAMPLE_RATE])  # another length: its own batch
     together = extractor.features(waveforms)
     alone = [extractor.features([w])[0] for w in waveforms]

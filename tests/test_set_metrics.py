@@ -63,16 +63,20 @@ def test_kl_and_is_equal_av_benchmarks_torch_formulas():
 
 
 @pytest.fixture
-def panns_root(tmp_path, monkeypatch):
-    """A checkpoint folder with a random Cnn14 saved as PANNs releases it, pinned."""
+def extractors_root(tmp_path):
+    """A checkpoint folder with a random Cnn14 (saved as PANNs releases it) and a random VGGish, pinned."""
     from avjudge.metrics.checkpoints import pin
     from avjudge.metrics.panns import build_cnn14
+    from avjudge.metrics.vggish import build_vggish
 
     root = tmp_path / "checkpoints"
     (root / "panns").mkdir(parents=True)
+    (root / "vggish").mkdir()
     torch.manual_seed(0)
     torch.save({"model": build_cnn14().state_dict()}, root / "panns" / "Cnn14_16k_mAP=0.438.pth")
+    torch.save(build_vggish().state_dict(), root / "vggish" / "vggish-10086976.pth")
     pin("panns_cnn14_16k", root)
+    pin("vggish", root)
     return root
 
 
@@ -84,7 +88,7 @@ def _clip_folder(folder, sources, names):
 
 
 def test_compare_a_set_with_itself_then_another_counting_a_corrupt_clip_and_reusing_the_cache(
-    panns_root, world_records, tmp_path, monkeypatch
+    extractors_root, world_records, tmp_path, monkeypatch
 ):
     from avjudge.metrics import panns
     from avjudge.runtime.set_compare import compare_sets
@@ -93,10 +97,11 @@ def test_compare_a_set_with_itself_then_another_counting_a_corrupt_clip_and_reus
     names = [f"clip{k:02d}.mp4" for k in range(12)]
     generated = _clip_folder(tmp_path / "generated", [videos[k % 3] for k in range(12)], names)
     reference = _clip_folder(tmp_path / "reference", [videos[(k + 1) % 3] for k in range(12)], names)
-    cache, metrics = tmp_path / "cache", ["fd_panns", "kl_panns", "is_panns"]
+    cache, metrics = tmp_path / "cache", ["fd_panns", "kl_panns", "is_panns", "fd_vggish"]
 
-    itself = compare_sets(generated, generated, metrics, tmp_path / "self.json", cache, panns_root, progress=False)
+    itself = compare_sets(generated, generated, metrics, tmp_path / "self.json", cache, extractors_root, progress=False)
     assert abs(itself["metrics"]["fd_panns"]) < 1e-6 and abs(itself["metrics"]["kl_panns"]) < 1e-6
+    assert abs(itself["metrics"]["fd_vggish"]) < 1e-6
     assert itself["av_benchmark"]["FD-PANN"] == itself["metrics"]["fd_panns"] and itself["pairs"] == 12
     assert json.loads((tmp_path / "self.json").read_text())["metrics"] == itself["metrics"]
 
@@ -105,20 +110,22 @@ def test_compare_a_set_with_itself_then_another_counting_a_corrupt_clip_and_reus
     extracted = []
     features = panns.PannsFeatures.features
     monkeypatch.setattr(panns.PannsFeatures, "features", lambda self, w: extracted.append(len(w)) or features(self, w))
-    report = compare_sets(generated, reference, metrics, tmp_path / "report.json", cache, panns_root, progress=False)
+    report = compare_sets(
+        generated, reference, metrics, tmp_path / "report.json", cache, extractors_root, progress=False
+    )
     assert extracted == []  # every readable clip's features came from the cache (the same files, by content)
     assert list(report["generated"]["failed"]) == ["clip11.mp4"] and "extra.wav" in report["reference"]["failed"]
     assert report["generated"]["clips"] == 12 and report["pairs"] == 11
     assert report["unpaired"] == {"generated": [], "reference": ["extra.wav"]}
     assert report["metrics"]["fd_panns"] > 0 and report["metrics"]["kl_panns"] > 0
-    assert set(report["av_benchmark"]) == {"FD-PANN", "KL-PANNS-softmax", "ISC-PANNS-mean", "ISC-PANNS-std"}
+    assert set(report["av_benchmark"]) == {"FD-PANN", "KL-PANNS-softmax", "ISC-PANNS-mean", "ISC-PANNS-std", "FD-VGG"}
 
     # the figures from the features themselves: FD over every readable clip, KL over the pairs, IS of the generated
     from avjudge.metrics.feature_cache import FeatureCache
     from avjudge.metrics.sets import EXTRACTORS
 
     spec = EXTRACTORS.lookup("panns")
-    store = FeatureCache(cache, "panns", spec.version, panns_root / "panns" / "Cnn14_16k_mAP=0.438.pth")
+    store = FeatureCache(cache, "panns", spec.version, extractors_root / "panns" / "Cnn14_16k_mAP=0.438.pth")
     g = [store.get(store.key(generated / n)) for n in names[:11]]
     r = [store.get(store.key(reference / n)) for n in names]
     fd = frechet_distance(np.stack([f["embedding"] for f in g]), np.stack([f["embedding"] for f in r]))
@@ -126,16 +133,22 @@ def test_compare_a_set_with_itself_then_another_counting_a_corrupt_clip_and_reus
     assert report["metrics"]["fd_panns"] == pytest.approx(fd, rel=1e-9)
     assert report["metrics"]["kl_panns"] == pytest.approx(kl, rel=1e-9)
     assert report["metrics"]["is_panns"] == pytest.approx(inception_score(np.stack([f["logits"] for f in g]))[0])
+    vgg = FeatureCache(
+        cache, "vggish", EXTRACTORS.lookup("vggish").version, extractors_root / "vggish" / "vggish-10086976.pth"
+    )
+    frames = [np.concatenate([vgg.get(vgg.key(folder / n))["frames"] for n in used]) for folder, used in
+              ((generated, names[:11]), (reference, names))]  # fmt: skip
+    assert report["metrics"]["fd_vggish"] == pytest.approx(frechet_distance(*frames), rel=1e-9)
 
 
-def test_the_cli_compares_and_names_what_it_could_not_compute(panns_root, world_records, tmp_path, capsys):
+def test_the_cli_compares_and_names_what_it_could_not_compute(extractors_root, world_records, tmp_path, capsys):
     from avjudge.cli import main
 
     videos = [r["video"] for r in world_records]
     generated = _clip_folder(tmp_path / "generated", videos, ["a.mp4", "b.mp4", "c.mp4"])
     reference = _clip_folder(tmp_path / "reference", videos[::-1], ["a.mp4", "b.mp4", "c.mp4"])
     args = ["metrics", "compare", "--metrics", "fd_panns,is_panns", "--input", str(generated), "--reference",
-            str(reference), "--out", str(tmp_path / "r.json"), "--root", str(panns_root), "--cache",
+            str(reference), "--out", str(tmp_path / "r.json"), "--root", str(extractors_root), "--cache",
             str(tmp_path / "cache"), "--no-progress", "--device", "cpu"]  # fmt: skip
     assert main(args) == 0
     report = json.loads((tmp_path / "r.json").read_text())

@@ -1,29 +1,27 @@
 """PANNs Cnn14 (Kong et al., 2020, "PANNs: Large-Scale Pretrained Audio Neural Networks") at 16 kHz: the audio
 embeddings and AudioSet logits behind FD-PANN, KL-PANNS and ISC-PANNS.
 
-Configured and fed as av-benchmark does (hkchengrex/av-benchmark @ 050a5cdb, ``av_bench/extraction_models.py`` and
-``av_bench/data/audio_dataset.py``): 16 kHz mono (channels averaged, the mean removed), the first 8 s, a 512-point
-Hann STFT with hop 160, 64 mel bands from 50 Hz to 8 kHz, the ``Cnn14_16k_mAP=0.438`` weights. The embedding is
-the 2048-d ReLU of ``fc1``; the logits are ``fc_audioset`` of it (before the sigmoid). The spectrogram and log-mel
-front end is torchlibrosa's, as in PANNs' own code; the network is written here with PANNs' layer names, so the
-released checkpoint loads as it is, and a test checks it against the ``panns_inference`` package's forward pass.
+Configured and fed as av-benchmark does (hkchengrex/av-benchmark @ 050a5cdb, ``av_bench/extraction_models.py``;
+its audio as `avjudge.metrics.reference_audio` reads it): a 512-point Hann STFT with hop 160, 64 mel bands from
+50 Hz to 8 kHz, the ``Cnn14_16k_mAP=0.438`` weights. The embedding is the 2048-d ReLU of ``fc1``; the logits are
+``fc_audioset`` of it (before the sigmoid). The spectrogram and log-mel front end is torchlibrosa's, as in PANNs'
+own code; the network is written here with PANNs' layer names, so the released checkpoint loads as it is, and a
+test checks it against the ``panns_inference`` package's forward pass.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..media import MediaClip, resample
 from .base import MetricError
 from .checkpoints import resolve
+from .reference_audio import SAMPLE_RATE
 
-SAMPLE_RATE = 16000
 WINDOW = 512
 HOP = 160
 MEL_BANDS = 64
 FMIN, FMAX = 50, 8000
 CLASSES = 527
-SECONDS = 8.0
 CHECKPOINT = "panns_cnn14_16k"
 
 
@@ -101,17 +99,6 @@ def _numpy_data() -> list:
 
     dtypes = [type(np.dtype(t)) for t in ("float32", "float64", "int64", "int32", "uint32", "bool")]
     return [np.ndarray, np.dtype, _reconstruct, (_reconstruct, "numpy.core.multiarray._reconstruct"), *dtypes]
-
-
-def waveform_of(clip: MediaClip) -> np.ndarray:
-    """The clip's audio as Cnn14 takes it: 16 kHz mono, its mean removed, the first 8 s."""
-    if clip.audio is None or clip.audio.shape[-1] == 0:
-        raise MetricError(f"{clip.source or 'clip'} has no audio for PANNs")
-    audio = clip.audio.mean(axis=0)
-    if clip.sample_rate != SAMPLE_RATE:
-        audio = resample(audio[None], clip.sample_rate, SAMPLE_RATE)[0]
-    audio = audio - audio.mean()
-    return audio[: int(SAMPLE_RATE * SECONDS)].astype(np.float32)
 
 
 class PannsFeatures:

@@ -12,7 +12,9 @@ import numpy as np
 from ..registry import Registry
 from .base import MetricError
 from .distributions import frechet_distance, inception_score, paired_kl
-from .panns import PannsFeatures, waveform_of
+from .panns import PannsFeatures
+from .reference_audio import reference_waveform
+from .vggish import VggishFeatures, examples_of
 
 
 @dataclass(frozen=True)
@@ -28,14 +30,17 @@ class Extractor:
 
 
 EXTRACTORS = Registry("feature extractor", MetricError)
-EXTRACTORS.register(Extractor("panns", PannsFeatures, waveform_of, 16000, "cnn14-16k-8s-1"))
+EXTRACTORS.register(Extractor("panns", PannsFeatures, reference_waveform, 16000, "cnn14-16k-8s-1"))
+EXTRACTORS.register(Extractor("vggish", VggishFeatures, examples_of, 16000, "vggish-8s-1"))
+
+
+def _rows(features: dict, feature: str) -> np.ndarray:
+    """Every row of a set's features: a clip's embedding is one row, its per-example embeddings (VGGish) several."""
+    return np.concatenate([np.atleast_2d(f[feature]) for f in features.values()]) if features else np.empty((0, 0))
 
 
 def _fd(generated: dict, reference: dict, feature: str, pairs: list) -> dict[str, float]:
-    rows = [
-        np.stack([f[feature] for f in side.values()]) if side else np.empty((0, 0)) for side in (generated, reference)
-    ]
-    return {"": frechet_distance(*rows)}
+    return {"": frechet_distance(_rows(generated, feature), _rows(reference, feature))}
 
 
 def _kl(generated: dict, reference: dict, feature: str, pairs: list) -> dict[str, float]:
@@ -47,7 +52,7 @@ def _kl(generated: dict, reference: dict, feature: str, pairs: list) -> dict[str
 
 
 def _is(generated: dict, reference: dict, feature: str, pairs: list) -> dict[str, float]:
-    mean, std = inception_score(np.stack([f[feature] for f in generated.values()]) if generated else np.empty((0, 0)))
+    mean, std = inception_score(_rows(generated, feature))
     return {"": mean, "_std": std}
 
 
@@ -69,6 +74,8 @@ SET_METRICS = Registry("set metric", MetricError, "`avjudge metrics compare --he
 for metric in (
     SetMetric("fd_panns", "Fréchet distance of PANNs Cnn14 embeddings (2048-d)", "panns", "embedding", "fd",
               {"fd_panns": "FD-PANN"}),
+    SetMetric("fd_vggish", "Fréchet distance of VGGish embeddings (128-d), one per 0.96 s of every clip", "vggish",
+              "frames", "fd", {"fd_vggish": "FD-VGG"}),
     SetMetric("kl_panns", "KL(reference || generated) of PANNs class distributions, paired by id", "panns", "logits",
               "kl", {"kl_panns": "KL-PANNS-softmax"}, paired=True),
     SetMetric("is_panns", "inception score of the generated clips' PANNs class distributions (10 splits)", "panns",
