@@ -115,6 +115,7 @@ def test_compare_a_set_with_itself_then_another_counting_a_corrupt_clip_and_reus
     )
     assert extracted == []  # every readable clip's features came from the cache (the same files, by content)
     assert list(report["generated"]["failed"]) == ["clip11.mp4"] and "extra.wav" in report["reference"]["failed"]
+    assert set(report["generated"]["failed"]["clip11.mp4"]) == {"panns", "vggish"}  # why, for each extractor
     assert report["generated"]["clips"] == 12 and report["pairs"] == 11
     assert report["unpaired"] == {"generated": [], "reference": ["extra.wav"]}
     assert report["metrics"]["fd_panns"] > 0 and report["metrics"]["kl_panns"] > 0

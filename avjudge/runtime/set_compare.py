@@ -101,7 +101,7 @@ def compare_sets(
             raise ConfigError(f"the {side} set has clips of the same id: ids pair clips, so they must differ")
     cache_folder = Path(cache) if cache else default_cache() / "features"
     report: dict = {"metrics": {}, "av_benchmark": {}, "errors": {}, "extractors": {}}
-    found = {side: ({}, {}) for side in sets}  # side -> (features by extractor, failures by id)
+    found = {side: ({}, {}) for side in sets}  # side -> (features by extractor, failures by id and extractor)
     for name in sorted({m.extractor for m in metrics}):
         spec = EXTRACTORS.lookup(name)
         extractor = spec.build(root=root, device=device, batch_size=batch_size)
@@ -110,7 +110,8 @@ def compare_sets(
         for side, items in sets.items():
             features, failed = collect(items, extractor, spec, features_cache, workers, f"{name} {side}", progress)
             found[side][0][name] = features
-            found[side][1].update(failed)
+            for item_id, why in failed.items():  # a clip may fail for one extractor only (too short for VGGish)
+                found[side][1].setdefault(item_id, {})[name] = why
     by_key = {side: {pair_key(i["id"]): i["id"] for i in items} for side, items in sets.items()}
     paired = sorted(set(by_key["generated"]) & set(by_key["reference"]))
     for metric in metrics:
