@@ -26,6 +26,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	# PANNs' own network (panns_inference), the reference of the Cnn14 parity test; its __init__ downloads a label
 	# list at import, so the test imports its models module alone
 	$(BIN)/pip install -q --no-deps panns-inference==0.1.1
+	# FastVideo ships av-benchmark's Synchformer files verbatim: the reference of the DeSync parity test, which
+	# imports them without FastVideo's own stack (omegaconf and einops come with verl and the base install)
+	$(BIN)/pip install -q --no-deps fastvideo==0.2.1
 	touch $@
 
 install: $(BIN)/.installed

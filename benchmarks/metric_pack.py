@@ -1,18 +1,23 @@
 """`avjudge metrics compare` on world clips: a generated set against a reference set of the same size, with the
-feature cache cold, then warm (every feature read back), in one run; and each extractor's clips per second.
+feature cache cold, then warm (every feature read back), in one run; each extractor's clips per second; and the
+clips per second of the per-clip generation metrics (``desync``) through ``metrics run``.
 
 Usage: python benchmarks/metric_pack.py [--clips 100] [--metrics fd_panns,kl_panns,is_panns,fd_vggish]
-       [--device cpu] [--checkpoints DIR]
-Without --checkpoints, real-size random PANNs Cnn14 and VGGish weights are built in a temporary folder (the real
-weights cannot be downloaded here; their cost is the real one, their scores mean nothing).
+       [--per-clip desync] [--per-clip-clips 4] [--device cpu] [--checkpoints DIR]
+Without --checkpoints, real-size random PANNs Cnn14, VGGish and Synchformer weights are built in a temporary
+folder (the real weights cannot be downloaded here; their cost is the real one, their scores mean nothing).
 """
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
 
+from avjudge.jsonl import read_jsonl
+from avjudge.metrics.checkpoints import ENV
 from avjudge.metrics.sets import SET_METRICS
+from avjudge.runtime.clip_jobs import run_metrics
 from avjudge.runtime.set_compare import compare_sets
 from avjudge.world import WorldConfig, make_world
 
@@ -22,12 +27,14 @@ def random_checkpoints(root: Path) -> Path:
 
     from avjudge.metrics.checkpoints import pin
     from avjudge.metrics.panns import build_cnn14
+    from avjudge.metrics.synchformer import Synchformer
     from avjudge.metrics.vggish import build_vggish
 
     torch.manual_seed(0)
     for key, folder, name, state in (
         ("panns_cnn14_16k", "panns", "Cnn14_16k_mAP=0.438.pth", {"model": build_cnn14().state_dict()}),
         ("vggish", "vggish", "vggish-10086976.pth", build_vggish().state_dict()),
+        ("synchformer", "synchformer", "synchformer_state_dict.pth", Synchformer().state_dict()),
     ):
         (root / folder).mkdir(parents=True, exist_ok=True)
         torch.save(state, root / folder / name)
@@ -41,6 +48,10 @@ def main() -> None:
     p.add_argument("--metrics", default=",".join(SET_METRICS))
     p.add_argument("--device", default="cpu")
     p.add_argument("--duration", type=float, default=8.0, help="seconds of each world clip (the extractors read 8)")
+    p.add_argument("--per-clip", default="desync", help="per-clip metrics timed through metrics run ('' for none)")
+    p.add_argument(
+        "--per-clip-clips", type=int, default=4, help="generated clips they score (Synchformer is slow on CPUs)"
+    )
     p.add_argument("--checkpoints", type=Path, help="a folder with the extractors' weights (default: random ones)")
     args = p.parse_args()
     names = args.metrics.split(",")
@@ -74,6 +85,16 @@ def main() -> None:
             compare_sets(tmp / "generated" / "clips", paired, only, tmp / f"{extractor}.json",
                          cache=tmp / f"cache_{extractor}", root=root, device=args.device, progress=False)  # fmt: skip
             print(f"{extractor}: {clips / (time.perf_counter() - start):.1f} clips/s (decode and extract, cold)")
+        for name in filter(None, args.per_clip.split(",")):
+            subset = generated[: args.per_clip_clips]
+            os.environ[ENV] = str(root)
+            start = time.perf_counter()
+            run_metrics([name], [str(c) for c in subset], tmp / f"{name}.jsonl",
+                         device=args.device, progress=False)  # fmt: skip
+            seconds = time.perf_counter() - start
+            failed = sum(1 for r in read_jsonl(tmp / f"{name}.jsonl") if r["errors"])
+            print(f"{name}: {len(subset) / seconds:.3f} clips/s ({seconds / len(subset):.1f} s a clip, model load "
+                  f"included; {failed} failed)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ Builds under OUT: syncnet (SyncNet v2), clip-vit-large-patch14 + laion-aesthetic
 aesthetic head), audiobox-aesthetics (Meta's model classes), dover (DOVER++, 56 M parameters), and
 dfarena as a stand-in of DF-Arena's size class (a wav2vec2 XLS-R-300M-shaped classifier: DF-Arena's own
 code cannot be fetched here), panns (PANNs Cnn14 at 16 kHz, saved as PANNs' release is: {"model": ...})
-and vggish (torchvggish's VGG).
+vggish (torchvggish's VGG) and synchformer (DeSync's Synchformer, 237 M parameters).
 NISQA's real weights are linked in from --nisqa when given.
 
 Usage: python scripts/make_random_metric_checkpoints.py --out /tmp/random_ckpt [--nisqa ../shared/checkpoints/nisqa]
@@ -114,6 +114,13 @@ def vggish(out: Path) -> None:
     torch.save(build_vggish().state_dict(), out / "vggish" / "vggish-10086976.pth")
 
 
+def synchformer(out: Path) -> None:
+    from avjudge.metrics.synchformer import Synchformer
+
+    (out / "synchformer").mkdir(exist_ok=True)
+    torch.save(Synchformer().state_dict(), out / "synchformer" / "synchformer_state_dict.pth")
+
+
 BUILDERS = {
     "syncnet": (syncnet, ["syncnet"]),
     "laion": (laion, ["clip_vit_l14", "laion_aesthetic"]),
@@ -122,6 +129,7 @@ BUILDERS = {
     "dover": (dover, ["dover"]),
     "panns": (panns, ["panns_cnn14_16k"]),
     "vggish": (vggish, ["vggish"]),
+    "synchformer": (synchformer, ["synchformer"]),
 }
 
 

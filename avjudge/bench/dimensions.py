@@ -20,9 +20,10 @@ class Dimension:
     provider: str  # the judge task (av, vt, at) or the metric's registry name
     output: str  # the provider's output that is this dimension's score
     higher_is_better: bool = True
+    avbench: bool = True  # one of AVBench's own dimensions, which "all" selects
 
 
-# Paper order: consistency judges, then speech, audio and video quality.
+# Paper order: consistency judges, then speech, audio and video quality (DeSync, from av-benchmark, beside SyncNet).
 DIMENSIONS: dict[str, Dimension] = {
     d.name: d
     for d in (
@@ -30,6 +31,9 @@ DIMENSIONS: dict[str, Dimension] = {
         Dimension("vt", "Video-Text", "judge", "vt", "score"),
         Dimension("at", "Audio-Text", "judge", "at", "score"),
         Dimension("syncnet", "Lip Sync (LSE-C)", "metric", "syncnet", "syncnet_confidence"),
+        Dimension(
+            "desync", "AV Offset (DeSync, s)", "metric", "desync", "desync", higher_is_better=False, avbench=False
+        ),
         Dimension("speech_content", "Speech Content", "metric", "speech_content", "sc_score"),
         Dimension("dfarena", "Speech Realism", "metric", "dfarena", "dfarena_bonafide_mean"),
         Dimension("nisqa", "Audio Quality (NISQA)", "metric", "nisqa", "nisqa_mos"),
@@ -46,9 +50,9 @@ ALIASES = {"sc": "speech_content", "aesthetic": "laion_aesthetic"}
 
 
 def parse_dimensions(text: str | None) -> list[Dimension]:
-    """``"av,nisqa"`` -> dimensions in the order given (ALIASES allowed); None or "all": every dimension."""
+    """``"av,nisqa"`` -> dimensions in the order given (ALIASES allowed); None or "all": AVBench's dimensions."""
     if not text or text == "all":
-        return list(DIMENSIONS.values())
+        return [d for d in DIMENSIONS.values() if d.avbench]
     names = [ALIASES.get(n.strip(), n.strip()) for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in DIMENSIONS]
     if unknown:

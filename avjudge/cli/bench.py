@@ -26,7 +26,8 @@ from .grammar import (
 
 DIMS_HELP = (
     "comma-separated: av, vt, at (judges), syncnet, speech_content (sc), dfarena, nisqa, dnsmos, audiobox, "
-    "dover, laion_aesthetic (aesthetic) (metrics); those that cannot run here are skipped with the reason"
+    "dover, laion_aesthetic (aesthetic) (metrics; 'all', the default, is these), and desync (av-benchmark's "
+    "DeSync, lower is better); those that cannot run here are skipped with the reason"
 )
 
 

@@ -1,6 +1,16 @@
 """Signal metrics of the AVBench suite: one registry, checkpoints verified, each says what it reads of a clip."""
 
-from . import audiobox, dfarena, dnsmos, dover, laion_aesthetic, nisqa, speech_content, syncnet  # noqa: F401 (register)
+from . import (  # noqa: F401 (register)
+    audiobox,
+    desync,
+    dfarena,
+    dnsmos,
+    dover,
+    laion_aesthetic,
+    nisqa,
+    speech_content,
+    syncnet,
+)
 from .base import METRICS, Metric, MetricError, get_metric, load_metrics
 from .checkpoints import CheckpointMissing, resolve, verify_all
 
