@@ -29,6 +29,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	# FastVideo ships av-benchmark's Synchformer files verbatim: the reference of the DeSync parity test, which
 	# imports them without FastVideo's own stack (omegaconf and einops come with verl and the base install)
 	$(BIN)/pip install -q --no-deps fastvideo==0.2.1
+	# LAION-CLAP's own model and audio preparation, the reference of the CLAP parity test (its pins: numpy<2, and
+	# torchvision and webdataset for its training data code, which the test leaves out)
+	$(BIN)/pip install -q --no-deps laion-clap==1.1.7
 	touch $@
 
 install: $(BIN)/.installed

@@ -26,8 +26,9 @@ from .grammar import (
 
 DIMS_HELP = (
     "comma-separated: av, vt, at (judges), syncnet, speech_content (sc), dfarena, nisqa, dnsmos, audiobox, "
-    "dover, laion_aesthetic (aesthetic) (metrics; 'all', the default, is these), and desync (av-benchmark's "
-    "DeSync, lower is better); those that cannot run here are skipped with the reason"
+    "dover, laion_aesthetic (aesthetic) (metrics; 'all', the default, is these), desync (av-benchmark's "
+    "DeSync, lower is better) and clap (LAION-CLAP text-audio similarity); those that cannot run here are skipped "
+    "with the reason"
 )
 
 

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401 (register)
     audiobox,
+    clap,
     desync,
     dfarena,
     dnsmos,
