@@ -42,6 +42,17 @@ DIMENSIONS: dict[str, Dimension] = {
         Dimension("audiobox", "Audio Aesthetics", "metric", "audiobox", "audiobox_aggregate"),
         Dimension("dover", "Video Quality (DOVER++)", "metric", "dover", "dover_overall"),
         Dimension("laion_aesthetic", "Video Aesthetics (LAION)", "metric", "laion_aesthetic", "laion_aesthetic"),
+        *(
+            Dimension(
+                f"{group}_share",
+                f"{group.title()} Share (PANNs)",
+                "metric",
+                "panns_tags",
+                f"panns_{group}_share",
+                avbench=False,
+            )  # fmt: skip
+            for group in ("speech", "music", "noise", "silence")
+        ),
     )
 }
 

@@ -9,6 +9,7 @@ from . import (  # noqa: F401 (register)
     dover,
     laion_aesthetic,
     nisqa,
+    panns_tags,
     speech_content,
     syncnet,
 )
