@@ -32,6 +32,8 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	# LAION-CLAP's own model and audio preparation, the reference of the CLAP parity test (its pins: numpy<2, and
 	# torchvision and webdataset for its training data code, which the test leaves out)
 	$(BIN)/pip install -q --no-deps laion-clap==1.1.7
+	# MS-CLAP's own model, the reference of the MS-CLAP parity test (it pins transformers<5 and numpy<2)
+	$(BIN)/pip install -q --no-deps msclap==1.3.4
 	touch $@
 
 install: $(BIN)/.installed

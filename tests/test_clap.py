@@ -197,3 +197,129 @@ def test_clap_metric_scores_a_clip_against_its_caption_through_metrics_run_and_s
     assert results[1]["score"] is None and "no caption" in results[1]["error"]
     with pytest.raises(MetricError, match="no caption"):
         metric.compute(decode(records[0]["video"], video=False, sample_rate=SAMPLE_RATE))
+
+
+GPT2_SMALL = {"n_layer": 2}  # GPT-2's width (MS-CLAP's projection takes 768 channels), two of its twelve layers
+
+
+@pytest.fixture(scope="module")
+def ms_clap():
+    """``msclap``'s ``CLAPWrapper`` around its own ``CLAP`` model (1.3.4, installed by make install without its
+    dependencies: it pins transformers < 5 and numpy < 2), built from its ``config_2023.yml`` with a GPT-2 of the
+    given config (it would download gpt2); torchaudio, which only its file reading uses, is replaced by a loader of
+    the arrays the test gives (``wrapper.sounds``: path -> (waveform, rate))."""
+    spec = importlib.util.find_spec("msclap")
+    if spec is None:
+        pytest.skip("msclap is not installed (make install adds it)")
+    import yaml
+
+    root = spec.submodule_search_locations[0]
+    with pytest.MonkeyPatch.context() as mp:
+        sounds = {}
+        torchaudio = types.ModuleType("torchaudio")
+        torchaudio.load = lambda path: (torch.from_numpy(sounds[path][0])[None], sounds[path][1])
+        torchaudio.transforms = types.ModuleType("torchaudio.transforms")
+        mp.setitem(sys.modules, "torchaudio", torchaudio)
+        mp.setitem(sys.modules, "torchaudio.transforms", torchaudio.transforms)
+        package = types.ModuleType("msclap")
+        package.__path__ = [root]
+        mp.setitem(sys.modules, "msclap", package)
+        import msclap.models.clap as clap_module
+        from msclap.CLAPWrapper import CLAPWrapper
+
+        def make(gpt2: dict, tokenizer):
+            args = yaml.safe_load(open(f"{root}/configs/config_2023.yml"))
+            gpt = transformers.GPT2Model(transformers.GPT2Config(**gpt2))
+            with pytest.MonkeyPatch.context() as inner:
+                inner.setattr(clap_module, "AutoModel", types.SimpleNamespace(from_pretrained=lambda name: gpt))
+                model = clap_module.CLAP(
+                    audioenc_name=args["audioenc_name"], sample_rate=args["sampling_rate"],
+                    window_size=args["window_size"], hop_size=args["hop_size"], mel_bins=args["mel_bins"],
+                    fmin=args["fmin"], fmax=args["fmax"], classes_num=args["num_classes"], out_emb=args["out_emb"],
+                    text_model=args["text_model"], transformer_embed_dim=args["transformer_embed_dim"],
+                    d_proj=args["d_proj"],
+                ).eval()  # fmt: skip
+            wrapper = CLAPWrapper.__new__(CLAPWrapper)
+            # transformers 5 dropped ``encode_plus``, which msclap calls; in 4.x it is the tokenizer called on one text
+            shim = types.SimpleNamespace(encode_plus=lambda text, **options: tokenizer(text, **options))
+            wrapper.clap, wrapper.tokenizer, wrapper.use_cuda = model, shim, False
+            wrapper.args = types.SimpleNamespace(**args)
+            wrapper.token_keys = ["input_ids", "attention_mask"]
+            wrapper.sounds = sounds
+            return wrapper
+
+        yield make
+
+
+@pytest.fixture
+def gpt2_tokenizer(tmp_path):
+    """GPT-2's byte-level BPE with every byte and no merges; its byte order puts ``!`` at id 0, as in GPT-2's own
+    vocabulary (MS-CLAP finds a text's end by it)."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    vocab = {ch: i for i, ch in enumerate(bytes_to_unicode().values())}
+    vocab["<|endoftext|>"] = len(vocab)
+    folder = tmp_path / "gpt2"
+    folder.mkdir()
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    return folder
+
+
+def test_ms_clap_embeddings_equal_msclaps_own_model_on_the_same_weights(ms_clap, gpt2_tokenizer, world_records):
+    from avjudge.metrics.clap import MS_SAMPLE_RATE, MsClapEncoder, repeat_cut
+
+    tokenizer = transformers.GPT2Tokenizer(str(gpt2_tokenizer / "vocab.json"), str(gpt2_tokenizer / "merges.txt"),
+                                           pad_token="!")  # fmt: skip
+    assert tokenizer.pad_token_id == 0
+    wrapper = ms_clap(GPT2_SMALL, tokenizer)
+    state = _randomised(wrapper.clap.state_dict())
+    wrapper.clap.load_state_dict(state)
+    ours = MsClapEncoder({"model": state}, tokenizer)
+
+    waveforms = [
+        decode(r["video"], video=False, sample_rate=MS_SAMPLE_RATE, channels=1).audio[0] for r in world_records[:2]
+    ]
+    for k, w in enumerate(waveforms):
+        wrapper.sounds[f"clip{k}"] = (w, MS_SAMPLE_RATE)
+    with torch.inference_mode():
+        expected = torch.nn.functional.normalize(
+            wrapper.get_audio_embeddings(["clip0", "clip1"], resample=False), dim=-1
+        )
+        np.testing.assert_allclose(ours.audio(waveforms).numpy(), expected.numpy(), atol=1e-5)
+        assert expected.shape == (2, 1024) and float((expected[0] - expected[1]).abs().max()) > 1e-3
+        texts = ["a dog barks twice", "rain on a tin roof while a kettle whistles"]
+        expected = torch.nn.functional.normalize(wrapper.get_text_embeddings(texts), dim=-1)
+        np.testing.assert_allclose(ours.text(texts).numpy(), expected.numpy(), atol=1e-5)
+    np.testing.assert_array_equal(repeat_cut(np.arange(3.0), 8), [0, 1, 2, 0, 1, 2, 0, 1])
+    np.testing.assert_array_equal(repeat_cut(np.arange(10.0), 8), np.arange(8))
+
+
+def test_clap_ms_metric_through_metrics_run(ms_clap, gpt2_tokenizer, world_records, tmp_path, monkeypatch):
+    from avjudge.metrics.clap import MS_SAMPLE_RATE
+    from avjudge.runtime.clip_jobs import run_metrics
+
+    tokenizer = transformers.GPT2Tokenizer(str(gpt2_tokenizer / "vocab.json"), str(gpt2_tokenizer / "merges.txt"),
+                                           pad_token="!")  # fmt: skip
+    torch.manual_seed(0)
+    wrapper = ms_clap({"n_layer": 1, "vocab_size": 257}, tokenizer)
+    root = tmp_path / "ckpt"
+    (root / "msclap").mkdir(parents=True)
+    torch.save({"model": _randomised(wrapper.clap.state_dict())}, root / "msclap" / "CLAP_weights_2023.pth")
+    (root / "gpt2").mkdir()
+    for name in ("vocab.json", "merges.txt"):
+        (root / "gpt2" / name).write_bytes((gpt2_tokenizer / name).read_bytes())
+    pin("msclap_2023", root)
+    pin("gpt2_tokenizer", root)
+    monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(root))
+
+    manifest = tmp_path / "two.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in world_records[:2]))
+    run_metrics(["clap_ms"], manifest, tmp_path / "ms.jsonl", progress=False)
+    rows = [json.loads(line) for line in (tmp_path / "ms.jsonl").read_text().splitlines()]
+    encoder = get_metric("clap_ms", device="cpu").encoder
+    for row, record in zip(rows, world_records):
+        clip = decode(record["video"], video=False, sample_rate=MS_SAMPLE_RATE, channels=1)
+        audio, text = encoder.audio([clip.audio[0]]), encoder.text([record["captions"]["audio"]])
+        assert row["clap_ms"] == pytest.approx(float((audio * text).sum()), abs=1e-5)
+    assert rows[0]["clap_ms"] != rows[1]["clap_ms"]

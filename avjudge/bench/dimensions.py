@@ -31,6 +31,7 @@ DIMENSIONS: dict[str, Dimension] = {
         Dimension("vt", "Video-Text", "judge", "vt", "score"),
         Dimension("at", "Audio-Text", "judge", "at", "score"),
         Dimension("clap", "Audio-Text (LAION-CLAP)", "metric", "clap", "clap_laion", avbench=False),
+        Dimension("clap_ms", "Audio-Text (MS-CLAP)", "metric", "clap_ms", "clap_ms", avbench=False),
         Dimension("syncnet", "Lip Sync (LSE-C)", "metric", "syncnet", "syncnet_confidence"),
         Dimension(
             "desync", "AV Offset (DeSync, s)", "metric", "desync", "desync", higher_is_better=False, avbench=False

@@ -27,8 +27,9 @@ from .grammar import (
 DIMS_HELP = (
     "comma-separated: av, vt, at (judges), syncnet, speech_content (sc), dfarena, nisqa, dnsmos, audiobox, "
     "dover, laion_aesthetic (aesthetic) (metrics; 'all', the default, is these), desync (av-benchmark's "
-    "DeSync, lower is better), clap (LAION-CLAP text-audio similarity) and speech_share, music_share, "
-    "noise_share, silence_share (PANNs tags); those that cannot run here are skipped with the reason"
+    "DeSync, lower is better), clap and clap_ms (LAION-CLAP and MS-CLAP text-audio similarity) and "
+    "speech_share, music_share, noise_share, silence_share (PANNs tags); those that cannot run here are skipped "
+    "with the reason"
 )
 
 
