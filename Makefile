@@ -34,6 +34,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	$(BIN)/pip install -q --no-deps laion-clap==1.1.7
 	# MS-CLAP's own model, the reference of the MS-CLAP parity test (it pins transformers<5 and numpy<2)
 	$(BIN)/pip install -q --no-deps msclap==1.3.4
+	# PaSST's own network and front end (hear21passt), the reference of the PaSST parity test; its front end needs
+	# torchaudio, which avjudge keeps out: the test gives it Kaldi's mel banks
+	$(BIN)/pip install -q --no-deps hear21passt==0.0.26
 	touch $@
 
 install: $(BIN)/.installed

@@ -4,7 +4,7 @@ clips per second of the per-clip generation metrics (``desync``) through ``metri
 
 Usage: python benchmarks/metric_pack.py [--clips 100] [--metrics fd_panns,kl_panns,is_panns,fd_vggish]
        [--per-clip desync] [--per-clip-clips 4] [--device cpu] [--checkpoints DIR]
-Without --checkpoints, real-size random PANNs Cnn14, VGGish and Synchformer weights are built in a temporary
+Without --checkpoints, real-size random PANNs Cnn14, VGGish, PaSST and Synchformer weights are built in a temporary
 folder (the real weights cannot be downloaded here; their cost is the real one, their scores mean nothing).
 """
 
@@ -27,6 +27,7 @@ def random_checkpoints(root: Path) -> Path:
 
     from avjudge.metrics.checkpoints import pin
     from avjudge.metrics.panns import build_cnn14
+    from avjudge.metrics.passt import build_passt
     from avjudge.metrics.synchformer import Synchformer
     from avjudge.metrics.vggish import build_vggish
 
@@ -34,6 +35,7 @@ def random_checkpoints(root: Path) -> Path:
     for key, folder, name, state in (
         ("panns_cnn14_16k", "panns", "Cnn14_16k_mAP=0.438.pth", {"model": build_cnn14().state_dict()}),
         ("vggish", "vggish", "vggish-10086976.pth", build_vggish().state_dict()),
+        ("passt_s_swa", "passt", "passt-s-f128-p16-s10-ap.476-swa.pt", build_passt().state_dict()),
         ("synchformer", "synchformer", "synchformer_state_dict.pth", Synchformer().state_dict()),
     ):
         (root / folder).mkdir(parents=True, exist_ok=True)

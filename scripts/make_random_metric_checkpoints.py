@@ -6,7 +6,7 @@ Builds under OUT: syncnet (SyncNet v2), clip-vit-large-patch14 + laion-aesthetic
 aesthetic head), audiobox-aesthetics (Meta's model classes), dover (DOVER++, 56 M parameters), and
 dfarena as a stand-in of DF-Arena's size class (a wav2vec2 XLS-R-300M-shaped classifier: DF-Arena's own
 code cannot be fetched here), panns (PANNs Cnn14 at 16 kHz, saved as PANNs' release is: {"model": ...})
-vggish (torchvggish's VGG) and synchformer (DeSync's Synchformer, 237 M parameters).
+vggish (torchvggish's VGG), passt (PaSST-S) and synchformer (DeSync's Synchformer, 237 M parameters).
 NISQA's real weights are linked in from --nisqa when given.
 
 Usage: python scripts/make_random_metric_checkpoints.py --out /tmp/random_ckpt [--nisqa ../shared/checkpoints/nisqa]
@@ -114,6 +114,13 @@ def vggish(out: Path) -> None:
     torch.save(build_vggish().state_dict(), out / "vggish" / "vggish-10086976.pth")
 
 
+def passt(out: Path) -> None:
+    from avjudge.metrics.passt import build_passt
+
+    (out / "passt").mkdir(exist_ok=True)
+    torch.save(build_passt().state_dict(), out / "passt" / "passt-s-f128-p16-s10-ap.476-swa.pt")
+
+
 def synchformer(out: Path) -> None:
     from avjudge.metrics.synchformer import Synchformer
 
@@ -129,6 +136,7 @@ BUILDERS = {
     "dover": (dover, ["dover"]),
     "panns": (panns, ["panns_cnn14_16k"]),
     "vggish": (vggish, ["vggish"]),
+    "passt": (passt, ["passt_s_swa"]),
     "synchformer": (synchformer, ["synchformer"]),
 }
 

@@ -242,3 +242,15 @@ def live_app(app):
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def randomised(state: dict) -> dict:
+    """Random weights (seeded) for a state dict; norms' scales near 1, so every layer's arithmetic shows."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    out = {}
+    for name, value in state.items():
+        noise = 0.05 * torch.randn(value.shape, generator=generator)
+        out[name] = 1 + noise if value.dim() == 1 and "norm" in name and name.endswith("weight") else noise
+    return out

@@ -28,6 +28,8 @@ from avjudge.metrics.desync import (
     video_segments,
 )
 
+from .helpers import randomised
+
 torch = pytest.importorskip("torch")
 from avjudge.metrics.synchformer import Synchformer  # noqa: E402 (needs torch)
 
@@ -92,19 +94,9 @@ def reference_synchformer():
         yield Reference().eval(), make_class_grid
 
 
-def _randomised(state: dict) -> dict:
-    """Random weights; norms' scales near 1, so every layer's arithmetic shows."""
-    generator = torch.Generator().manual_seed(0)
-    out = {}
-    for name, value in state.items():
-        noise = 0.05 * torch.randn(value.shape, generator=generator)
-        out[name] = 1 + noise if value.dim() == 1 and "norm" in name and name.endswith("weight") else noise
-    return out
-
-
 def test_synchformer_equals_av_benchmarks_network_on_the_same_weights(reference_synchformer, small_world):
     reference, make_class_grid = reference_synchformer
-    state = _randomised(reference.state_dict())
+    state = randomised(reference.state_dict())
     reference.load_state_dict(state, strict=True)
     ours = Synchformer.sized_for(state).eval()
     ours.load_state_dict(state, strict=True)  # the released names and shapes
@@ -210,7 +202,7 @@ def tiny_synchformer(tmp_path, monkeypatch):
     root = tmp_path / "ckpt"
     (root / "synchformer").mkdir(parents=True)
     network = Synchformer(width=64, heads=1, video_depth=1, audio_depth=1, sync_heads=1, sync_depth=1)
-    torch.save(_randomised(network.state_dict()), root / "synchformer" / "synchformer_state_dict.pth")
+    torch.save(randomised(network.state_dict()), root / "synchformer" / "synchformer_state_dict.pth")
     pin("synchformer", root)
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(root))
     return root

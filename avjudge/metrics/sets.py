@@ -13,6 +13,8 @@ from ..registry import Registry
 from .base import MetricError
 from .distributions import frechet_distance, inception_score, paired_kl
 from .panns import PannsFeatures
+from .passt import SAMPLE_RATE as PASST_RATE
+from .passt import PasstFeatures, passt_waveform
 from .reference_audio import reference_waveform
 from .vggish import VggishFeatures, examples_of
 
@@ -32,6 +34,7 @@ class Extractor:
 EXTRACTORS = Registry("feature extractor", MetricError)
 EXTRACTORS.register(Extractor("panns", PannsFeatures, reference_waveform, 16000, "cnn14-16k-8s-1"))
 EXTRACTORS.register(Extractor("vggish", VggishFeatures, examples_of, 16000, "vggish-8s-1"))
+EXTRACTORS.register(Extractor("passt", PasstFeatures, passt_waveform, PASST_RATE, "passt-s-swa-8s-in-10s-1"))
 
 
 def _rows(features: dict, feature: str) -> np.ndarray:
@@ -80,6 +83,12 @@ for metric in (
               "kl", {"kl_panns": "KL-PANNS-softmax"}, paired=True),
     SetMetric("is_panns", "inception score of the generated clips' PANNs class distributions (10 splits)", "panns",
               "logits", "is", {"is_panns": "ISC-PANNS-mean", "is_panns_std": "ISC-PANNS-std"}),
+    SetMetric("fd_passt", "Fréchet distance of PaSST embeddings (768-d)", "passt", "embedding", "fd",
+              {"fd_passt": "FD-PASST"}),
+    SetMetric("kl_passt", "KL(reference || generated) of PaSST class distributions, paired by id", "passt", "logits",
+              "kl", {"kl_passt": "KL-PASST-softmax"}, paired=True),
+    SetMetric("is_passt", "inception score of the generated clips' PaSST class distributions (10 splits)", "passt",
+              "logits", "is", {"is_passt": "ISC-PASST-mean", "is_passt_std": "ISC-PASST-std"}),
 ):  # fmt: skip
     SET_METRICS.register(metric)
 

@@ -1,0 +1,146 @@
+"""PaSST: avjudge's network and front end against ``hear21passt``'s own ``PaSST`` and ``AugmentMelSTFT`` (0.0.26,
+installed by make install without its dependencies) on the same random weights and world audio; Kaldi's mel banks
+against Kaldi's construction written out here; and the PaSST set metrics through ``metrics compare``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from avjudge.media import decode, from_arrays
+from avjudge.metrics.passt import (
+    CLIP_SAMPLES,
+    FMAX,
+    SAMPLE_RATE,
+    PasstMel,
+    build_passt,
+    kaldi_mel_banks,
+    passt_waveform,
+)
+
+from .helpers import randomised
+
+torch = pytest.importorskip("torch")
+
+
+def kaldi_banks_by_the_book(mels, n_fft, sample_rate, fmin, fmax):
+    """Kaldi's ``MelBanks`` (feat/mel-computations.cc) bin by bin: ``mels`` triangles equally spaced on
+    1127 ln(1 + f / 700) between ``fmin`` and ``fmax``, over the FFT bins below Nyquist."""
+    import math
+
+    def mel(f):
+        return 1127.0 * math.log(1.0 + f / 700.0)
+
+    low, high = mel(fmin), mel(fmax)
+    delta = (high - low) / (mels + 1)
+    banks = np.zeros((mels, n_fft // 2))
+    for m in range(mels):
+        left, centre, right = low + m * delta, low + (m + 1) * delta, low + (m + 2) * delta
+        for k in range(n_fft // 2):
+            f = mel(sample_rate / n_fft * k)
+            if left < f < right:
+                banks[m, k] = (f - left) / (centre - left) if f <= centre else (right - f) / (right - centre)
+    return torch.from_numpy(banks).float(), None
+
+
+@pytest.fixture(scope="module")
+def hear21passt():
+    """``hear21passt``'s network module and its front end, imported without the package's ``__init__``; timm's
+    download helper (its only use of timm, for pretrained weights) is left empty, and the front end's torchaudio
+    (absent here) gives identities for its training-only masking and Kaldi's mel banks written out above."""
+    spec = importlib.util.find_spec("hear21passt")
+    if spec is None:
+        pytest.skip("hear21passt is not installed (make install adds it)")
+    root = spec.submodule_search_locations[0]
+    with pytest.MonkeyPatch.context() as mp:
+        for name, path in (("hear21passt", root), ("hear21passt.models", f"{root}/models")):
+            package = types.ModuleType(name)
+            package.__path__ = [path]
+            mp.setitem(sys.modules, name, package)
+        hub = types.ModuleType("timm.models._hub")
+        hub.download_cached_file = None
+        for name, module in (("timm", types.ModuleType("timm")), ("timm.models", types.ModuleType("timm.models")),
+                             ("timm.models._hub", hub)):  # fmt: skip
+            mp.setitem(sys.modules, name, module)
+        torchaudio = types.ModuleType("torchaudio")
+        torchaudio.transforms = types.SimpleNamespace(
+            FrequencyMasking=lambda *a, **k: torch.nn.Identity(), TimeMasking=lambda *a, **k: torch.nn.Identity()
+        )
+        torchaudio.compliance = types.SimpleNamespace(
+            kaldi=types.SimpleNamespace(
+                get_mel_banks=lambda mels, n_fft, sr, fmin, fmax, **vtln: kaldi_banks_by_the_book(
+                    mels, n_fft, sr, fmin, fmax
+                )
+            )
+        )
+        mp.setitem(sys.modules, "torchaudio", torchaudio)
+        from hear21passt.models.passt import get_model
+        from hear21passt.models.preprocess import AugmentMelSTFT
+
+        network = get_model(arch="passt_s_swa_p16_128_ap476", pretrained=False).eval()
+        # get_basic_model's front end (hear21passt/base.py)
+        options = {"htk": False, "fmin": 0.0, "fmax": None, "norm": 1, "fmin_aug_range": 10, "fmax_aug_range": 2000}
+        mel = AugmentMelSTFT(n_mels=128, sr=32000, win_length=800, hopsize=320, n_fft=1024, freqm=48, timem=192,
+                             **options).eval()  # fmt: skip
+        yield network, mel
+
+
+def test_kaldi_mel_banks_equal_kaldis_construction():
+    expected, _ = kaldi_banks_by_the_book(128, 1024, SAMPLE_RATE, 0.0, FMAX)
+    got = kaldi_mel_banks()
+    assert got.shape == (128, 513) and np.all(got[:, 512] == 0)
+    np.testing.assert_allclose(got[:, :512], expected.numpy(), atol=1e-6)
+    assert FMAX == 15000  # hear21passt's default: 32 kHz / 2 less half its 2 kHz augmentation range
+
+
+def test_passt_equals_hear21passts_network_and_front_end_on_the_same_weights(hear21passt, world_records):
+    network, mel = hear21passt
+    state = randomised(network.state_dict())
+    network.load_state_dict(state)
+    ours = build_passt()
+    ours.load_state_dict(state, strict=True)  # the released names and shapes
+    clips = [decode(r["video"], video=False) for r in world_records[:2]]
+    waveforms = torch.from_numpy(np.stack([passt_waveform(c) for c in clips]))
+    assert waveforms.shape == (2, CLIP_SAMPLES)
+    with torch.inference_mode():
+        expected_mel = mel(waveforms)
+        got_mel = PasstMel()(waveforms)
+        np.testing.assert_allclose(got_mel[:, 0].numpy(), expected_mel.numpy(), atol=1e-4)
+        logits, embedding = network(expected_mel[:, None])
+        got_embedding, got_logits = ours(expected_mel[:, None])
+    np.testing.assert_allclose(got_embedding.numpy(), embedding.numpy(), atol=1e-5)
+    np.testing.assert_allclose(got_logits.numpy(), logits.numpy(), atol=1e-5)
+    assert embedding.shape == (2, 768) and logits.shape == (2, 527)
+    assert float((embedding[0] - embedding[1]).abs().max()) > 1e-3
+
+
+def test_the_passt_waveform_is_the_first_8_s_at_32_khz_padded_to_10_s():
+    audio = np.ones((1, 9 * 16000), np.float32) + np.sin(np.arange(9 * 16000) / 10.0)[None]
+    waveform = passt_waveform(from_arrays(None, None, audio, 16000))
+    assert waveform.shape == (CLIP_SAMPLES,) and np.all(waveform[8 * SAMPLE_RATE :] == 0)
+    assert abs(float(waveform[: 8 * SAMPLE_RATE].mean())) < 1e-2  # the mean (the 1.0 offset) removed
+
+
+def test_passt_set_metrics_through_metrics_compare(small_world, tmp_path, monkeypatch):
+    import avjudge.metrics.passt as passt
+    from avjudge.metrics.checkpoints import pin
+    from avjudge.runtime.set_compare import compare_sets
+
+    monkeypatch.setattr(passt, "build_passt", lambda: build_passt(width=64, depth=1, heads=2))
+    root = tmp_path / "ckpt"
+    (root / "passt").mkdir(parents=True)
+    torch.manual_seed(0)
+    torch.save(randomised(passt.build_passt().state_dict()), root / "passt" / "passt-s-f128-p16-s10-ap.476-swa.pt")
+    pin("passt_s_swa", root)
+    clips = small_world / "clips"
+    report = compare_sets(clips, clips, ["fd_passt", "kl_passt"], tmp_path / "report.json", cache=tmp_path / "cache",
+                          root=root, progress=False)  # fmt: skip
+    assert report["metrics"]["fd_passt"] == pytest.approx(0.0, abs=1e-6)
+    assert report["metrics"]["kl_passt"] == pytest.approx(0.0, abs=1e-6)
+    written = json.loads((tmp_path / "report.json").read_text())
+    assert written["av_benchmark"]["FD-PASST"] == report["metrics"]["fd_passt"]
