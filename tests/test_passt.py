@@ -126,21 +126,53 @@ def test_the_passt_waveform_is_the_first_8_s_at_32_khz_padded_to_10_s():
     assert abs(float(waveform[: 8 * SAMPLE_RATE].mean())) < 1e-2  # the mean (the 1.0 offset) removed
 
 
-def test_passt_set_metrics_through_metrics_compare(small_world, tmp_path, monkeypatch):
+def test_passt_set_metrics_through_metrics_compare_each_clip_decoded_once_for_every_extractor(
+    small_world, tmp_path, monkeypatch
+):
     import avjudge.metrics.passt as passt
+    import avjudge.runtime.set_compare as set_compare
     from avjudge.metrics.checkpoints import pin
-    from avjudge.runtime.set_compare import compare_sets
+    from avjudge.metrics.panns import build_cnn14
 
     monkeypatch.setattr(passt, "build_passt", lambda: build_passt(width=64, depth=1, heads=2))
     root = tmp_path / "ckpt"
     (root / "passt").mkdir(parents=True)
+    (root / "panns").mkdir()
     torch.manual_seed(0)
     torch.save(randomised(passt.build_passt().state_dict()), root / "passt" / "passt-s-f128-p16-s10-ap.476-swa.pt")
+    torch.save({"model": build_cnn14().state_dict()}, root / "panns" / "Cnn14_16k_mAP=0.438.pth")
     pin("passt_s_swa", root)
+    pin("panns_cnn14_16k", root)
+    decoded = []
+    decode_items = set_compare.decode_items
+    monkeypatch.setattr(
+        set_compare, "decode_items", lambda items, *a: decoded.extend(i["id"] for i in items) or decode_items(items, *a)
+    )
+
     clips = small_world / "clips"
-    report = compare_sets(clips, clips, ["fd_passt", "kl_passt"], tmp_path / "report.json", cache=tmp_path / "cache",
-                          root=root, progress=False)  # fmt: skip
+    both = ["fd_passt", "kl_passt", "fd_panns"]
+    report = set_compare.compare_sets(clips, clips, both, tmp_path / "report.json", cache=tmp_path / "both", root=root,
+                                      progress=False)  # fmt: skip
     assert report["metrics"]["fd_passt"] == pytest.approx(0.0, abs=1e-6)
     assert report["metrics"]["kl_passt"] == pytest.approx(0.0, abs=1e-6)
     written = json.loads((tmp_path / "report.json").read_text())
     assert written["av_benchmark"]["FD-PASST"] == report["metrics"]["fd_passt"]
+    count = len(list(clips.iterdir()))
+    # each clip decoded once for both extractors; the reference set, the same files, is all in the cache by then
+    assert sorted(decoded) == sorted(p.name for p in clips.iterdir())
+    # at 32 and 16 kHz the clips decode at their own rate and each extractor resamples as the decoder does: the
+    # features equal those of runs with one extractor each (each decoding at its own rate)
+    for name in ("fd_passt", "fd_panns"):
+        set_compare.compare_sets(clips, clips, [name], tmp_path / f"{name}.json", cache=tmp_path / name, root=root,
+                                 progress=False)  # fmt: skip
+        (alone,) = (tmp_path / name).iterdir()
+        together = tmp_path / "both" / alone.name
+        assert len(list(alone.glob("*.npz"))) == count
+        for cached in alone.glob("*.npz"):
+            with np.load(cached) as a, np.load(together / cached.name) as b:
+                for key in a.files:
+                    np.testing.assert_allclose(a[key], b[key], atol=1e-5)
+    decoded.clear()
+    set_compare.compare_sets(clips, clips, both, tmp_path / "again.json", cache=tmp_path / "both", root=root,
+                             progress=False)  # fmt: skip
+    assert decoded == []  # every feature cached: nothing decoded

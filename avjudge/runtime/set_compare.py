@@ -1,11 +1,12 @@
 """`avjudge metrics compare`: a generated set of clips against a reference set, with the set metrics
-(`avjudge.metrics.sets`) generation papers report. Each clip's features are extracted once per extractor, batched,
-and cached by file content (a rerun skips what is cached); a clip that cannot be read is counted in the report with
-its reason, never silently left out of a statistic."""
+(`avjudge.metrics.sets`) generation papers report. Each clip is decoded once for all the extractors, its features
+extracted once per extractor, batched, and cached by file content (a rerun skips what is cached); a clip that cannot
+be read is counted in the report with its reason, never silently left out of a statistic."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
@@ -13,11 +14,11 @@ from tqdm import tqdm
 from ..config import ConfigError
 from ..data import input_items
 from ..data.manifest import MEDIA_EXTENSIONS
-from ..media import DecodeNeeds
+from ..media import DecodeNeeds, merge_needs
 from ..metrics.base import MetricError
 from ..metrics.checkpoints import checkpoint_hash
 from ..metrics.feature_cache import FeatureCache
-from ..metrics.sets import EXTRACTORS, SET_METRICS, evaluate
+from ..metrics.sets import EXTRACTORS, SET_METRICS, Extractor, evaluate
 from ..resources import default_cache
 from ..scoring import decode_items
 
@@ -28,40 +29,58 @@ def pair_key(item_id: str) -> str:
     return str(path.with_suffix("")) if path.suffix.lower() in MEDIA_EXTENSIONS else item_id
 
 
-def collect(items: list[dict], extractor, spec, cache: FeatureCache, workers: int, desc: str, progress: bool):
-    """Each item's features (id -> arrays) from the cache or extracted in batches of ``extractor.batch_size``, and
-    the items that failed (id -> why)."""
-    features, failed = {}, {}
-    needs = DecodeNeeds(audio=True, sample_rate=spec.sample_rate, channels=1)
+@dataclass(frozen=True)
+class Extraction:
+    """An extractor of a comparison: how it reads a clip (``spec``), the loaded extractor, its feature cache."""
+
+    spec: Extractor
+    extractor: object
+    cache: FeatureCache
+
+
+def collect(items: list[dict], extractions: dict[str, Extraction], workers: int, desc: str, progress: bool):
+    """Each extractor's features of the items (extractor -> id -> arrays), from its cache or extracted in batches,
+    and what failed (id -> extractor -> why). A clip is decoded once for every extractor that lacks its features:
+    at the rate they share, else at its own, each extractor's preparation resampling it."""
+    features: dict[str, dict] = {name: {} for name in extractions}
+    failed: dict[str, dict[str, str]] = {}
+    needs = merge_needs(
+        DecodeNeeds(audio=True, sample_rate=e.spec.sample_rate, channels=1) for e in extractions.values()
+    )
+    batch_size = min(e.extractor.batch_size for e in extractions.values())
     bar = tqdm(total=len(items), desc=desc, unit="clip", disable=not progress)
-    for start in range(0, len(items), extractor.batch_size):
-        chunk = items[start : start + extractor.batch_size]
-        todo = []
-        for item in chunk:
+    for start in range(0, len(items), batch_size):
+        missing: dict[str, list[tuple[dict, str]]] = {name: [] for name in extractions}
+        for item in items[start : start + batch_size]:
             try:
-                key = cache.key(item["video"])
+                key = FeatureCache.key(item["video"])
             except OSError as err:
-                failed[item["id"]] = f"{item['video']}: cannot be read ({err.strerror or err})"
+                failed[item["id"]] = dict.fromkeys(
+                    extractions, f"{item['video']}: cannot be read ({err.strerror or err})"
+                )
                 continue
-            cached = cache.get(key)
-            if cached is not None:
-                features[item["id"]] = cached
-            else:
-                todo.append((item, key))
-        inputs = []
-        for (item, key), decoded in zip(todo, decode_items([i for i, _ in todo], needs, workers)):
-            clip = decoded["clip"]
-            try:
-                if isinstance(clip, str):
-                    raise MetricError(clip)
-                inputs.append((item, key, spec.prepare(clip)))
-            except MetricError as err:
-                failed[item["id"]] = str(err)
-        extracted_chunk = extractor.features([x for _, _, x in inputs]) if inputs else []
-        for (item, key, _), extracted in zip(inputs, extracted_chunk):
-            cache.put(key, extracted)
-            features[item["id"]] = extracted
-        bar.update(len(chunk))
+            for name, extraction in extractions.items():
+                cached = extraction.cache.get(key)
+                if cached is None:
+                    missing[name].append((item, key))
+                else:
+                    features[name][item["id"]] = cached
+        todo = list({item["id"]: item for pending in missing.values() for item, _ in pending}.values())
+        clips = {d["id"]: d["clip"] for d in decode_items(todo, needs, workers)}
+        for name, extraction in extractions.items():
+            inputs = []
+            for item, key in missing[name]:
+                try:
+                    if isinstance(clips[item["id"]], str):
+                        raise MetricError(clips[item["id"]])
+                    inputs.append((item, key, extraction.spec.prepare(clips[item["id"]])))
+                except MetricError as err:
+                    failed.setdefault(item["id"], {})[name] = str(err)
+            extracted = extraction.extractor.features([x for _, _, x in inputs]) if inputs else []
+            for (item, key, _), arrays in zip(inputs, extracted):
+                extraction.cache.put(key, arrays)
+                features[name][item["id"]] = arrays
+        bar.update(min(batch_size, len(items) - start))
     bar.close()
     return features, failed
 
@@ -101,17 +120,16 @@ def compare_sets(
             raise ConfigError(f"the {side} set has clips of the same id: ids pair clips, so they must differ")
     cache_folder = Path(cache) if cache else default_cache() / "features"
     report: dict = {"metrics": {}, "av_benchmark": {}, "errors": {}, "extractors": {}}
-    found = {side: ({}, {}) for side in sets}  # side -> (features by extractor, failures by id and extractor)
+    extractions = {}
     for name in sorted({m.extractor for m in metrics}):
         spec = EXTRACTORS.lookup(name)
         extractor = spec.build(root=root, device=device, batch_size=batch_size)
         report["extractors"][name] = {"weights": str(extractor.weights), "sha256": checkpoint_hash(extractor.weights)}
-        features_cache = FeatureCache(cache_folder, name, spec.version, extractor.weights)
-        for side, items in sets.items():
-            features, failed = collect(items, extractor, spec, features_cache, workers, f"{name} {side}", progress)
-            found[side][0][name] = features
-            for item_id, why in failed.items():  # a clip may fail for one extractor only (too short for VGGish)
-                found[side][1].setdefault(item_id, {})[name] = why
+        extractions[name] = Extraction(
+            spec, extractor, FeatureCache(cache_folder, name, spec.version, extractor.weights)
+        )
+    # side -> (features by extractor, failures by id and extractor: a clip may fail for one only, e.g. VGGish's 0.96 s)
+    found = {side: collect(items, extractions, workers, side, progress) for side, items in sets.items()}
     by_key = {side: {pair_key(i["id"]): i["id"] for i in items} for side, items in sets.items()}
     paired = sorted(set(by_key["generated"]) & set(by_key["reference"]))
     for metric in metrics:
