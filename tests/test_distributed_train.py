@@ -158,3 +158,18 @@ def test_each_process_trains_on_its_own_gpu(monkeypatch):
     assert training.process_device(use_cpu=True) == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert training.process_device() == "cpu"
+
+
+def test_a_worker_ends_with_its_output_flushed_and_no_teardown():
+    code = (
+        "import atexit, logging, sys\n"
+        "from avjudge.train.trainer import end_worker\n"
+        "atexit.register(lambda: print('teardown ran'))\n"
+        "print('written', end='')\n"
+        "logging.getLogger('avjudge').warning('logged')\n"
+        "end_worker()\n"
+        "print('after')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "written" and "logged" in done.stderr  # buffered output reaches the pipe; nothing after

@@ -29,7 +29,7 @@ def _train(args: argparse.Namespace) -> int:
     from ..resources import resolve
     from ..stats import printed
     from ..train import TrainConfig, evaluation_table, run_training
-    from ..train.trainer import is_main_process
+    from ..train.trainer import end_worker, is_main_process
 
     if args.positional_overrides:
         warn_deprecated("KEY=VALUE without --set", "--set KEY=VALUE")
@@ -38,7 +38,7 @@ def _train(args: argparse.Namespace) -> int:
         print(dump_yaml(config))
     summary = run_training(config)
     if not is_main_process():
-        return 0
+        end_worker()
     if not summary["replicas_agree"]:
         print(f"avjudge: error: the {summary['processes']} processes ended with different weights", file=sys.stderr)
         return 1

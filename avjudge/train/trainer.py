@@ -16,9 +16,11 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 from contextlib import nullcontext
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import NoReturn
 
 import torch
 
@@ -92,6 +94,18 @@ def process_device(use_cpu: bool = False) -> str:
 
 def is_main_process() -> bool:
     return process_rank()[0] == 0
+
+
+def end_worker() -> NoReturn:
+    """End a worker process other than the first once its run is done and written, skipping the interpreter's
+    teardown: a ZeRO-3 worker sometimes aborts there ("terminate called without an active exception": a native
+    thread still joinable when static objects are destroyed), which made torchrun report a finished run as failed."""
+    import logging
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(0)
 
 
 def shard(n: int) -> list[int]:
