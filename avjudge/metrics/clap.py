@@ -249,7 +249,6 @@ class MsClapEncoder:
     projections."""
 
     def __init__(self, state: dict, tokenizer, device: str = "cpu"):
-        import torch
         from transformers import ClapAudioConfig, ClapAudioModel, GPT2Config, GPT2Model
 
         state = state.get("model", state)
@@ -268,7 +267,7 @@ class MsClapEncoder:
                         n_layer=count(text_state, "h."),
                         n_head=max(1, words.shape[1] // 64),
                     )
-                ),  # fmt: skip
+                ),
                 text_state,
             ),
         }
@@ -288,11 +287,11 @@ class MsClapEncoder:
             setattr(self, name, module.eval().to(device))
         self.tokenizer, self.device = tokenizer, device
         self.front_end = MS_FRONT_END.build().to(device)
-        self._torch = torch
 
     def audio(self, waveforms: list[np.ndarray]):
         """(N, D) embeddings of 44.1 kHz mono waveforms (each repeated or cut to 7 s)."""
-        torch = self._torch
+        import torch
+
         with torch.inference_mode():
             x = torch.from_numpy(np.stack([repeat_cut(w) for w in waveforms]).astype(np.float32)).to(self.device)
             features = self.audio_model(input_features=self.front_end(x)).pooler_output
@@ -301,7 +300,8 @@ class MsClapEncoder:
     def text(self, texts: list[str]):
         """(N, D) embeddings of texts with ``<|endoftext|>`` appended, padded with ``!`` (id 0) to 77 tokens; each
         text's state is that of its last token before the padding."""
-        torch = self._torch
+        import torch
+
         tokens = self.tokenizer([t + " <|endoftext|>" for t in texts], padding="max_length", truncation=True,
                                 max_length=MAX_TOKENS, return_tensors="pt")  # fmt: skip
         ids = tokens["input_ids"].to(self.device)
