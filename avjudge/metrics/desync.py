@@ -65,14 +65,13 @@ def sync_frames(frames: np.ndarray):
     return (x / 255.0 - 0.5) / 0.5
 
 
-def video_segments(frames: np.ndarray, count: int):
-    """The first ``count`` 16-frame segments, every 8 frames: (count, 16, 3, 224, 224)."""
+def video_segments(frames, count: int):
+    """The first ``count`` 16-frame segments, every 8 frames, of `sync_frames` output: (count, 16, 3, 224, 224)."""
     import torch
 
     from .synchformer import SEGMENT_FRAMES
 
-    x = sync_frames(frames[: (count - 1) * FRAME_STEP + SEGMENT_FRAMES])
-    return torch.stack([x[i * FRAME_STEP : i * FRAME_STEP + SEGMENT_FRAMES] for i in range(count)])
+    return torch.stack([frames[i * FRAME_STEP : i * FRAME_STEP + SEGMENT_FRAMES] for i in range(count)])
 
 
 def mel_filterbank(sample_rate: int = SAMPLE_RATE, n_fft: int = N_FFT, n_mels: int = 128) -> np.ndarray:
@@ -150,6 +149,8 @@ def sync_windows(network, frames: np.ndarray, audio: np.ndarray, batch_size: int
         need = ((WINDOW_SEGMENTS - 1) * SAMPLE_STEP + SEGMENT_SAMPLES) / SAMPLE_RATE
         have = min(len(frames) / FPS, len(audio) / SAMPLE_RATE)
         raise MetricError(f"{have:.2f} s of video and audio is too short for desync (needs {need:.1f} s)")
+    # every frame resized once, though the segments overlap
+    frames = sync_frames(frames[: (count - 1) * FRAME_STEP + SEGMENT_FRAMES])
     with torch.inference_mode():
         video, sound = [], []
         for start in range(0, count, batch_size):
