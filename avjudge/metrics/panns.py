@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import MetricError
+from .batched import embeddings_and_logits
 from .checkpoints import resolve
 from .reference_audio import SAMPLE_RATE
 
@@ -119,21 +120,4 @@ class PannsFeatures:
 
     def features(self, waveforms: list[np.ndarray]) -> list[dict[str, np.ndarray]]:
         """Each waveform's ``embedding`` (2048,) and ``logits`` (527,), float32."""
-        import torch
-
-        out: list[dict] = [{}] * len(waveforms)
-        by_length: dict[int, list[int]] = {}
-        for k, w in enumerate(waveforms):
-            by_length.setdefault(len(w), []).append(k)
-        with torch.inference_mode():
-            for members in by_length.values():
-                for start in range(0, len(members), self.batch_size):
-                    batch = members[start : start + self.batch_size]
-                    x = torch.from_numpy(np.stack([waveforms[k] for k in batch])).to(self.device)
-                    embedding, logits = self.network(x)
-                    for j, k in enumerate(batch):
-                        out[k] = {
-                            "embedding": embedding[j].float().cpu().numpy(),
-                            "logits": logits[j].float().cpu().numpy(),
-                        }
-        return out
+        return embeddings_and_logits(self.network, waveforms, self.batch_size, self.device)

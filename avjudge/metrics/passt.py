@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import MetricError, load_strict, load_torch_file
+from .batched import embeddings_and_logits
 from .checkpoints import resolve
 from .reference_audio import reference_waveform
 
@@ -159,15 +160,5 @@ class PasstFeatures:
         self.batch_size, self.weights = batch_size, path
 
     def features(self, waveforms: list[np.ndarray]) -> list[dict[str, np.ndarray]]:
-        import torch
-
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(waveforms), self.batch_size):
-                x = torch.from_numpy(np.stack(waveforms[start : start + self.batch_size])).to(self.device)
-                embedding, logits = self.network(self.mel(x))
-                out += [
-                    {"embedding": e.float().cpu().numpy(), "logits": g.float().cpu().numpy()}
-                    for e, g in zip(embedding, logits)
-                ]
-        return out
+        """Each prepared waveform's ``embedding`` (768,) and ``logits`` (527,), float32."""
+        return embeddings_and_logits(lambda x: self.network(self.mel(x)), waveforms, self.batch_size, self.device)
