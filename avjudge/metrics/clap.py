@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -183,8 +183,27 @@ def config_for(state: dict):
     )
 
 
-class ClapEncoder:
-    """LAION-CLAP's normalised audio and text embeddings with ``transformers.ClapModel``."""
+class HtsatAudio:
+    """The audio side both CLAPs share: the clip fitted to the model's length (``fit``), the HTSAT log-mel
+    (``front_end``), ``transformers``' HTSAT (``audio_model``) and the release's ``audio_projection``."""
+
+    fit: Callable[[np.ndarray], np.ndarray]
+
+    def audio(self, waveforms: list[np.ndarray]):
+        """(N, D) normalised embeddings of mono waveforms at the model's rate."""
+        import torch
+
+        with torch.inference_mode():
+            x = torch.from_numpy(np.stack([self.fit(w) for w in waveforms]).astype(np.float32)).to(self.device)
+            features = self.audio_model(input_features=self.front_end(x)).pooler_output
+            return torch.nn.functional.normalize(self.audio_projection(features), dim=-1)
+
+
+class ClapEncoder(HtsatAudio):
+    """LAION-CLAP's normalised audio and text embeddings with ``transformers.ClapModel``; its audio repeat-padded
+    to 10 s at 48 kHz."""
+
+    fit = staticmethod(repeat_pad)
 
     def __init__(self, state: dict, tokenizer, device: str = "cpu"):
         from transformers import ClapModel
@@ -198,16 +217,8 @@ class ClapEncoder:
                 f"unexpected {sorted(unexpected)[:5]}"
             )
         self.model, self.tokenizer, self.device = model.eval().to(device), tokenizer, device
+        self.audio_model, self.audio_projection = self.model.audio_model, self.model.audio_projection
         self.front_end = LAION_FRONT_END.build().to(device)
-
-    def audio(self, waveforms: list[np.ndarray]):
-        """(N, D) embeddings of 48 kHz mono waveforms (each repeat-padded to 10 s)."""
-        import torch
-
-        with torch.inference_mode():
-            x = torch.from_numpy(np.stack([repeat_pad(w) for w in waveforms]).astype(np.float32)).to(self.device)
-            features = self.model.audio_model(input_features=self.front_end(x)).pooler_output
-            return torch.nn.functional.normalize(self.model.audio_projection(features), dim=-1)
 
     def text(self, texts: list[str]):
         """(N, D) embeddings of texts, tokenised as LAION-CLAP does (padded and cut to 77 tokens)."""
@@ -244,9 +255,11 @@ class MsProjection:
         return Projection()
 
 
-class MsClapEncoder:
+class MsClapEncoder(HtsatAudio):
     """MS-CLAP 2023's normalised audio and text embeddings: ``transformers``' HTSAT and GPT-2 with MS-CLAP's
-    projections."""
+    projections; its audio repeated or cut to 7 s at 44.1 kHz."""
+
+    fit = staticmethod(repeat_cut)
 
     def __init__(self, state: dict, tokenizer, device: str = "cpu"):
         from transformers import ClapAudioConfig, ClapAudioModel, GPT2Config, GPT2Model
@@ -287,15 +300,6 @@ class MsClapEncoder:
             setattr(self, name, module.eval().to(device))
         self.tokenizer, self.device = tokenizer, device
         self.front_end = MS_FRONT_END.build().to(device)
-
-    def audio(self, waveforms: list[np.ndarray]):
-        """(N, D) embeddings of 44.1 kHz mono waveforms (each repeated or cut to 7 s)."""
-        import torch
-
-        with torch.inference_mode():
-            x = torch.from_numpy(np.stack([repeat_cut(w) for w in waveforms]).astype(np.float32)).to(self.device)
-            features = self.audio_model(input_features=self.front_end(x)).pooler_output
-            return torch.nn.functional.normalize(self.audio_projection(features), dim=-1)
 
     def text(self, texts: list[str]):
         """(N, D) embeddings of texts with ``<|endoftext|>`` appended, padded with ``!`` (id 0) to 77 tokens; each
