@@ -10,6 +10,8 @@ folder (the real weights cannot be downloaded here; their cost is the real one, 
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,24 +25,10 @@ from avjudge.world import WorldConfig, make_world
 
 
 def random_checkpoints(root: Path) -> Path:
-    import torch
-
-    from avjudge.metrics.checkpoints import pin
-    from avjudge.metrics.panns import build_cnn14
-    from avjudge.metrics.passt import build_passt
-    from avjudge.metrics.synchformer import Synchformer
-    from avjudge.metrics.vggish import build_vggish
-
-    torch.manual_seed(0)
-    for key, folder, name, state in (
-        ("panns_cnn14_16k", "panns", "Cnn14_16k_mAP=0.438.pth", {"model": build_cnn14().state_dict()}),
-        ("vggish", "vggish", "vggish-10086976.pth", build_vggish().state_dict()),
-        ("passt_s_swa", "passt", "passt-s-f128-p16-s10-ap.476-swa.pt", build_passt().state_dict()),
-        ("synchformer", "synchformer", "synchformer_state_dict.pth", Synchformer().state_dict()),
-    ):
-        (root / folder).mkdir(parents=True, exist_ok=True)
-        torch.save(state, root / folder / name)
-        pin(key, root)
+    """Real-size random PANNs, VGGish, PaSST and Synchformer weights, pinned, by the script that builds them all."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "make_random_metric_checkpoints.py"
+    only = "panns,vggish,passt,synchformer"
+    subprocess.run([sys.executable, str(script), "--out", str(root), "--only", only], check=True)
     return root
 
 
