@@ -140,18 +140,27 @@ def tiny_clap(tmp_path, monkeypatch, laion_clap, byte_tokenizer):
     torch.manual_seed(0)
     model, _ = make_model("HTSAT-tiny", TINY_ROBERTA)
     root = tmp_path / "ckpt"
-    (root / "laion_clap").mkdir(parents=True)
-    torch.save(
-        {"state_dict": _randomised(model.state_dict())},
-        root / "laion_clap" / "music_speech_audioset_epoch_15_esc_89.98.pt",
-    )
-    (root / "roberta-base").mkdir()
-    for name in ("vocab.json", "merges.txt"):
-        (root / "roberta-base" / name).write_bytes((byte_tokenizer / name).read_bytes())
-    pin("laion_clap_music_speech", root)
-    pin("roberta_base_tokenizer", root)
+    weights = {"state_dict": _randomised(model.state_dict())}
+    install_release(root, ("laion_clap_music_speech", "music_speech_audioset_epoch_15_esc_89.98.pt", weights),
+                    ("roberta_base_tokenizer", byte_tokenizer))  # fmt: skip
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(root))
     return root
+
+
+def install_release(root, weights: tuple, tokenizer: tuple) -> None:
+    """A CLAP release under ``root`` as the manifest names it, pinned: ``weights`` (entry, file name, state) and
+    ``tokenizer`` (entry, a folder with vocab.json and merges.txt)."""
+    from avjudge.metrics.checkpoints import load_manifest
+
+    manifest = load_manifest()
+    (key, name, state), (tokenizer_key, files) = weights, tokenizer
+    (root / manifest[key].folder).mkdir(parents=True)
+    torch.save(state, root / manifest[key].folder / name)
+    (root / manifest[tokenizer_key].folder).mkdir()
+    for file in ("vocab.json", "merges.txt"):
+        (root / manifest[tokenizer_key].folder / file).write_bytes((files / file).read_bytes())
+    pin(key, root)
+    pin(tokenizer_key, root)
 
 
 def test_clap_metric_scores_a_clip_against_its_caption_through_metrics_run_and_serve(
@@ -266,11 +275,15 @@ def gpt2_tokenizer(tmp_path):
     return folder
 
 
+def gpt2_of(folder):
+    """MS-CLAP's tokenizer: GPT-2's, padded with ``!``."""
+    return transformers.GPT2Tokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"), pad_token="!")
+
+
 def test_ms_clap_embeddings_equal_msclaps_own_model_on_the_same_weights(ms_clap, gpt2_tokenizer, world_records):
     from avjudge.metrics.clap import MS_SAMPLE_RATE, MsClapEncoder, repeat_cut
 
-    tokenizer = transformers.GPT2Tokenizer(str(gpt2_tokenizer / "vocab.json"), str(gpt2_tokenizer / "merges.txt"),
-                                           pad_token="!")  # fmt: skip
+    tokenizer = gpt2_of(gpt2_tokenizer)
     assert tokenizer.pad_token_id == 0
     wrapper = ms_clap(GPT2_SMALL, tokenizer)
     state = _randomised(wrapper.clap.state_dict())
@@ -299,18 +312,12 @@ def test_clap_ms_metric_through_metrics_run(ms_clap, gpt2_tokenizer, world_recor
     from avjudge.metrics.clap import MS_SAMPLE_RATE
     from avjudge.runtime.clip_jobs import run_metrics
 
-    tokenizer = transformers.GPT2Tokenizer(str(gpt2_tokenizer / "vocab.json"), str(gpt2_tokenizer / "merges.txt"),
-                                           pad_token="!")  # fmt: skip
+    tokenizer = gpt2_of(gpt2_tokenizer)
     torch.manual_seed(0)
     wrapper = ms_clap({"n_layer": 1, "vocab_size": 257}, tokenizer)
     root = tmp_path / "ckpt"
-    (root / "msclap").mkdir(parents=True)
-    torch.save({"model": _randomised(wrapper.clap.state_dict())}, root / "msclap" / "CLAP_weights_2023.pth")
-    (root / "gpt2").mkdir()
-    for name in ("vocab.json", "merges.txt"):
-        (root / "gpt2" / name).write_bytes((gpt2_tokenizer / name).read_bytes())
-    pin("msclap_2023", root)
-    pin("gpt2_tokenizer", root)
+    weights = {"model": _randomised(wrapper.clap.state_dict())}
+    install_release(root, ("msclap_2023", "CLAP_weights_2023.pth", weights), ("gpt2_tokenizer", gpt2_tokenizer))
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(root))
 
     manifest = tmp_path / "two.jsonl"
