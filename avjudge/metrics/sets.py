@@ -15,7 +15,7 @@ from .distributions import frechet_distance, inception_score, paired_kl
 from .panns import PannsFeatures
 from .passt import SAMPLE_RATE as PASST_RATE
 from .passt import PasstFeatures, passt_waveform
-from .reference_audio import reference_waveform
+from .reference_audio import SAMPLE_RATE, reference_waveform
 from .vggish import VggishFeatures, examples_of
 
 
@@ -32,8 +32,8 @@ class Extractor:
 
 
 EXTRACTORS = Registry("feature extractor", MetricError)
-EXTRACTORS.register(Extractor("panns", PannsFeatures, reference_waveform, 16000, "cnn14-16k-8s-1"))
-EXTRACTORS.register(Extractor("vggish", VggishFeatures, examples_of, 16000, "vggish-8s-1"))
+EXTRACTORS.register(Extractor("panns", PannsFeatures, reference_waveform, SAMPLE_RATE, "cnn14-16k-8s-1"))
+EXTRACTORS.register(Extractor("vggish", VggishFeatures, examples_of, SAMPLE_RATE, "vggish-8s-1"))
 EXTRACTORS.register(Extractor("passt", PasstFeatures, passt_waveform, PASST_RATE, "passt-s-swa-8s-in-10s-1"))
 
 
