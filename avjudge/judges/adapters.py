@@ -28,8 +28,10 @@ from .media_inputs import (
     log_mel_torch,
     merged_video_audio,
     video_patches,
+    video_patches_on_device,
     video_patches_torch,
     whisper_features,
+    whisper_frames,
 )
 
 
@@ -50,7 +52,11 @@ class JudgeSample:
 
 @dataclass
 class PreparedSample:
-    """Model-ready pieces of one sample, built on the CPU (in DataLoader workers when training)."""
+    """Model-ready pieces of one sample, built on the CPU (in DataLoader workers when training).
+
+    Where an adapter prepares frames on the model's device (`Adapter.media_on_device`), ``frames`` holds the sampled
+    frames instead of ``pixel_values_videos``: `Adapter.collate` makes those on the device, batch by batch, the same
+    values bit for bit. The token ids are final either way."""
 
     input_ids: list[int]
     pixel_values_videos: np.ndarray | None = None
@@ -59,6 +65,7 @@ class PreparedSample:
     input_features: np.ndarray | None = None
     feature_attention_mask: np.ndarray | None = None
     labels: list[int] | None = None  # training: -100 except the supervised answer token
+    frames: np.ndarray | None = None  # (T, H, W, 3) uint8 at the judge's fps, for the device to resize and normalise
 
     @property
     def length(self) -> int:
@@ -93,6 +100,7 @@ class Adapter:
     windowed_encoders: ClassVar[tuple[str, ...]] = ()  # sub-configs of encoders that attend in windows
     supports_audio_in_video: ClassVar[bool] = False
     use_audio_in_video = False  # set by the Judge from its settings
+    media_on_device = False  # set by the Judge: frames resized and normalised on the model's device, per batch
 
     def __init__(
         self,
@@ -205,10 +213,25 @@ class Adapter:
         return audio_feature_tokens(valid_frames)
 
     def audio_features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(features, mask, tokens) of mono audio, on the CPU."""
+        features, mask = self.audio_feature_tensors(torch.from_numpy(np.ascontiguousarray(audio, np.float32)))
+        return features.numpy(), mask.numpy(), self.audio_tokens(int(mask.sum()))
+
+    def audio_feature_tensors(self, audio: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(features (n_mels, frames), mask) of a (N,) waveform, computed where the waveform is."""
         fe = self.feature_extractor
-        total = fe.nb_max_frames if self.pad_audio_to_window else None
-        features, mask = whisper_features(audio, fe, total)
-        return features, mask, self.audio_tokens(int(mask.sum()))
+        return whisper_features(audio, fe, fe.nb_max_frames if self.pad_audio_to_window else None)
+
+    def video_inputs(self, prepared: PreparedSample, frames: np.ndarray, fps: float) -> int:
+        """Put ``frames``' pixel values in ``prepared`` (or, for the device, the frames themselves); its token
+        count."""
+        if self.media_on_device:
+            prepared.frames = frames
+            prepared.video_grid_thw = self.vision.grid(frames.shape)
+        else:
+            prepared.pixel_values_videos, prepared.video_grid_thw = video_patches(frames, self.vision)
+        prepared.video_second_per_grid = self.vision.temporal_patch_size / fps
+        return self.vision.tokens(prepared.video_grid_thw)
 
     @torch.no_grad()
     def audio_encoder_states(self, audio: np.ndarray) -> np.ndarray:
@@ -242,7 +265,7 @@ class Adapter:
         n = waveform.shape[-1]
         padded = torch.nn.functional.pad(waveform, (0, fe.n_samples - n))
         features = log_mel_torch(padded, fe)[None]
-        valid = max(1, -(-n // fe.hop_length))
+        valid = whisper_frames(n, fe)
         if not self.pad_audio_to_window:
             features = features[..., :valid]
         mask = torch.zeros(1, features.shape[-1], dtype=torch.long)
@@ -262,8 +285,11 @@ class Adapter:
     ) -> PreparedSample:
         raise NotImplementedError
 
-    def collate(self, samples: list[PreparedSample], padding_side: str = "left") -> dict[str, torch.Tensor]:
-        """Pad to one batch; scoring pads on the left so every prompt ends at the last position."""
+    def collate(
+        self, samples: list[PreparedSample], padding_side: str = "left", device: torch.device | None = None
+    ) -> dict[str, torch.Tensor]:
+        """Pad to one batch; scoring pads on the left so every prompt ends at the last position. Frames left for the
+        device (`PreparedSample.frames`) become pixel values on ``device`` (the CPU if None)."""
         width = max(s.length for s in samples)
         ids = torch.full((len(samples), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(samples), width), dtype=torch.long)
@@ -285,12 +311,17 @@ class Adapter:
                 features[i, :, : s.input_features.shape[1]] = torch.from_numpy(s.input_features)
                 masks[i, : len(s.feature_attention_mask)] = torch.from_numpy(s.feature_attention_mask)
             batch["input_features"], batch["feature_attention_mask"] = features, masks
-        if samples[0].pixel_values_videos is not None:
+        if samples[0].pixel_values_videos is not None or samples[0].frames is not None:
             # torch.cat: several times faster than np.concatenate on these large arrays
-            batch["pixel_values_videos"] = torch.cat([torch.from_numpy(s.pixel_values_videos) for s in samples])
+            batch["pixel_values_videos"] = torch.cat([self._sample_pixels(s, device) for s in samples])
             batch["video_grid_thw"] = torch.tensor([s.video_grid_thw for s in samples], dtype=torch.long)
             batch["video_second_per_grid"] = torch.tensor([s.video_second_per_grid for s in samples])
         return batch
+
+    def _sample_pixels(self, s: PreparedSample, device: torch.device | None) -> torch.Tensor:
+        if s.frames is None:
+            return torch.from_numpy(s.pixel_values_videos)
+        return video_patches_on_device(torch.from_numpy(s.frames).to(device), self.vision)[0]
 
     # -- forward ---------------------------------------------------------------------------
     def to_device(self, batch: dict) -> dict:
@@ -311,7 +342,7 @@ class Adapter:
     @torch.inference_mode()
     def generate_ids(self, prepared: PreparedSample, max_new_tokens: int) -> list[int]:
         """The token ids of the model's own greedy answer to one prepared prompt."""
-        batch = self.to_device(self.collate([prepared]))
+        batch = self.to_device(self.collate([prepared], device=self.device))
         kwargs = {k: v for k, v in self.forward_kwargs(batch).items() if k != "position_ids"}  # generate counts them
         core = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
         output = core.generate(**kwargs, max_new_tokens=max_new_tokens, do_sample=False)
@@ -375,10 +406,7 @@ class Qwen25OmniThinkerAdapter(Adapter):
         video_tokens = audio_tokens = 0
         prepared = PreparedSample(input_ids=[])
         if sample.frames is not None:
-            patches, grid = video_patches(sample.frames, self.vision)
-            prepared.pixel_values_videos, prepared.video_grid_thw = patches, grid
-            prepared.video_second_per_grid = self.vision.temporal_patch_size / sample.fps
-            video_tokens = self.vision.tokens(grid)
+            video_tokens = self.video_inputs(prepared, sample.frames, sample.fps)
         if sample.audio is not None:
             prepared.input_features, prepared.feature_attention_mask, audio_tokens = self.audio_features(sample.audio)
         if self.use_audio_in_video and sample.frames is not None and sample.audio is not None:
@@ -462,20 +490,15 @@ class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
     def audio_tokens(self, valid_frames: int) -> int:
         return chunked_audio_tokens(valid_frames, self.model.config.audio_config.n_window)
 
-    def audio_features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    def audio_feature_tensors(self, audio: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         # Qwen3-Omni's processor pads to the longest clip of a batch; alone, a clip is not padded at all
         # (the STFT reflects its own ends), which is what every clip gets here, whatever its batch.
-        if len(audio) < self.feature_extractor.n_fft:
-            raise ValueError(
-                f"audio of {len(audio)} samples is shorter than one "
-                f"{self.feature_extractor.n_fft}-sample analysis window"
-            )
+        fe = self.feature_extractor
+        if len(audio) < fe.n_fft:
+            raise ValueError(f"audio of {len(audio)} samples is shorter than one {fe.n_fft}-sample analysis window")
         with torch.no_grad():
-            features = log_mel_torch(
-                torch.from_numpy(np.ascontiguousarray(audio, np.float32)), self.feature_extractor
-            ).numpy()
-        mask = np.ones(features.shape[1], np.int64)
-        return features, mask, self.audio_tokens(len(mask))
+            features = log_mel_torch(audio, fe)
+        return features, torch.ones(features.shape[1], dtype=torch.long, device=features.device)
 
     def differentiable_audio(self, waveform):
         features = log_mel_torch(waveform, self.feature_extractor)[None]

@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from PIL import Image
 
+from .bicubic import resize_like_pillow
+
 
 @dataclass(frozen=True)
 class VisionPreprocess:
@@ -62,6 +64,12 @@ class VisionPreprocess:
             w = math.ceil(width * beta / factor) * factor
         return h, w
 
+    def grid(self, shape: tuple[int, ...]) -> tuple[int, int, int]:
+        """The (t, h, w) patch grid of (T, H, W, 3) frames, as `video_patches` makes it, without making it."""
+        _check_frames(shape)
+        h, w = self.target_size(shape[1], shape[2])
+        return -(-shape[0] // self.temporal_patch_size), h // self.patch_size, w // self.patch_size
+
     def tokens(self, grid_thw) -> int:
         t, h, w = (int(v) for v in grid_thw)
         return t * h * w // self.merge_size**2
@@ -89,20 +97,42 @@ def _pad_frames(frames, temporal: int):
     return torch.cat([frames] + [tail] * pad)
 
 
+def _check_frames(shape: tuple[int, ...]) -> None:
+    if len(shape) != 4 or shape[-1] != 3:
+        raise ValueError(f"frames must be (T, H, W, 3), got {tuple(shape)}")
+
+
+def _normalisation(p: VisionPreprocess) -> tuple[np.ndarray, np.ndarray]:
+    """(scale, shift) per channel: (x / 255 - mean) / std as x * scale - shift, in float32."""
+    std = np.asarray(p.image_std, np.float32)[:, None]
+    return 1.0 / (255.0 * std), np.asarray(p.image_mean, np.float32)[:, None] / std
+
+
 def video_patches(frames: np.ndarray, p: VisionPreprocess) -> tuple[np.ndarray, tuple[int, int, int]]:
     """(T, H, W, 3) uint8 frames -> (pixel_values float32, grid_thw)."""
-    if frames.ndim != 4 or frames.shape[-1] != 3:
-        raise ValueError(f"frames must be (T, H, W, 3), got {frames.shape}")
+    _check_frames(frames.shape)
     h, w = p.target_size(frames.shape[1], frames.shape[2])
     resized = np.stack([np.asarray(Image.fromarray(f).resize((w, h), Image.BICUBIC)) for f in frames])
     # Patchify the bytes, then normalise per channel: each patch row holds one channel per contiguous
     # run of tp*ps*ps values, which numpy broadcasts far faster than a trailing axis of 3.
     patches, grid = _patchify(_pad_frames(resized.transpose(0, 3, 1, 2), p.temporal_patch_size), p)
     x = patches.reshape(len(patches), 3, -1).astype(np.float32)
-    std = np.asarray(p.image_std, np.float32)[:, None]
-    x *= 1.0 / (255.0 * std)  # (x / 255 - mean) / std in two in-place passes
-    x -= np.asarray(p.image_mean, np.float32)[:, None] / std
+    scale, shift = _normalisation(p)
+    x *= scale  # in place: two passes over the largest array of the clip
+    x -= shift
     return x.reshape(len(patches), -1), grid
+
+
+def video_patches_on_device(frames: torch.Tensor, p: VisionPreprocess) -> tuple[torch.Tensor, tuple[int, int, int]]:
+    """`video_patches` of (T, H, W, 3) uint8 frames as tensor work where the frames are (a GPU): the same
+    float32 values, bit for bit (Pillow's resize reproduced by `bicubic.resize_like_pillow`)."""
+    _check_frames(frames.shape)
+    h, w = p.target_size(frames.shape[1], frames.shape[2])
+    resized = resize_like_pillow(frames.permute(0, 3, 1, 2), h, w)
+    patches, grid = _patchify(_pad_frames(resized, p.temporal_patch_size), p)
+    x = patches.reshape(len(patches), 3, -1).to(torch.float32)
+    scale, shift = (torch.from_numpy(v).to(x.device) for v in _normalisation(p))
+    return (x * scale - shift).reshape(len(patches), -1), grid
 
 
 def video_patches_torch(frames: torch.Tensor, p: VisionPreprocess) -> tuple[torch.Tensor, tuple[int, int, int]]:
@@ -130,9 +160,10 @@ def _log_mel(waveform: torch.Tensor, fe) -> torch.Tensor:
     return torch.clamp(filters.T @ power, min=1e-10).log10()
 
 
-def whisper_features(audio: np.ndarray, fe, total_frames: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def whisper_features(audio, fe, total_frames: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(features (n_mels, frames), mask) equal to WhisperFeatureExtractor(padding="max_length") on the
-    frames it marks valid, computed over the valid audio only.
+    frames it marks valid, computed over the valid audio only, where ``audio`` is (a numpy array: the CPU; a
+    tensor: its device).
 
     The extractor zero-pads every clip to its whole window (30 s for Qwen2-Audio, 300 s for
     Qwen2.5-Omni) before the STFT. A valid frame only sees the clip and the zeros just after it,
@@ -140,28 +171,33 @@ def whisper_features(audio: np.ndarray, fe, total_frames: int | None = None) -> 
     same numbers. ``total_frames`` pads with the value the extractor gives padding frames
     (Qwen2-Audio needs its full 3000); ``None`` returns the valid frames only.
     """
+    audio = torch.as_tensor(audio, dtype=torch.float32)
     n = len(audio)
     if n > fe.n_samples:
         raise ValueError(f"audio of {n} samples is longer than the feature window of {fe.n_samples}")
-    valid = max(1, -(-n // fe.hop_length))
+    valid = whisper_frames(n, fe)
     frames = total_frames or valid
     # frames just past the valid ones still overlap the clip's tail through the STFT window
     computed = min(frames, valid + fe.n_fft // fe.hop_length + 1)
     # near the window's end the extractor reflects the real signal: then use the whole window as it does
     length = computed * fe.hop_length + fe.n_fft
-    short = np.zeros(fe.n_samples if length >= fe.n_samples else length, np.float32)
+    short = audio.new_zeros(fe.n_samples if length >= fe.n_samples else length)
     short[:n] = audio
     with torch.no_grad():
-        log_spec = _log_mel(torch.from_numpy(short), fe)[:, :computed]
+        log_spec = _log_mel(short, fe)[:, :computed]
         floor = log_spec.max() - 8.0
         # the value of frames that see only zeros: log10(1e-10) = -10, clamped like the rest
-        pad_value = float((max(floor.item(), -10.0) + 4.0) / 4.0)
-        features = ((torch.maximum(log_spec, floor) + 4.0) / 4.0).numpy()
-    out = np.full((features.shape[0], frames), pad_value, np.float32)
-    out[:, :computed] = features
-    mask = np.zeros(frames, np.int64)
+        pad_value = (torch.clamp(floor, min=-10.0) + 4.0) / 4.0
+        out = pad_value.expand(log_spec.shape[0], frames).clone()
+        out[:, :computed] = (torch.maximum(log_spec, floor) + 4.0) / 4.0
+    mask = torch.zeros(frames, dtype=torch.long, device=audio.device)
     mask[:valid] = 1
     return out, mask
+
+
+def whisper_frames(samples: int, fe) -> int:
+    """Valid mel frames of ``samples`` samples of audio, as WhisperFeatureExtractor's mask counts them."""
+    return max(1, -(-samples // fe.hop_length))
 
 
 def audio_feature_tokens(valid_frames: int) -> int:

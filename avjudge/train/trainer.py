@@ -321,6 +321,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         max_pixels=config.max_pixels,
         batch_size=config.per_device_eval_batch_size,
         workers=1,
+        prepare_on="cpu",  # examples are prepared and collated in DataLoader workers, on the CPU
         use_audio_in_video=config.use_audio_in_video,
         system_prompt=config.system_prompt,
     )
