@@ -211,9 +211,12 @@ def test_bad_files_raise_media_error_naming_the_file(tmp_path, clip_path, noisy_
         start = fast.find(b"mdat")
         third = (len(fast) - start) // 3
         path.write_bytes(_corrupt(fast, start + third, start + 2 * third))
-    with pytest.raises(MediaError, match=problem) as err:
-        decode(path)
-    assert str(path) in str(err.value)
+    for fps in (None, 1.0):  # native frames, and a judge's rate that decodes only the groups of pictures it needs
+        # at 1 fps slice threads decode the cut-off last packet and name it as corrupt data, not as a short stream
+        expected = problem if fps is None or case != "truncated_data" else f"{problem}|corrupt data near"
+        with pytest.raises(MediaError, match=expected) as err:
+            decode(path, fps=fps)
+        assert str(path) in str(err.value)
     if case not in ("truncated_data", "corrupt_data"):  # probe reads headers only
         with pytest.raises(MediaError):
             probe(path)
@@ -259,3 +262,56 @@ def test_encode_is_atomic_on_failure(tmp_path):
     with pytest.raises(ValueError):
         encode_video(target, coloured_frames(3, 32, 32), 25, np.full((1, 100), np.nan, np.float32), SR)
     assert list(tmp_path.iterdir()) == []
+
+
+def _write_gop_video(path, keyint: int, bframes: int, open_gop: bool, frames: int = 60, fps: int = 24):
+    """Distinct noisy frames (every picture differs, so a wrong one shows) with a keyframe every ``keyint``."""
+    import av
+
+    rng = np.random.default_rng(keyint)
+    base = rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        stream.options = {
+            "x264-params": f"keyint={keyint}:min-keyint={keyint}:scenecut=0:bframes={bframes}"
+            + (":open-gop=1" if open_gop else "")
+        }
+        for i in range(frames):
+            picture = np.roll(base, 3 * i, axis=1) // 2 + np.asarray(colour_of_frame(i), np.uint8) // 2
+            frame = av.VideoFrame.from_ndarray(picture.astype(np.uint8), format="rgb24")
+            frame.pts = i
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+@pytest.mark.parametrize(
+    "keyint, bframes, open_gop", [(1, 0, False), (5, 2, False), (12, 3, True), (24, 3, False), (250, 3, False)]
+)
+@pytest.mark.parametrize("fps, start, end", [(1.0, 0.0, None), (2.0, 0.3, None), (0.5, 0.0, None), (3.0, 0.5, 2.0)])
+def test_sampled_frames_decode_only_the_groups_they_need(
+    tmp_path, monkeypatch, keyint, bframes, open_gop, fps, start, end
+):
+    import importlib
+
+    decode_module = importlib.import_module("avjudge.media.decode")
+
+    path = _write_gop_video(tmp_path / "gop.mp4", keyint, bframes, open_gop)
+    settled = []
+
+    class CountingGate(decode_module._KeyframeGate):
+        def _settle(self, next_keyframe):
+            decoded = self.sampler.wants_before(next_keyframe)
+            settled.append(decoded)
+            yield from super()._settle(next_keyframe)
+
+    monkeypatch.setattr(decode_module, "_KeyframeGate", CountingGate)
+    every = decode(path, video=True, audio=False, fps=fps, start=start, end=end, skip_unneeded=False)
+    gated = decode(path, video=True, audio=False, fps=fps, start=start, end=end)
+    np.testing.assert_array_equal(gated.timestamps, every.timestamps)
+    np.testing.assert_array_equal(gated.frames, every.frames)
+    if keyint <= 12 and fps <= 1.0:  # groups shorter than the step between sampled frames: some are never decoded
+        assert not all(settled)

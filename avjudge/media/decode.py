@@ -4,6 +4,7 @@ native or requested rate and channel count, over a time window [start, end)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import av
 import numpy as np
@@ -114,6 +115,13 @@ class _FrameSampler:
     def done(self) -> bool:
         return self.last_time is not None and self.last_time >= self.stop
 
+    def wants_before(self, t: float) -> bool:
+        """Whether a frame shown before time ``t`` may still be needed: a sampled target not yet filled lies
+        before it (native frames: always). A target at ``t`` itself is the frame shown at ``t``'s."""
+        if self.fps is None:
+            return True
+        return self.next_target < len(self.targets) and self.targets[self.next_target] < t - 1e-6
+
     def push(self, frame: av.VideoFrame, t: float) -> None:
         if self.fps is None:
             if self.start - 1e-6 <= t < self.stop - 1e-6:
@@ -165,6 +173,57 @@ class _FrameSampler:
             return self.start
         step = self.nominal_interval or (1.0 / self.fps if self.fps else 0.0)
         return self.last_time + step
+
+
+class _KeyframeGate:
+    """Decodes a video stream one group of pictures (a keyframe and the packets up to the next) at a time, and only
+    the groups that can show a frame the sampler still needs; the others are demuxed and dropped undecoded.
+
+    A group is settled when the next keyframe arrives: if a target before that keyframe's time is unfilled, the
+    group is decoded up to the packet after which none is. The decoder is flushed before a group that follows a
+    dropped one, and the frames it shows from before that group's keyframe (an open GOP's leading pictures, whose
+    references were dropped) are discarded. Slice threads hold no frames back, so at 1 fps with a keyframe every
+    second a group costs its keyframe and a picture or two after it.
+    """
+
+    def __init__(self, sampler: _FrameSampler, origin: float):
+        self.sampler, self.origin = sampler, origin
+        self.group: list[av.Packet] = []
+        self.follows_decoded = True  # the decoder holds the state of the group before this one
+        self.packets_end: float | None = None  # the end of the latest packet demuxed, decoded or not
+
+    def _time(self, packet: av.Packet) -> float | None:
+        return None if packet.pts is None else float(packet.pts * packet.time_base) - self.origin
+
+    def push(self, packet: av.Packet) -> Iterator[av.VideoFrame]:
+        t = self._time(packet)
+        if t is not None:
+            end = t + float((packet.duration or 0) * packet.time_base)
+            self.packets_end = end if self.packets_end is None else max(self.packets_end, end)
+        if packet.is_keyframe and t is not None and self.group:
+            yield from self._settle(t)
+        self.group.append(packet)
+
+    def finish(self) -> Iterator[av.VideoFrame]:
+        yield from self._settle(math.inf)
+
+    def _settle(self, next_keyframe: float) -> Iterator[av.VideoFrame]:
+        group, self.group = self.group, []
+        if not self.sampler.wants_before(next_keyframe):
+            self.follows_decoded = False
+            return
+        fresh = not self.follows_decoded
+        start = self._time(group[0]) if fresh else None
+        if fresh:
+            group[0].stream.codec_context.flush_buffers()
+        self.follows_decoded = True
+        for packet in group:
+            if not self.sampler.wants_before(next_keyframe):  # the rest of the group shows nothing wanted
+                self.follows_decoded = False
+                return
+            for frame in packet.decode():
+                if start is None or frame.time is None or frame.time - self.origin >= start - 1e-6:
+                    yield frame
 
 
 class _AudioAssembler:
@@ -237,13 +296,16 @@ def decode(
     start: float = 0.0,
     end: float | None = None,
     compute_hash: bool = False,
+    skip_unneeded: bool = True,
 ) -> MediaClip:
     """Decode ``path`` (a file, or its encoded bytes in memory) into a MediaClip in one demuxing pass.
 
     ``video`` / ``audio`` say which streams are required: a missing required stream is a
     MediaError. ``fps=None`` keeps native frames (and rejects variable frame rate);
     ``compute_hash`` reads the file once more for its sha256 (dedupe needs it, scoring does not);
-    ``fps=f`` returns the frame on screen at ``start + k / f``. Rotation metadata is applied.
+    ``fps=f`` returns the frame on screen at ``start + k / f``: with ``skip_unneeded`` only the groups of pictures
+    that hold those frames are decoded (`_KeyframeGate`; the same frames as decoding all). Rotation metadata is
+    applied.
     """
     if not (video or audio):
         raise ValueError("decode needs video=True or audio=True")
@@ -265,12 +327,15 @@ def decode(
         stop = end if declared is None else min(end or declared, declared)
         if stop is None:
             raise MediaError(name, "duration unknown; pass end=... to bound the window")
-        sampler = assembler = None
+        sampler = assembler = gate = None
         streams = []
         if video:
-            vs.thread_type = "AUTO"
             nominal = vs.average_rate or vs.guessed_rate
             sampler = _FrameSampler(name, start, stop, fps, size, float(nominal) if nominal else None)
+            gate = _KeyframeGate(sampler, origin) if fps is not None and skip_unneeded else None
+            # frame threads hold frames back (a decoder of N threads shows the first after N packets), which would
+            # make the gate decode most of every group it opens; slice threads hold none back
+            vs.thread_type = "SLICE" if gate is not None else "AUTO"
             streams.append(vs)
         if audio:
             assembler = _AudioAssembler(start, stop)
@@ -280,24 +345,25 @@ def decode(
         last_t = start
         try:
             for packet in c.demux(*streams):
-                for frame in packet.decode():
-                    t = None if frame.time is None else frame.time - origin
-                    if isinstance(frame, av.VideoFrame):
-                        if t is None:
-                            raise MediaError(name, "video frame without a timestamp")
-                        sampler.push(frame, t)
-                    else:
-                        assembler.push(frame, t)
-                    last_t = t if t is not None else last_t
+                gated = gate is not None and packet.stream is vs
+                for frame in gate.push(packet) if gated else packet.decode():
+                    last_t = _take(name, frame, origin, sampler, assembler, last_t)
+                # a gated stream is demuxed to its end even when no frame is wanted any more: packets are cheap to
+                # read, and a file cut short must still be named so
                 if (sampler is None or sampler.done) and (assembler is None or assembler.done):
                     break
+            for frame in gate.finish() if gate is not None else ():
+                last_t = _take(name, frame, origin, sampler, assembler, last_t)
         except av.error.FFmpegError as err:
             raise MediaError(name, f"corrupt data near {last_t:.2f} s ({err.strerror or err})") from err
         frames = timestamps = samples = None
         out_fps = rate = None
         if sampler is not None:
             frames, timestamps, out_fps = sampler.finish()
-            _check_truncation(name, "video", sampler.content_end(), stop)
+            content_end = sampler.content_end()
+            if gate is not None and gate.packets_end is not None:  # frames it dropped undecoded still showed
+                content_end = max(content_end, gate.packets_end)
+            _check_truncation(name, "video", content_end, stop)
         if assembler is not None:
             _check_truncation(name, "audio", assembler.end_time or start, stop)
             samples, rate = assembler.finish(name, sample_rate, channels)
@@ -312,6 +378,18 @@ def decode(
         source=name,
         content_hash=(bytes_hash(path) if isinstance(path, bytes) else file_hash(path)) if compute_hash else None,
     )
+
+
+def _take(name, frame, origin: float, sampler, assembler, last_t: float) -> float:
+    """Hand a decoded frame to the video sampler or the audio assembler; the latest time seen."""
+    t = None if frame.time is None else frame.time - origin
+    if isinstance(frame, av.VideoFrame):
+        if t is None:
+            raise MediaError(name, "video frame without a timestamp")
+        sampler.push(frame, t)
+    else:
+        assembler.push(frame, t)
+    return t if t is not None else last_t
 
 
 def _check_truncation(path, kind: str, content_end: float, stop: float) -> None:

@@ -112,8 +112,10 @@ def encode_video(
     sample_rate: int | None = None,
     *,
     crf: int = 18,
+    gop: int | None = None,
 ) -> Path:
-    """Encode (T, H, W, 3) uint8 frames (and optional (C, N) float audio) by file extension."""
+    """Encode (T, H, W, 3) uint8 frames (and optional (C, N) float audio) by file extension; ``gop``: a keyframe at
+    least every this many frames (None: the encoder's default, 250 for x264)."""
     path = Path(path)
     profile = VIDEO_PROFILES.get(path.suffix.lower())
     if profile is None:
@@ -141,6 +143,8 @@ def encode_video(
             options = dict(profile.options)
             options["crf"] = str(crf)
             vs.options = options
+            if gop is not None:
+                vs.codec_context.gop_size = gop
             if audio is not None:
                 aus, arate = _add_audio_stream(container, profile.audio_codec, audio, sample_rate)
             for i, rgb in enumerate(frames):
