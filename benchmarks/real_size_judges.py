@@ -12,13 +12,20 @@ weights on the GPU, and measures it through the same Judge, adapters and collato
   scores of the same clips move between them;
 - the differentiable score (one clip; gradient to its pixels and waveform, the judge frozen);
 - LoRA training steps (forward, backward, AdamW) per batch size, gradient checkpointing on, with
-  the base weights in bf16 and in fp32 under bf16 autocast (how `avjudge train` runs today).
+  the base weights in bf16 and in fp32 under bf16 autocast (how `avjudge train` runs today);
+- with ``--end-to-end``, the AV judge on encoded 8 s 720p files (H.264 and AAC, a keyframe every ``--gop``
+  frames), from the file to the score, before and after in one run: before, every frame decoded and the frames
+  resized and normalised on the CPU (``prepare_on="cpu"``); after, only the groups of pictures holding the sampled
+  frames decoded and the frames resized and normalised on the GPU (``prepare_on="device"``). Each stage alone is
+  timed too, the two paths' inputs and scores compared (and the audio features a GPU would make), and one batch's
+  forward pass profiled.
 
 Clips are synthetic (random 720p frames at the judge's 1 fps, noise audio): the cost does not depend
 on the content. Decoding is not included (`benchmarks/metrics_decode.py` measures it).
 
     python benchmarks/real_size_judges.py --out real_size.json          # on a CUDA GPU
     python benchmarks/real_size_judges.py --size tiny --seconds 2       # the same code, tiny judges, CPU
+    python benchmarks/real_size_judges.py --families qwen2_5_omni --end-to-end --batch-sizes 8,32 --no-train
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +49,9 @@ import torch
 
 from avjudge.judges import Judge, JudgeSample, JudgeSettings
 from avjudge.judges.adapters import adapter_for
+from avjudge.judges.media_inputs import video_patches, video_patches_on_device
 from avjudge.judges.tiny import make_tiny_judges
+from avjudge.media import decode, encode_video
 from avjudge.train.collator import AnswerCollator
 from avjudge.train.freeze import apply_freeze, apply_lora
 
@@ -343,6 +354,164 @@ def training_rows(
     return rows
 
 
+FILE_FPS, FILE_RATE = 24, 48000  # what the files hold; the judge samples its own 1 fps and 16 kHz from them
+
+
+def panning_clip(seconds: float, height: int, width: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(frames at 24 fps, stereo audio at 48 kHz): a textured picture panning right over a tone in noise. Decoding
+    costs what the file's size and bitrate make it cost, not what it shows; the texture keeps the bitrate high."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:height, 0:width]
+    picture = np.stack([xx * 200 // width, yy * 200 // height, (xx + yy) * 200 // (width + height)], -1)
+    picture = (picture + rng.integers(0, 50, (height, width, 3))).astype(np.uint8)
+    frames = np.stack([np.roll(picture, 6 * i, axis=1) for i in range(int(seconds * FILE_FPS))])
+    t = np.arange(int(seconds * FILE_RATE)) / FILE_RATE
+    tone = 0.2 * np.sin(2 * np.pi * (220 + 40 * seed) * t) + 0.05 * rng.standard_normal(len(t))
+    return frames, np.stack([tone, tone]).astype(np.float32)
+
+
+def write_clips(folder: Path, count: int, args) -> list[Path]:
+    """``count`` distinct clips as .mp4 files (in parallel: each encode is single-file work)."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def write(i: int) -> Path:
+        frames, audio = panning_clip(args.seconds, args.height, args.width, i)
+        return encode_video(folder / f"clip{i:03d}.mp4", frames, FILE_FPS, audio, FILE_RATE, gop=args.gop)
+
+    with ThreadPoolExecutor(min(8, count)) as pool:
+        return list(pool.map(write, range(count)))
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def stage_rates(before: Judge, after: Judge, paths: list[Path], workers: int, device: torch.device) -> dict:
+    """Clips/s of each stage alone (CPU stages in ``workers`` threads, as scoring runs them; GPU stages in batches
+    of the judge's size): what bounds the pipeline, and what each path spends where."""
+    options = after.needs.options()
+    every, gated = partial(decode, **options, skip_unneeded=False), partial(decode, **options)
+    rates: dict = {}
+    with ThreadPoolExecutor(workers) as pool:
+
+        def rate(name, fn, items):
+            start = time.perf_counter()
+            out = list(pool.map(fn, items))
+            rates[name] = len(items) / (time.perf_counter() - start)
+            return out
+
+        rate("decode_every_frame", every, paths)
+        clips = rate("decode_sampled_groups", gated, paths)
+        samples = [after.sample(clip) for clip in clips]
+        rate("prepare_on_cpu", before.prepare, samples)
+        deferred = rate("prepare_tokens_only", after.prepare, samples)
+    adapter, size = after.adapter, after.settings.batch_size
+    cycled = [deferred[i % len(deferred)] for i in range(2 * size)]  # two whole batches, however few files
+    batches = [cycled[:size], cycled[size:]]
+    adapter.collate(batches[0], device=device)  # warm-up: kernels, the resize's weights
+    _sync(device)
+    start = time.perf_counter()
+    inputs = [adapter.to_device(adapter.collate(b, device=device)) for b in batches]
+    _sync(device)
+    rates["media_on_device"] = size * len(batches) / (time.perf_counter() - start)
+    with torch.inference_mode():
+        adapter.next_token_logits(inputs[0])
+        _sync(device)
+        start = time.perf_counter()
+        for batch in inputs:
+            adapter.next_token_logits(batch)
+        _sync(device)
+    rates["forward"] = size * len(batches) / (time.perf_counter() - start)
+    for name, value in rates.items():
+        print(f"    stage {name:<22} {value:8.2f} clips/s", flush=True)
+    return rates
+
+
+def media_agreement(before: Judge, after: Judge, path: Path, device: torch.device) -> dict:
+    """How far the device's pixel values and audio features are from the CPU's, on one clip."""
+    sample = after.sample(decode(path, **after.needs.options()))
+    cpu_pixels, _ = video_patches(sample.frames, before.adapter.vision)
+    gpu_pixels, _ = video_patches_on_device(torch.from_numpy(sample.frames).to(device), after.adapter.vision)
+    cpu_features, _, _ = before.adapter.audio_features(sample.audio)
+    gpu_features, _ = after.adapter.audio_feature_tensors(torch.from_numpy(sample.audio).to(device))
+    return {
+        "pixel_values_equal": bool(torch.equal(gpu_pixels.cpu(), torch.from_numpy(cpu_pixels))),
+        "audio_features_max_difference": float(np.abs(gpu_features.cpu().numpy() - cpu_features).max()),
+    }
+
+
+def forward_profile(judge: Judge, paths: list[Path], device: torch.device, out: Path | None) -> dict:
+    """One batch's forward pass under the profiler: the share of the wall the GPU is busy, and the top kernels."""
+    from torch.profiler import ProfilerActivity, profile
+
+    adapter = judge.adapter
+    prepared = [judge.prepare(judge.sample(judge.decode(p))) for p in paths[: judge.settings.batch_size]]
+    batch = adapter.to_device(adapter.collate(prepared, device=device if adapter.media_on_device else None))
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with torch.inference_mode():
+        adapter.next_token_logits(batch)
+        _sync(device)
+        with profile(activities=activities) as prof:
+            start = time.perf_counter()
+            adapter.next_token_logits(batch)
+            _sync(device)
+            wall = time.perf_counter() - start
+    events = prof.key_averages()
+    # torch names a kernel's time device time (older releases: cuda time)
+    key = next((k for k in ("self_device_time_total", "self_cuda_time_total") if hasattr(events[0], k)), None)
+    kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]  # operators would count twice
+    busy = sum(getattr(e, key) for e in kernels) / 1e6 if key and device.type == "cuda" else 0.0
+    table = events.table(sort_by=key if busy else "self_cpu_time_total", row_limit=20)
+    print(table, flush=True)
+    if out is not None:
+        out.with_suffix(".profile.txt").write_text(table)
+    return {"wall_s": wall, "device_busy_s": busy, "device_busy_share": busy / wall}
+
+
+def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
+    """The AV judge from encoded files to scores, before and after, at each batch size; stages alone; agreement."""
+    paths = write_clips(folder, args.files, args)
+    before = Judge(adapter, JudgeSettings(task="av", workers=args.workers, prepare_on="cpu"))
+    before.decode = partial(decode, **before.needs.options(), skip_unneeded=False)  # every frame, as before
+    # a second adapter object around the same model: where media are made is the adapter's own setting
+    after_adapter = type(adapter)(
+        adapter.model, adapter.tokenizer, adapter.feature_extractor, adapter.vision, adapter.checkpoint
+    )
+    after = Judge(after_adapter, JudgeSettings(task="av", workers=args.workers, prepare_on="device"))
+    report: dict = {"files": len(paths), "gop": args.gop, "workers": args.workers, "runs": {}, "stages": {}}
+    report["agreement"] = media_agreement(before, after, paths[0], device)
+    print(f"  device media vs CPU: {report['agreement']}", flush=True)
+    scores: dict = {}
+    for size in args.batch_sizes:
+        print(f"  batch {size}:", flush=True)
+        for label, judge in (("before", before), ("after", after)):
+            judge.settings = replace(judge.settings, batch_size=size)
+            count = max(2 * 4 * size, len(paths))  # two scoring windows at least: the pipeline's steady state
+            work = [paths[i % len(paths)] for i in range(count)]
+            judge.score(work[:size])  # warm-up
+            with Clock(device) as clock:
+                results = judge.score(work)
+            _checked(results)
+            scores.setdefault(size, {})[label] = [r.score for r in results]
+            report["runs"].setdefault(str(size), {})[label] = {
+                "clips": count,
+                "clips_per_s": count / clock.seconds,
+                "peak_gib": clock.peak_gib,
+            }
+            print(
+                f"    {label:<6} {count / clock.seconds:7.2f} clips/s end to end, peak {_gib(clock.peak_gib)}",
+                flush=True,
+            )
+        report["stages"][str(size)] = stage_rates(before, after, paths, args.workers, device)
+        report["runs"][str(size)]["max_score_difference"] = float(
+            np.max(np.abs(np.subtract(scores[size]["before"], scores[size]["after"])))
+        )
+    after.settings = replace(after.settings, batch_size=args.batch_sizes[0])
+    report["profile"] = forward_profile(after, paths, device, args.out)
+    return report
+
+
 def measure_family(family: str, checkpoint: Path, args, device: torch.device) -> dict:
     tasks = REAL_SIZES[family]["tasks"]
     report: dict = {"tasks": {}}
@@ -350,8 +519,19 @@ def measure_family(family: str, checkpoint: Path, args, device: torch.device) ->
     adapter = build_adapter(checkpoint, device, dtype, args.attention[0])
     report["parameters"] = sum(p.numel() for p in adapter.model.parameters())
     print(f"{family}: {report['parameters'] / 1e9:.2f} B parameters", flush=True)
+    if args.end_to_end:  # the AV judge end to end, then (with --train) its LoRA steps
+        if "av" in tasks:
+            with tempfile.TemporaryDirectory() as folder:
+                report["end_to_end"] = end_to_end(adapter, args, device, Path(folder))
+        if args.train and REAL_SIZES[family]["train"]:
+            judge = Judge(adapter, JudgeSettings(task=tasks[0], prepare_on="cpu"))
+            samples = synthetic_samples(tasks[0], args.clips, args.seconds, args.height, args.width, judge.settings.fps)
+            report["train_bf16_weights"] = training_rows(
+                judge, samples, args.train_batch_sizes, device, False, args.steps
+            )
+        return report
     for task in tasks:
-        judge = Judge(adapter, JudgeSettings(task=task, workers=args.workers))
+        judge = Judge(adapter, JudgeSettings(task=task, workers=args.workers, prepare_on="cpu"))
         samples = synthetic_samples(task, args.clips, args.seconds, args.height, args.width, judge.settings.fps)
         tokens = judge.prepare(samples[0]).length
         print(f" {task}: {tokens} tokens a clip ({args.seconds:g} s, {args.width}x{args.height})", flush=True)
@@ -368,7 +548,7 @@ def measure_family(family: str, checkpoint: Path, args, device: torch.device) ->
                     np.max(np.abs(np.subtract(scores, first)))
                 )
         type(adapter).set_attention(adapter.model, args.attention[0])
-    judge = Judge(adapter, JudgeSettings(task=tasks[0]))
+    judge = Judge(adapter, JudgeSettings(task=tasks[0], prepare_on="cpu"))
     samples = synthetic_samples(tasks[0], args.clips, args.seconds, args.height, args.width, judge.settings.fps)
     report["differentiable"] = differentiable_row(judge, samples[0], device)
     if args.train and REAL_SIZES[family]["train"]:
@@ -377,7 +557,7 @@ def measure_family(family: str, checkpoint: Path, args, device: torch.device) ->
         _free(device)
         if device.type == "cuda":  # fp32 weights under bf16 autocast, as the HF Trainer runs `avjudge train`
             adapter = build_adapter(checkpoint, device, torch.float32, args.attention[0])
-            judge = Judge(adapter, JudgeSettings(task=tasks[0]))
+            judge = Judge(adapter, JudgeSettings(task=tasks[0], prepare_on="cpu"))
             print(" fp32 weights, bf16 autocast:", flush=True)
             report["train_fp32_weights_bf16_autocast"] = training_rows(
                 judge, samples, args.train_batch_sizes, device, True, args.steps
@@ -429,6 +609,13 @@ def main(argv: list[str] | None = None) -> dict:
         help="attention implementations to score with, e.g. auto,sdpa (the first also trains); "
         "auto: packed window attention in the Omni encoders (avjudge.judges.attention)",
     )
+    p.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="instead of the rows below, the AV judge from encoded files to scores, before and after (see above)",
+    )
+    p.add_argument("--files", type=int, default=16, help="--end-to-end: distinct clips written, cycled to fill runs")
+    p.add_argument("--gop", type=int, default=24, help="--end-to-end: a keyframe every this many frames (24 fps)")
     p.add_argument("--no-train", dest="train", action="store_false", help="skip the LoRA training steps")
     p.add_argument("--train-batch-sizes", type=_sizes, default=[1, 4, 8])
     p.add_argument("--steps", type=int, default=3, help="timed training steps per batch size (after one warm-up)")

@@ -90,3 +90,29 @@ def test_the_benchmark_measures_every_family_on_tiny_judges(bench, tmp_path):
         if trained:
             assert [row["batch_size"] for row in measured["train_bf16_weights"]] == [1, 2]
     assert out.exists()
+
+
+def test_the_end_to_end_run_scores_files_the_same_both_ways(bench, tmp_path):
+    report = bench.main(
+        ["--size", "tiny", "--families", "qwen2_5_omni", "--end-to-end", "--seconds", "3", "--height", "90"]
+        + ["--width", "160", "--files", "2", "--batch-sizes", "2", "--workers", "2", "--no-train"]
+        + ["--out", str(tmp_path / "e2e.json")]
+    )
+    measured = report["families"]["qwen2_5_omni"]["end_to_end"]
+    run = measured["runs"]["2"]
+    # two scoring windows of four batches of two
+    assert run["before"]["clips"] == run["after"]["clips"] == 16 and run["max_score_difference"] < 1e-5
+    assert measured["agreement"]["pixel_values_equal"]
+    assert all(rate > 0 for rate in measured["stages"]["2"].values())
+    assert (tmp_path / "e2e.profile.txt").read_text().strip()
+
+
+def test_the_full_sft_step_runs_under_zero_on_the_tiny_judge(tmp_path):
+    spec = importlib.util.spec_from_file_location("real_size_training", SCRIPT.with_name("real_size_training.py"))
+    training = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(training)
+    args = ["--size", "tiny", "--variants", "zero2", "--seconds", "2", "--height", "90", "--width", "160"]
+    report = training.main(args + ["--accumulation", "2", "--steps", "1", "--out", str(tmp_path / "sft.json")])
+    (row,) = report["rows"]
+    assert row["stage"] == "done" and row["samples_per_s"] > 0 and row["loss"] == row["loss"]  # finite, not NaN
+    assert row["trainable_parameters"] > 0 and "error" not in row

@@ -1,0 +1,74 @@
+"""How much of a judge's decode needs Python's GIL: decode throughput alone vs beside a thread that holds it.
+
+On an H100 the real-size AV judge's forward pass keeps its Python thread busy launching kernels for nearly all of
+its wall time (759 ms of CPU in 790 ms a batch: `benchmarks/results/end_to_end_h100_w6.profile.txt`), and end to
+end the clips went through at about half the rate of either the decode or the forward alone. If decoding needs the
+GIL, the two cannot overlap in one process. Here ``--threads`` threads decode what the AV judge reads of 8 s 720p
+clips (frames at 1 fps, audio at 16 kHz mono), alone and then beside one thread running pure Python (a stand-in for
+the forward's launches), with a core to spare for it: a decode free of the GIL would not slow down.
+
+    python benchmarks/decode_gil.py [--threads 1] [--clips 4] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_size_judges import FILE_FPS, FILE_RATE, panning_clip  # noqa: E402
+
+from avjudge.media import decode, encode_video  # noqa: E402
+
+READ = dict(fps=1.0, sample_rate=16000, channels=1)
+
+
+def decode_rate(paths: list[Path], threads: int, rounds: int) -> float:
+    work = paths * rounds
+    with ThreadPoolExecutor(threads) as pool:
+        start = time.perf_counter()
+        list(pool.map(lambda p: decode(p, **READ), work))
+    return len(work) / (time.perf_counter() - start)
+
+
+def hold_the_gil(stop: threading.Event) -> None:
+    while not stop.is_set():
+        sum(range(10_000))  # bytecode only: the GIL is held throughout
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", type=int, default=1, help="decoding threads (leave a core for the Python thread)")
+    p.add_argument("--clips", type=int, default=4)
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    if args.threads + 1 > cores:
+        p.error(f"{args.threads} decoding threads and the Python thread need {args.threads + 1} cores; {cores} here")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i in range(args.clips):
+            frames, audio = panning_clip(8.0, 720, 1280, seed=i)
+            paths.append(encode_video(Path(tmp) / f"clip{i}.mp4", frames, FILE_FPS, audio, FILE_RATE, gop=24))
+        decode_rate(paths[:1], 1, 1)  # warm-up
+        alone = decode_rate(paths, args.threads, args.rounds)
+        stop = threading.Event()
+        hog = threading.Thread(target=hold_the_gil, args=(stop,))
+        hog.start()
+        try:
+            beside = decode_rate(paths, args.threads, args.rounds)
+        finally:
+            stop.set()
+            hog.join()
+    print(f"{args.threads} decoding thread(s), {cores} cores: {alone:.2f} clips/s alone, {beside:.2f} beside a thread")
+    print(f"holding the GIL ({beside / alone:.2f}×)")
+
+
+if __name__ == "__main__":
+    main()
