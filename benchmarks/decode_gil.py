@@ -5,7 +5,8 @@ its wall time (759 ms of CPU in 790 ms a batch: `benchmarks/results/end_to_end_h
 end the clips went through at about half the rate of either the decode or the forward alone. If decoding needs the
 GIL, the two cannot overlap in one process. Here ``--threads`` threads decode what the AV judge reads of 8 s 720p
 clips (frames at 1 fps, audio at 16 kHz mono), alone and then beside one thread running pure Python (a stand-in for
-the forward's launches), with a core to spare for it: a decode free of the GIL would not slow down.
+the forward's launches), with a core to spare for it: a decode free of the GIL would not slow down. Then the same
+with the decoding in as many processes (`JudgeSettings.decode_processes`), each with its own GIL.
 
     python benchmarks/decode_gil.py [--threads 1] [--clips 4] [--rounds 3]
 """
@@ -18,7 +19,8 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,12 +31,29 @@ from avjudge.media import decode, encode_video  # noqa: E402
 READ = dict(fps=1.0, sample_rate=16000, channels=1)
 
 
-def decode_rate(paths: list[Path], threads: int, rounds: int) -> float:
+def read(path: Path) -> None:
+    decode(path, **READ)  # the clip stays in the worker: only the decoding is measured
+
+
+def decode_rate(pool: Executor, paths: list[Path], rounds: int) -> float:
     work = paths * rounds
-    with ThreadPoolExecutor(threads) as pool:
-        start = time.perf_counter()
-        list(pool.map(lambda p: decode(p, **READ), work))
+    start = time.perf_counter()
+    list(pool.map(read, work))
     return len(work) / (time.perf_counter() - start)
+
+
+def alone_and_beside(pool: Executor, paths: list[Path], rounds: int) -> tuple[float, float]:
+    """Clips/s of ``pool`` decoding alone, then beside a thread of this process that holds the GIL."""
+    list(pool.map(read, paths[:1]))  # warm-up: a process's imports
+    alone = decode_rate(pool, paths, rounds)
+    stop = threading.Event()
+    hog = threading.Thread(target=hold_the_gil, args=(stop,))
+    hog.start()
+    try:
+        return alone, decode_rate(pool, paths, rounds)
+    finally:
+        stop.set()
+        hog.join()
 
 
 def hold_the_gil(stop: threading.Event) -> None:
@@ -56,18 +75,13 @@ def main() -> None:
         for i in range(args.clips):
             frames, audio = panning_clip(8.0, 720, 1280, seed=i)
             paths.append(encode_video(Path(tmp) / f"clip{i}.mp4", frames, FILE_FPS, audio, FILE_RATE, gop=24))
-        decode_rate(paths[:1], 1, 1)  # warm-up
-        alone = decode_rate(paths, args.threads, args.rounds)
-        stop = threading.Event()
-        hog = threading.Thread(target=hold_the_gil, args=(stop,))
-        hog.start()
-        try:
-            beside = decode_rate(paths, args.threads, args.rounds)
-        finally:
-            stop.set()
-            hog.join()
-    print(f"{args.threads} decoding thread(s), {cores} cores: {alone:.2f} clips/s alone, {beside:.2f} beside a thread")
-    print(f"holding the GIL ({beside / alone:.2f}×)")
+        with ThreadPoolExecutor(args.threads) as pool:
+            threads = alone_and_beside(pool, paths, args.rounds)
+        with ProcessPoolExecutor(args.threads, mp_context=get_context("spawn")) as pool:
+            processes = alone_and_beside(pool, paths, args.rounds)
+    print(f"{cores} cores; clips/s alone, beside a thread holding the GIL:")
+    for name, (alone, beside) in (("thread(s)", threads), ("process(es)", processes)):
+        print(f"  {args.threads} decoding {name}: {alone:.2f}, {beside:.2f} ({beside / alone:.2f}×)")
 
 
 if __name__ == "__main__":

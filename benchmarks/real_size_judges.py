@@ -18,7 +18,7 @@ weights on the GPU, and measures it through the same Judge, adapters and collato
   resized and normalised on the CPU (``prepare_on="cpu"``); after, only the groups of pictures holding the sampled
   frames decoded and the frames resized and normalised on the GPU (``prepare_on="device"``). Each stage alone is
   timed too, the two paths' inputs and scores compared (and the audio features a GPU would make), and one batch's
-  forward pass profiled.
+  forward pass profiled. ``--decode-processes N`` has the "after" judge decode in N processes.
 
 Clips are synthetic (random 720p frames at the judge's 1 fps, noise audio): the cost does not depend
 on the content. Decoding is not included (`benchmarks/metrics_decode.py` measures it).
@@ -478,8 +478,12 @@ def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
     after_adapter = type(adapter)(
         adapter.model, adapter.tokenizer, adapter.feature_extractor, adapter.vision, adapter.checkpoint
     )
-    after = Judge(after_adapter, JudgeSettings(task="av", workers=args.workers, prepare_on="device"))
+    after = Judge(
+        after_adapter,
+        JudgeSettings(task="av", workers=args.workers, prepare_on="device", decode_processes=args.decode_processes),
+    )
     report: dict = {"files": len(paths), "gop": args.gop, "workers": args.workers, "runs": {}, "stages": {}}
+    report["decode_processes"] = args.decode_processes
     report["agreement"] = media_agreement(before, after, paths[0], device)
     print(f"  device media vs CPU: {report['agreement']}", flush=True)
     scores: dict = {}
@@ -616,6 +620,9 @@ def main(argv: list[str] | None = None) -> dict:
     )
     p.add_argument("--files", type=int, default=16, help="--end-to-end: distinct clips written, cycled to fill runs")
     p.add_argument("--gop", type=int, default=24, help="--end-to-end: a keyframe every this many frames (24 fps)")
+    p.add_argument(
+        "--decode-processes", type=int, default=0, help="--end-to-end: processes decoding for the 'after' judge"
+    )
     p.add_argument("--no-train", dest="train", action="store_false", help="skip the LoRA training steps")
     p.add_argument("--train-batch-sizes", type=_sizes, default=[1, 4, 8])
     p.add_argument("--steps", type=int, default=3, help="timed training steps per batch size (after one warm-up)")

@@ -95,7 +95,19 @@ def test_the_benchmark_measures_every_family_on_tiny_judges(bench, tmp_path):
 def test_the_end_to_end_run_scores_files_the_same_both_ways(bench, tmp_path):
     report = bench.main(
         ["--size", "tiny", "--families", "qwen2_5_omni", "--end-to-end", "--seconds", "3", "--height", "90"]
-        + ["--width", "160", "--files", "2", "--batch-sizes", "2", "--workers", "2", "--no-train"]
+        + [
+            "--width",
+            "160",
+            "--files",
+            "2",
+            "--batch-sizes",
+            "2",
+            "--workers",
+            "2",
+            "--decode-processes",
+            "1",
+            "--no-train",
+        ]
         + ["--out", str(tmp_path / "e2e.json")]
     )
     measured = report["families"]["qwen2_5_omni"]["end_to_end"]

@@ -12,3 +12,7 @@ class MediaError(AvjudgeError):
         self.path = None if path is None else str(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}" if self.path else problem)
+
+    def __reduce__(self):
+        # raised in a decoding process, it travels back whole (Exception pickles only its message)
+        return type(self), (self.path, self.problem)
