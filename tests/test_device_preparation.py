@@ -87,22 +87,3 @@ def test_prepare_on_names_its_choices(tiny_judges):
     with pytest.raises(ValueError, match="auto, cpu or device"):
         Judge.load("av", tiny_judges["qwen2_5_omni"], prepare_on="gpu")
     assert not Judge.load("av", tiny_judges["qwen2_5_omni"], device="cpu").adapter.media_on_device
-
-
-def test_files_decoded_in_processes_score_as_in_threads(tiny_judges, small_world, corrupt):
-    import pickle
-
-    from avjudge.media import MediaError
-
-    videos = sorted(str(p) for p in small_world.rglob("*.mp4"))[:3] + [corrupt]
-    in_threads = Judge.load("av", tiny_judges["qwen2_5_omni"], workers=2)
-    in_processes = Judge.load("av", tiny_judges["qwen2_5_omni"], workers=2, decode_processes=2)
-    expected = in_threads.score(videos)
-    got = in_processes.score(videos)
-    np.testing.assert_allclose([r.score for r in got[:3]], [r.score for r in expected[:3]], atol=1e-6)
-    # the corrupt file's error comes back from its process whole, naming the file; the batch goes on
-    assert got[3].score is None and got[3].error == expected[3].error and corrupt in got[3].error
-    again = in_processes.score(videos[:1])  # the same processes serve a later call
-    assert again[0].score == pytest.approx(got[0].score, abs=1e-6)
-    error = pickle.loads(pickle.dumps(MediaError("clip.mp4", "truncated")))
-    assert (error.path, error.problem, str(error)) == ("clip.mp4", "truncated", "clip.mp4: truncated")

@@ -243,6 +243,17 @@ def _per_judge(values: list[str] | None, dirs: dict[str, Path], flag: str) -> di
     return given
 
 
+def add_decode_processes(p: argparse.ArgumentParser) -> None:
+    """``--decode-processes``, for the commands whose jobs decode through the scoring core."""
+    p.add_argument(
+        "--decode-processes",
+        type=int,
+        default=0,
+        help="processes the --workers threads hand decoding to (0: the threads decode). Decoding needs Python's "
+        "lock, which a model on a GPU holds while it launches work: on a GPU machine give as many as --workers",
+    )
+
+
 def engine_of(args: argparse.Namespace):
     """The engine ``add_engine_arguments``'s flags name."""
     from ..runtime import make_engine
@@ -256,6 +267,7 @@ def model_options(args: argparse.Namespace, engine=None) -> dict:
     options = {
         "batch_size": args.batch_size,
         "workers": args.workers,
+        "decode_processes": getattr(args, "decode_processes", 0),  # where the command has the flag
         "device": args.device,
         "dtype": args.dtype,
         "attention": args.attention,
@@ -277,6 +289,7 @@ def add_scorer_arguments(p: argparse.ArgumentParser) -> None:
     add_judge(p, "a judge checkpoint, e.g. av=runs/av/final (default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
     add_served_arguments(p)
     add_runtime_arguments(p)
+    add_decode_processes(p)
 
 
 def clip_scorer(args: argparse.Namespace, dimensions, engine):
@@ -286,7 +299,9 @@ def clip_scorer(args: argparse.Namespace, dimensions, engine):
 
     options = model_options(args, engine)
     dirs = judge_dirs(args.judge)
-    scorer = ClipScorer(dimensions, dirs, options, options.pop("workers"), served_endpoints(args, dirs))
+    scorer = ClipScorer(
+        dimensions, dirs, options, options.pop("workers"), served_endpoints(args, dirs), options["decode_processes"]
+    )
     for name, reason in scorer.skipped.items():
         print(f"skipping {name}: {reason}")
     return scorer

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from .grammar import (
+    add_decode_processes,
     add_engine_arguments,
     add_input,
     add_out,
@@ -47,6 +48,7 @@ def _metrics_run_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a media file, a folder of them, or a source manifest", repeatable=True)
     add_out(p, "results: .jsonl, written as it goes, or .parquet, written when complete; rerun to resume")
     add_runtime_arguments(p, model=False)  # --device reaches the metrics that run a model on one (speech_content)
+    add_decode_processes(p)
     add_engine_arguments(p)
 
 
@@ -60,6 +62,7 @@ def _metrics_run(args: argparse.Namespace) -> int:
         args.out,
         batch_size=args.batch_size,
         workers=args.workers,
+        processes=args.decode_processes,
         device=args.device,
         progress=not args.no_progress,
         engine=engine_of(args),

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from .grammar import (
+    add_decode_processes,
     add_engine_arguments,
     add_input,
     add_judge,
@@ -51,6 +52,7 @@ def _score_args(p: argparse.ArgumentParser) -> None:
     )
     add_served_arguments(p)
     add_runtime_arguments(p)
+    add_decode_processes(p)
     add_engine_arguments(p)
 
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import weakref
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from functools import partial
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Iterable, Iterator, Literal, Sequence
 
@@ -16,7 +14,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..media import DecodeNeeds, MediaClip, MediaError, load_clip, resample
+from ..media import DecodeNeeds, MediaClip, MediaError, decoding_pool, load_clip, resample
 from ..prompts import task as get_task
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for, resolve_device
 from .calibration import load_temperature
@@ -48,10 +46,8 @@ class JudgeSettings:
         long_audio: audio longer than the model's window: ``error`` reports it, ``head`` scores its beginning.
         batch_size: clips in one forward pass.
         workers: threads that decode and prepare clips while the model scores.
-        decode_processes: processes that decode files and bytes for those threads (0: the threads decode). Decoding
-            needs the GIL, which a GPU forward pass's kernel launches hold, so in threads of the model's process the
-            two take turns (`benchmarks/decode_gil.py`); in processes they overlap. Processes start by ``spawn``: a
-            script that scores at import time needs ``if __name__ == "__main__":``.
+        decode_processes: processes that decode files and bytes for those threads (0: the threads decode; see
+            `avjudge.media.processes`): decoding needs the GIL, which a GPU forward pass's kernel launches hold.
         device: ``auto`` (CUDA when there is one), ``cpu``, ``cuda``, ``cuda:1``...
         dtype: ``auto`` (bfloat16 on a GPU, float32 on CPU), ``float32``, ``bfloat16``, ``float16``.
         yes_variants: answer strings whose probabilities make P(Yes) (``no_variants``: P(No)).
@@ -145,7 +141,6 @@ class Judge:
             raise ValueError(f"{adapter.family} models cannot take the audio inside the video item")
         adapter.use_audio_in_video = bool(self.settings.use_audio_in_video)
         adapter.media_on_device = self._media_on_device()
-        self._decoders: ProcessPoolExecutor | None = None
         if self.task.choices:  # a multiple-choice task reads its answer from the option letters
             self.head = ChoiceHead.from_tokenizer(adapter.tokenizer, self.task.choices)
         else:
@@ -219,10 +214,7 @@ class Judge:
         ``decode_processes`` processes where there are any)."""
         if self.settings.decode_processes <= 0:
             return load_clip(source, self.needs)
-        if self._decoders is None:  # started once, for every later call; ended when the judge is
-            self._decoders = ProcessPoolExecutor(self.settings.decode_processes, mp_context=get_context("spawn"))
-            weakref.finalize(self, self._decoders.shutdown, wait=False, cancel_futures=True)
-        return self._decoders.submit(load_clip, source, self.needs).result()
+        return decoding_pool(self.settings.decode_processes).submit(load_clip, source, self.needs).result()
 
     def sample(self, clip: MediaClip, text: str | None = None, utterance: str | None = None) -> JudgeSample:
         """A judge sample from a clip decoded by anyone (frames and audio re-sampled as needed)."""

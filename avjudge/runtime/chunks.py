@@ -43,14 +43,16 @@ class ClipJob:
         needs: the decode plan of every scorer of the job (`avjudge.scoring.Scoring.needs`).
         score: items with their ``clip`` (a `MediaClip`, or why it could not be decoded) -> one record each.
         workers: threads that decode a chunk here.
+        processes: processes those threads hand the decoding to here (0: none; `avjudge.media.processes`).
     """
 
     needs: DecodeNeeds
     score: Process
     workers: int = 2
+    processes: int = 0
 
     def decode(self, chunk: list[dict]) -> list[dict]:
-        return decode_items(chunk, self.needs, self.workers)
+        return decode_items(chunk, self.needs, self.workers, self.processes)
 
     def __call__(self, chunk: list[dict]) -> list[dict]:
         return self.score(self.decode(chunk))

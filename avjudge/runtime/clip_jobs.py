@@ -23,7 +23,7 @@ def scoring_job(scoring: Scoring, record: Callable[[dict, ClipRecord], dict]) ->
     def score_decoded(chunk: list[dict]) -> list[dict]:
         return [record(item, scored) for item, scored in zip(chunk, scoring.score_decoded(chunk))]
 
-    return ClipJob(scoring.needs, score_decoded, scoring.workers)
+    return ClipJob(scoring.needs, score_decoded, scoring.workers, scoring.processes)
 
 
 def judge_row(scored: ClipRecord, name: str) -> dict:
@@ -43,7 +43,7 @@ def score_items(
 ) -> dict:
     """`avjudge score`: S and its figures per item with one judge, written to ``out`` as it goes; resumable."""
     task = judge.task.name
-    scoring = Scoring([JudgeScorer(judge)], judge.settings.workers)
+    scoring = Scoring([JudgeScorer(judge)], judge.settings.workers, judge.settings.decode_processes)
 
     def row(item: dict, scored: ClipRecord) -> dict:
         return {"id": item["id"], "video": item["video"], "judge": task, **judge_row(scored, task)}
@@ -86,6 +86,7 @@ def run_metrics(
     device: str = "auto",
     progress: bool = True,
     engine: Engine | None = None,
+    processes: int = 0,
 ) -> dict:
     """Score clips with signal metrics, each clip decoded once for all of them; resumable.
 
@@ -95,6 +96,7 @@ def run_metrics(
         out: results JSONL, one line per clip with every output and per-metric errors, written as it goes.
         batch_size: clips a chunk.
         workers: threads that decode the clips of a chunk (the metrics then score them one at a time).
+        processes: processes those threads hand the decoding to (0: none; `avjudge.media.processes`).
         device: ``auto``, ``cpu`` or ``cuda``: where the metrics that run a model on one run it
             (``speech_content``); the others run on the CPU.
         progress: show a progress bar.
@@ -106,7 +108,7 @@ def run_metrics(
     from ..data import input_items
 
     items = input_items(source)  # bad inputs fail before a model loads
-    scoring = Scoring([MetricScorer(m) for m in load_metrics(names, device)], workers)
+    scoring = Scoring([MetricScorer(m) for m in load_metrics(names, device)], workers, processes)
 
     def row(item: dict, scored: ClipRecord) -> dict:
         return {"id": item["id"], "video": item["video"], **metrics_row(scored)}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..config import ConfigError
 from ..errors import is_run_fault, reason
-from ..media import DecodeNeeds, MediaClip, MediaError, load_clip, merge_needs
+from ..media import DecodeNeeds, MediaClip, MediaError, decoding_pool, load_clip, merge_needs
 from .scorers import Outcome, Scorer
 
 
@@ -60,13 +60,22 @@ def _media_key(item: dict) -> tuple:
     return (id(media) if media is not None else None, item.get("video"), item.get("audio"))
 
 
-def decode_items(items: Sequence[dict], needs: DecodeNeeds, workers: int = 1) -> list[dict]:
+def _clip(item: dict, needs: DecodeNeeds, processes: int) -> MediaClip | str:
+    """`clip_of`, in one of ``processes`` decoding processes (`avjudge.media.decoding_pool`) where there are any and
+    the item's media is a file or bytes; its clip (or error) comes back."""
+    if processes <= 0 or "media" in item:
+        return clip_of(item, needs)
+    sources = {key: item[key] for key in ("video", "audio") if key in item}
+    return decoding_pool(processes).submit(clip_of, sources, needs).result()
+
+
+def decode_items(items: Sequence[dict], needs: DecodeNeeds, workers: int = 1, processes: int = 0) -> list[dict]:
     """Each item with its ``clip`` (see `clip_of`) decoded by ``needs``, each distinct input once, in ``workers``
-    threads (PyAV releases the GIL)."""
-    return _decode_groups(items, [needs] * len(items), workers)
+    threads, which hand the decoding to ``processes`` processes where there are any (decoding needs the GIL)."""
+    return _decode_groups(items, [needs] * len(items), workers, processes)
 
 
-def _decode_groups(items: Sequence[dict], plans: Sequence[DecodeNeeds], workers: int) -> list[dict]:
+def _decode_groups(items: Sequence[dict], plans: Sequence[DecodeNeeds], workers: int, processes: int = 0) -> list[dict]:
     """Each item with its clip: items of the same media decode once, by the plan that merges theirs; where that
     fails (an audio file that one item's scorer wants frames of), each plan of the group decodes apart, so an item
     gets the error of its own plan only."""
@@ -77,9 +86,9 @@ def _decode_groups(items: Sequence[dict], plans: Sequence[DecodeNeeds], workers:
     def decode_group(members: list[int]) -> dict[int, MediaClip | str]:
         own = {k: plans[k] for k in members}
         merged = merge_needs(own.values())
-        clip = clip_of(items[members[0]], merged)
+        clip = _clip(items[members[0]], merged, processes)
         if isinstance(clip, str) and len(set(own.values())) > 1:
-            apart = {plan: clip_of(items[members[0]], plan) for plan in set(own.values())}
+            apart = {plan: _clip(items[members[0]], plan, processes) for plan in set(own.values())}
             return {k: apart[own[k]] for k in members}
         return dict.fromkeys(members, clip)
 
@@ -100,15 +109,17 @@ class Scoring:
     Args:
         scorers: the judges and metrics, each named by its ``name``.
         workers: threads that decode a batch's clips.
+        processes: processes those threads hand the decoding to (0: none; `avjudge.media.processes`).
     """
 
-    def __init__(self, scorers: Iterable[Scorer], workers: int = 2):
+    def __init__(self, scorers: Iterable[Scorer], workers: int = 2, processes: int = 0):
         self.scorers: dict[str, Scorer] = {}
         for scorer in scorers:
             if scorer.name in self.scorers:
                 raise ConfigError(f"two scorers are called {scorer.name!r}; give each its own name")
             self.scorers[scorer.name] = scorer
         self.workers = workers
+        self.processes = processes
 
     def names(self) -> list[str]:
         return list(self.scorers)
@@ -127,7 +138,7 @@ class Scoring:
 
     def decode(self, items: Sequence[dict]) -> list[dict]:
         """Each item with its ``clip``: the items of one media decode once, for every scorer they ask for."""
-        return _decode_groups(items, [self.plan(self._asked(item)) for item in items], self.workers)
+        return _decode_groups(items, [self.plan(self._asked(item)) for item in items], self.workers, self.processes)
 
     def score(self, items: Sequence[dict]) -> list[ClipRecord]:
         """One record per item, in order: each item decoded once, then scored by every scorer it asks for."""
