@@ -53,3 +53,17 @@ def test_avjudge_score_with_decoding_processes_writes_the_same_records(tiny_judg
     processes = {r["id"]: r["score"] for r in read_jsonl(tmp_path / "processes.jsonl")}
     assert threads.keys() == processes.keys() and len(threads) == 3
     assert processes == pytest.approx(threads, abs=1e-6)
+
+
+def test_avjudge_serve_decodes_in_its_workers_and_processes(tiny_judges, monkeypatch):
+    import uvicorn
+
+    import avjudge.serve.app as app
+
+    served = {}
+    monkeypatch.setattr(app, "create_app", lambda service, settings: served.setdefault("service", service))
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    judge = f"av={tiny_judges['qwen2_5_omni']}"
+    assert main(["serve", "--judge", judge, "--workers", "5", "--decode-processes", "3", "--port", "1"]) == 0
+    scoring = served["service"].scoring
+    assert (scoring.workers, scoring.processes) == (5, 3)

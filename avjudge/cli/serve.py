@@ -7,6 +7,7 @@ import ipaddress
 from pathlib import Path
 
 from .grammar import (
+    add_decode_processes,
     add_engine_arguments,
     add_judge,
     add_runtime_arguments,
@@ -64,6 +65,7 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
     )
     add_served_arguments(p)
     add_runtime_arguments(p, batch_size=16, workers=2)
+    add_decode_processes(p)
     add_engine_arguments(p)
 
 
@@ -91,7 +93,8 @@ def _serve(args: argparse.Namespace) -> int:
     metrics = {m.name: m for m in load_metrics(args.metric, args.device)}
     if not judges and not metrics:
         raise ConfigError("nothing to serve: give --judge TASK=DIR or --metric NAME")
-    service = ScoreService(judges, metrics)
+    # the scoring core decodes each batch's clips, in --workers threads (the judges get clips already decoded)
+    service = ScoreService(judges, metrics, args.workers, args.decode_processes)
     settings = ServerSettings(
         max_batch_size=args.max_batch_size,
         max_wait_ms=args.max_wait_ms,

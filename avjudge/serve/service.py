@@ -103,10 +103,12 @@ class ScoreService:
     judges: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
     decode_workers: int = 2
+    decode_processes: int = 0  # processes the decoding threads hand decoding to (`avjudge.media.processes`)
 
     def __post_init__(self):
         scorers = [JudgeScorer(j, task) for task, j in self.judges.items()]
-        self.scoring = Scoring(scorers + [MetricScorer(m) for m in self.metrics.values()], self.decode_workers)
+        metrics = [MetricScorer(m) for m in self.metrics.values()]
+        self.scoring = Scoring(scorers + metrics, self.decode_workers, self.decode_processes)
 
     def names(self) -> list[str]:
         return [*self.judges, *self.metrics]
