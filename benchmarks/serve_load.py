@@ -57,11 +57,13 @@ def _judge(size: str, folder: Path) -> Path:
     return checkpoint
 
 
-def _start(judge: Path, batch: int, workers: int, start_timeout: float = 900.0) -> tuple[subprocess.Popen, str]:
+def _start(
+    judge: Path, batch: int, workers: int, processes: int = 0, start_timeout: float = 900.0
+) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     command = [sys.executable, "-m", "avjudge.cli", "serve", "--judge", f"av={judge}", "--port", str(port)]
     command += ["--max-batch-size", str(batch), "--batch-size", str(batch), "--max-wait-ms", "10"]
-    command += ["--workers", str(workers)]
+    command += ["--workers", str(workers), "--decode-processes", str(processes)]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + start_timeout
@@ -127,6 +129,7 @@ def main() -> None:
     parser.add_argument("--clips", type=int, default=32)
     parser.add_argument("--size", choices=("tiny", "real"), default="tiny", help="real: the 7B judge, random weights")
     parser.add_argument("--workers", type=int, default=2, help="the server's decoding threads")
+    parser.add_argument("--decode-processes", type=int, default=0, help="processes the server's threads decode in")
     parser.add_argument("--out", type=Path, help="also write the figures here as JSON")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -136,7 +139,7 @@ def main() -> None:
         judge = _judge(args.size, tmp)
         results = {}
         for batch in (16, 1):
-            server, url = _start(judge, batch, args.workers)
+            server, url = _start(judge, batch, args.workers, args.decode_processes)
             try:
                 results[batch] = _load(url, clips, args.clients, args.requests, args.seconds)
             finally:
