@@ -18,7 +18,8 @@ weights on the GPU, and measures it through the same Judge, adapters and collato
   resized and normalised on the CPU (``prepare_on="cpu"``); after, only the groups of pictures holding the sampled
   frames decoded and the frames resized and normalised on the GPU (``prepare_on="device"``). Each stage alone is
   timed too, the two paths' inputs and scores compared (and the audio features a GPU would make), and one batch's
-  forward pass profiled. ``--decode-processes N`` has the "after" judge decode in N processes.
+  forward pass profiled; and the "after" judge through `avjudge score`'s batch job (``score_items``: the scoring
+  core and the local engine). ``--decode-processes N`` has the "after" judge decode in N processes.
 
 Clips are synthetic (random 720p frames at the judge's 1 fps, noise audio): the cost does not depend
 on the content. Decoding is not included (`benchmarks/metrics_decode.py` measures it).
@@ -52,6 +53,8 @@ from avjudge.judges.adapters import adapter_for
 from avjudge.judges.media_inputs import video_patches, video_patches_on_device
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.media import decode, encode_video
+from avjudge.runtime import read_records
+from avjudge.runtime.clip_jobs import score_items
 from avjudge.train.collator import AnswerCollator
 from avjudge.train.freeze import apply_freeze, apply_lora
 
@@ -469,6 +472,28 @@ def forward_profile(judge: Judge, paths: list[Path], device: torch.device, out: 
     return {"wall_s": wall, "device_busy_s": busy, "device_busy_share": busy / wall}
 
 
+def job_run(judge: Judge, paths: list[Path], count: int, size: int, folder: Path, device: torch.device):
+    """``count`` clips through `avjudge score`'s batch job (`score_items`: the scoring core decodes each chunk, the
+    local engine decoding the next while this one scores, then the judge scores the decoded clips): (its figures,
+    the scores in the order of the clips). Each clip is a link of its own, so no two items share a decode."""
+    folder.mkdir(parents=True, exist_ok=True)
+    links = []
+    for i in range(count):
+        link = folder / f"item{i:04d}.mp4"
+        link.symlink_to(paths[i % len(paths)])
+        links.append(link)
+    items = [{"id": f"{i:04d}", "video": str(link)} for i, link in enumerate(links)]
+    score_items(judge, items[:size], folder / "warm-up.jsonl", chunk_size=size, progress=False)  # processes start
+    out = folder / "scores.jsonl"
+    with Clock(device) as clock:
+        score_items(judge, items, out, chunk_size=4 * size, progress=False)
+    records = sorted(read_records(out), key=lambda r: r["id"])
+    if any(r.get("score") is None for r in records):
+        raise RuntimeError(f"the batch job failed clips: {[r.get('error') for r in records if r.get('error')][:3]}")
+    figures = {"clips": count, "clips_per_s": count / clock.seconds, "peak_gib": clock.peak_gib}
+    return figures, [r["score"] for r in records]
+
+
 def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
     """The AV judge from encoded files to scores, before and after, at each batch size; stages alone; agreement."""
     paths = write_clips(folder, args.files, args)
@@ -507,10 +532,13 @@ def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
                 f"    {label:<6} {count / clock.seconds:7.2f} clips/s end to end, peak {_gib(clock.peak_gib)}",
                 flush=True,
             )
+        job, scores[size]["job"] = job_run(after, paths, count, size, folder / f"job_{size}", device)
+        report["runs"][str(size)]["job"] = job
+        print(f"    job    {job['clips_per_s']:7.2f} clips/s end to end (`avjudge score`'s batch job)", flush=True)
         report["stages"][str(size)] = stage_rates(before, after, paths, args.workers, device)
-        report["runs"][str(size)]["max_score_difference"] = float(
-            np.max(np.abs(np.subtract(scores[size]["before"], scores[size]["after"])))
-        )
+        for label in ("after", "job"):
+            difference = np.max(np.abs(np.subtract(scores[size]["before"], scores[size][label])))
+            report["runs"][str(size)]["max_score_difference" + ("" if label == "after" else "_job")] = float(difference)
     after.settings = replace(after.settings, batch_size=args.batch_sizes[0])
     report["profile"] = forward_profile(after, paths, device, args.out)
     return report

@@ -114,6 +114,8 @@ def test_the_end_to_end_run_scores_files_the_same_both_ways(bench, tmp_path):
     run = measured["runs"]["2"]
     # two scoring windows of four batches of two
     assert run["before"]["clips"] == run["after"]["clips"] == 16 and run["max_score_difference"] < 1e-5
+    # and through `avjudge score`'s batch job (scoring core, local engine, decoding processes)
+    assert run["job"]["clips"] == 16 and run["max_score_difference_job"] < 1e-5
     assert measured["agreement"]["pixel_values_equal"]
     assert all(rate > 0 for rate in measured["stages"]["2"].values())
     assert (tmp_path / "e2e.profile.txt").read_text().strip()
