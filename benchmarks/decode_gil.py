@@ -19,16 +19,14 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from multiprocessing import get_context
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from decode_groups import READ  # noqa: E402
 from real_size_judges import FILE_FPS, FILE_RATE, panning_clip  # noqa: E402
 
-from avjudge.media import decode, encode_video  # noqa: E402
-
-READ = dict(fps=1.0, sample_rate=16000, channels=1)
+from avjudge.media import decode, decoding_pool, encode_video  # noqa: E402
 
 
 def read(path: Path) -> None:
@@ -77,8 +75,7 @@ def main() -> None:
             paths.append(encode_video(Path(tmp) / f"clip{i}.mp4", frames, FILE_FPS, audio, FILE_RATE, gop=24))
         with ThreadPoolExecutor(args.threads) as pool:
             threads = alone_and_beside(pool, paths, args.rounds)
-        with ProcessPoolExecutor(args.threads, mp_context=get_context("spawn")) as pool:
-            processes = alone_and_beside(pool, paths, args.rounds)
+        processes = alone_and_beside(decoding_pool(args.threads), paths, args.rounds)  # the pool avjudge decodes in
     print(f"{cores} cores; clips/s alone, beside a thread holding the GIL:")
     for name, (alone, beside) in (("thread(s)", threads), ("process(es)", processes)):
         print(f"  {args.threads} decoding {name}: {alone:.2f}, {beside:.2f} ({beside / alone:.2f}×)")

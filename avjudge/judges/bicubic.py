@@ -58,10 +58,16 @@ def pillow_weights(in_size: int, out_size: int) -> np.ndarray:
     return weights
 
 
-def _pass(x: torch.Tensor, weights: np.ndarray) -> torch.Tensor:
-    """One pass over the last axis of float64 ``x`` (integers 0..255), rounded to 8 bits as Pillow's ``clip8``."""
-    w = torch.from_numpy(weights).to(x.device)
-    summed = x @ w.T + float(1 << (PRECISION_BITS - 1))
+@lru_cache(maxsize=64)
+def _weights_on(in_size: int, out_size: int, device: torch.device) -> torch.Tensor:
+    """`pillow_weights`, transposed, on ``device``: copied there once per size, not once per batch."""
+    return torch.from_numpy(pillow_weights(in_size, out_size).T.copy()).to(device)
+
+
+def _pass(x: torch.Tensor, out_size: int) -> torch.Tensor:
+    """One pass over the last axis of float64 ``x`` (integers 0..255) to ``out_size``, rounded to 8 bits as
+    Pillow's ``clip8``."""
+    summed = x @ _weights_on(x.shape[-1], out_size, x.device) + float(1 << (PRECISION_BITS - 1))
     return torch.floor(summed * (1.0 / (1 << PRECISION_BITS))).clamp_(0, 255)
 
 
@@ -74,9 +80,7 @@ def vertical_first(in_h: int, in_w: int, out_h: int, out_w: int) -> bool:
     probe = np.random.default_rng(0).integers(0, 256, (in_h, in_w), dtype=np.uint8)
     expected = torch.from_numpy(np.array(Image.fromarray(probe).resize((out_w, out_h), Image.BICUBIC)))
     x = torch.from_numpy(probe)[None, None].to(torch.float64)
-    vertical = _pass(
-        _pass(x.transpose(-1, -2), pillow_weights(in_h, out_h)).transpose(-1, -2), pillow_weights(in_w, out_w)
-    )
+    vertical = _pass(_pass(x.transpose(-1, -2), out_h).transpose(-1, -2), out_w)
     return bool(torch.equal(vertical[0, 0].to(torch.uint8), expected))
 
 
@@ -89,10 +93,10 @@ def resize_like_pillow(images: torch.Tensor, height: int, width: int) -> torch.T
     in_h, in_w = x.shape[-2:]
 
     def horizontal(x):
-        return _pass(x, pillow_weights(in_w, width)) if in_w != width else x  # Pillow skips a pass of the same size
+        return _pass(x, width) if in_w != width else x  # Pillow skips a pass of the same size
 
     def vertical(x):
-        return _pass(x.transpose(-1, -2), pillow_weights(in_h, height)).transpose(-1, -2) if in_h != height else x
+        return _pass(x.transpose(-1, -2), height).transpose(-1, -2) if in_h != height else x
 
     if in_w != width and in_h != height and vertical_first(in_h, in_w, height, width):
         return horizontal(vertical(x)).to(torch.uint8)
