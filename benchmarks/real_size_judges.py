@@ -514,10 +514,10 @@ def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
     scores: dict = {}
     for size in args.batch_sizes:
         print(f"  batch {size}:", flush=True)
+        count = max(2 * 4 * size, len(paths))  # two scoring windows at least: the pipeline's steady state
+        work = [paths[i % len(paths)] for i in range(count)]
         for label, judge in (("before", before), ("after", after)):
             judge.settings = replace(judge.settings, batch_size=size)
-            count = max(2 * 4 * size, len(paths))  # two scoring windows at least: the pipeline's steady state
-            work = [paths[i % len(paths)] for i in range(count)]
             judge.score(work[:size])  # warm-up
             with Clock(device) as clock:
                 results = judge.score(work)
@@ -536,9 +536,9 @@ def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
         report["runs"][str(size)]["job"] = job
         print(f"    job    {job['clips_per_s']:7.2f} clips/s end to end (`avjudge score`'s batch job)", flush=True)
         report["stages"][str(size)] = stage_rates(before, after, paths, args.workers, device)
-        for label in ("after", "job"):
-            difference = np.max(np.abs(np.subtract(scores[size]["before"], scores[size][label])))
-            report["runs"][str(size)]["max_score_difference" + ("" if label == "after" else "_job")] = float(difference)
+        run, before_scores = report["runs"][str(size)], scores[size]["before"]
+        run["max_score_difference"] = float(np.max(np.abs(np.subtract(before_scores, scores[size]["after"]))))
+        run["max_score_difference_job"] = float(np.max(np.abs(np.subtract(before_scores, scores[size]["job"]))))
     after.settings = replace(after.settings, batch_size=args.batch_sizes[0])
     report["profile"] = forward_profile(after, paths, device, args.out)
     return report
