@@ -19,7 +19,10 @@ weights on the GPU, and measures it through the same Judge, adapters and collato
   frames decoded and the frames resized and normalised on the GPU (``prepare_on="device"``). Each stage alone is
   timed too, the two paths' inputs and scores compared (and the audio features a GPU would make), and one batch's
   forward pass profiled; and the "after" judge through `avjudge score`'s batch job (``score_items``: the scoring
-  core and the local engine). ``--decode-processes N`` has the "after" judge decode in N processes.
+  core and the local engine). ``--decode-processes N`` has the "after" judge decode in N processes. Last, the
+  "after" judge's forward pass and scores as released, with its MLP widths padded to a multiple of
+  ``--align-widths`` (8: Qwen2.5-Omni's 3,420-wide vision MLPs to 3,424; `avjudge.judges.widths`) and, with
+  ``--compile``, with its repeated blocks compiled too (`avjudge.judges.compiling`), in one run.
 
 Clips are synthetic (random 720p frames at the judge's 1 fps, noise audio): the cost does not depend
 on the content. Decoding is not included (`benchmarks/metrics_decode.py` measures it).
@@ -41,6 +44,7 @@ import tempfile
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -50,8 +54,10 @@ import torch
 
 from avjudge.judges import Judge, JudgeSample, JudgeSettings
 from avjudge.judges.adapters import adapter_for
+from avjudge.judges.compiling import compile_blocks, repeated_blocks
 from avjudge.judges.media_inputs import video_patches, video_patches_on_device
 from avjudge.judges.tiny import make_tiny_judges
+from avjudge.judges.widths import align_mlp_widths
 from avjudge.media import decode, encode_video
 from avjudge.runtime import read_records
 from avjudge.runtime.clip_jobs import score_items
@@ -418,6 +424,14 @@ def stage_rates(before: Judge, after: Judge, paths: list[Path], workers: int, de
     inputs = [adapter.to_device(adapter.collate(b, device=device)) for b in batches]
     _sync(device)
     rates["media_on_device"] = size * len(batches) / (time.perf_counter() - start)
+    rates["forward"] = forward_rate(adapter, inputs, device)
+    for name, value in rates.items():
+        print(f"    stage {name:<22} {value:8.2f} clips/s", flush=True)
+    return rates
+
+
+def forward_rate(adapter, inputs: list[dict], device: torch.device) -> float:
+    """Clips/s of the model's forward pass alone over batches already on the device (after one warm-up)."""
     with torch.inference_mode():
         adapter.next_token_logits(inputs[0])
         _sync(device)
@@ -425,10 +439,77 @@ def stage_rates(before: Judge, after: Judge, paths: list[Path], workers: int, de
         for batch in inputs:
             adapter.next_token_logits(batch)
         _sync(device)
-    rates["forward"] = size * len(batches) / (time.perf_counter() - start)
-    for name, value in rates.items():
-        print(f"    stage {name:<22} {value:8.2f} clips/s", flush=True)
-    return rates
+    return sum(len(batch["input_ids"]) for batch in inputs) / (time.perf_counter() - start)
+
+
+@contextmanager
+def aligned_widths(model: torch.nn.Module, multiple: int):
+    """The model with its MLP widths padded (`avjudge.judges.widths`) inside the block, as released after it; yields
+    how many MLPs were padded."""
+    released = {
+        m: (m.weight, m.bias, m.in_features, m.out_features) for m in model.modules() if type(m) is torch.nn.Linear
+    }
+    try:
+        yield align_mlp_widths(model, multiple)
+    finally:
+        for m, (weight, bias, fan_in, fan_out) in released.items():
+            m.weight, m.bias, m.in_features, m.out_features = weight, bias, fan_in, fan_out
+
+
+@contextmanager
+def compiled_blocks(model: torch.nn.Module):
+    """The model with its repeated blocks compiled (`avjudge.judges.compiling`) inside the block, eager after it;
+    yields how many blocks were compiled."""
+    blocks = repeated_blocks(model)
+    try:
+        yield compile_blocks(model)
+    finally:
+        for block in blocks:
+            block._compiled_call_impl = None  # what torch.nn.Module.compile set; None calls the block eagerly again
+
+
+def forward_variants(judge: Judge, paths: list[Path], args, device: torch.device) -> dict:
+    """The judge's forward pass and end-to-end scoring as released, with its MLP widths padded to a multiple of
+    ``--align-widths``, and (``--compile``) with its blocks compiled as well, in one run: clips/s of each, the first
+    batch's seconds (compiling included), how far the scores move from the released model's, each changed model's
+    forward pass profiled."""
+    adapter, size = judge.adapter, judge.settings.batch_size
+    prepared = [judge.prepare(judge.sample(judge.decode(p))) for p in paths]
+    batches = [[prepared[(i + b * size) % len(prepared)] for i in range(size)] for b in range(2)]
+    inputs = [
+        adapter.to_device(adapter.collate(b, device=device if adapter.media_on_device else None)) for b in batches
+    ]
+    work = [paths[i % len(paths)] for i in range(max(8 * size, len(paths)))]
+    variants = [("released", [])]
+    if args.align_widths:
+        variants.append(("aligned", [partial(aligned_widths, adapter.model, args.align_widths)]))
+    if args.compile:
+        variants.append(("compiled", variants[-1][1] + [partial(compiled_blocks, adapter.model)]))
+    report: dict = {"align_widths": args.align_widths}
+    for label, changes in variants:
+        with ExitStack() as stack:
+            changed = [stack.enter_context(change()) for change in changes]
+            with Clock(device) as first:
+                judge.score(work[:size])  # warm-up: kernels and, compiled, the graphs
+            forward = forward_rate(adapter, inputs, device)
+            with Clock(device) as clock:
+                results = judge.score(work)
+            _checked(results)
+            row = report[label] = {"forward_clips_per_s": forward, "clips_per_s": len(work) / clock.seconds}
+            row.update(first_batch_s=first.seconds, changed=changed, scores=[r.score for r in results])
+            if changes:
+                out = args.out and args.out.with_suffix(f".{label}.json")
+                row["profile"] = forward_profile(judge, paths, device, out)
+        print(
+            f"    {label:<9} forward {forward:7.2f} clips/s, end to end {row['clips_per_s']:7.2f} clips/s, first "
+            f"batch {row['first_batch_s']:.1f} s, modules changed {changed}",
+            flush=True,
+        )
+    released = report["released"]["scores"]
+    for label, _ in variants:
+        scores = report[label].pop("scores")
+        report[label]["max_score_difference"] = float(np.max(np.abs(np.subtract(scores, released))))
+    return report
 
 
 def media_agreement(before: Judge, after: Judge, path: Path, device: torch.device) -> dict:
@@ -541,6 +622,8 @@ def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
         run["max_score_difference_job"] = float(np.max(np.abs(np.subtract(before_scores, scores[size]["job"]))))
     after.settings = replace(after.settings, batch_size=args.batch_sizes[0])
     report["profile"] = forward_profile(after, paths, device, args.out)
+    if args.align_widths or args.compile:
+        report["variants"] = forward_variants(after, paths, args, device)
     return report
 
 
@@ -650,6 +733,18 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--gop", type=int, default=24, help="--end-to-end: a keyframe every this many frames (24 fps)")
     p.add_argument(
         "--decode-processes", type=int, default=0, help="--end-to-end: processes decoding for the 'after' judge"
+    )
+    p.add_argument(
+        "--align-widths",
+        type=int,
+        default=8,
+        metavar="N",
+        help="--end-to-end: the 'after' judge again with its MLP widths padded to a multiple of N (0: not)",
+    )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="--end-to-end: the 'after' judge again with its repeated blocks compiled too (minutes on a GPU)",
     )
     p.add_argument("--no-train", dest="train", action="store_false", help="skip the LoRA training steps")
     p.add_argument("--train-batch-sizes", type=_sizes, default=[1, 4, 8])

@@ -144,7 +144,9 @@ def test_a_judge_whose_weights_wait_loads_them_where_it_first_scores(tiny_judges
     eager = [r.score for r in judges["av"].score(videos[:3])]
     assert [r.score for r in deferred.score(videos[:3])] == eager and deferred.adapter.has_weights
     assert [r.score for r in sent.score(videos[:3])] == eager
-    args = argparse.Namespace(batch_size=4, workers=1, device="cpu", dtype="auto", attention="auto")
+    args = argparse.Namespace(
+        batch_size=4, workers=1, device="cpu", dtype="auto", attention="auto", align_widths=0, compile=False
+    )
     assert model_options(args, make_engine("ray"))["defer_weights"]  # a Ray job's driver loads no weights
     assert "defer_weights" not in model_options(args, make_engine("local"))
 

@@ -106,6 +106,8 @@ def test_the_end_to_end_run_scores_files_the_same_both_ways(bench, tmp_path):
             "2",
             "--decode-processes",
             "1",
+            "--align-widths",
+            "48",  # the tiny judge's MLPs are aligned to 8 already
             "--no-train",
         ]
         + ["--out", str(tmp_path / "e2e.json")]
@@ -119,6 +121,22 @@ def test_the_end_to_end_run_scores_files_the_same_both_ways(bench, tmp_path):
     assert measured["agreement"]["pixel_values_equal"]
     assert all(rate > 0 for rate in measured["stages"]["2"].values())
     assert (tmp_path / "e2e.profile.txt").read_text().strip()
+    # the same judge with its MLP widths padded: the same scores
+    aligned = measured["variants"]["aligned"]
+    assert aligned["changed"][0] >= 4 and aligned["max_score_difference"] < 1e-5
+    assert aligned["forward_clips_per_s"] > 0 and (tmp_path / "e2e.aligned.profile.txt").read_text().strip()
+
+
+@pytest.mark.slow  # compiling the tiny judge's blocks takes about half a minute on 2 cores
+def test_the_end_to_end_run_compares_compiled_blocks(bench, tmp_path):
+    args = ["--size", "tiny", "--families", "qwen2_5_omni", "--end-to-end", "--seconds", "2", "--height", "90"]
+    args += ["--width", "160", "--files", "2", "--batch-sizes", "2", "--workers", "2", "--no-train"]
+    report = bench.main(args + ["--align-widths", "0", "--compile", "--out", str(tmp_path / "e2e.json")])
+    variants = report["families"]["qwen2_5_omni"]["end_to_end"]["variants"]
+    assert set(variants) == {"align_widths", "released", "compiled"}
+    compiled = variants["compiled"]
+    assert compiled["changed"][0] >= 6 and compiled["max_score_difference"] < 1e-5
+    assert compiled["forward_clips_per_s"] > 0 and (tmp_path / "e2e.compiled.profile.txt").read_text().strip()
 
 
 def test_the_full_sft_step_runs_under_zero_on_the_tiny_judge(tmp_path):

@@ -20,6 +20,7 @@ from ..devices import device_name
 from ..errors import AvjudgeError
 from ..prompts import CHAT_FORMATS, ChatFormat, render_prompt
 from .attention import pack_encoder_windows
+from .compiling import compile_blocks
 from .media_inputs import (
     VisionPreprocess,
     audio_feature_tokens,
@@ -33,6 +34,7 @@ from .media_inputs import (
     whisper_features,
     whisper_frames,
 )
+from .widths import align_mlp_widths
 
 
 class CheckpointError(AvjudgeError):
@@ -133,20 +135,40 @@ class Adapter:
         config=None,
         attention: str = "auto",
         defer_weights: bool = False,
+        align_widths: int = 0,
+        compiled: bool = False,
     ) -> "Adapter":
         """The adapter of ``checkpoint``'s model on ``device``; with ``defer_weights``, the weights load when the model
-        is first used (a process that only hands the judge on, as Ray's driver does, never loads them)."""
-        build = partial(cls.load_model, checkpoint, device, dtype, trust_remote_code, config, attention)
+        is first used (a process that only hands the judge on, as Ray's driver does, never loads them). For scoring:
+        ``align_widths`` pads MLP widths to a multiple of it (`avjudge.judges.widths`); ``compiled`` compiles the
+        model's repeated blocks (`avjudge.judges.compiling`)."""
+        build = partial(
+            cls.load_model, checkpoint, device, dtype, trust_remote_code, config, attention, align_widths, compiled
+        )
         return cls.around(None if defer_weights else build(), checkpoint, build)
 
     @classmethod
-    def load_model(cls, checkpoint: Path, device: str, dtype: str, trust_remote_code: bool, config, attention: str):
+    def load_model(
+        cls,
+        checkpoint: Path,
+        device: str,
+        dtype: str,
+        trust_remote_code: bool,
+        config,
+        attention: str,
+        align_widths: int = 0,
+        compiled: bool = False,
+    ):
         dev = resolve_device(device)
         kwargs = dict(local_files_only=True, trust_remote_code=trust_remote_code, dtype=resolve_dtype(dtype, dev))
         if config is not None:
             kwargs["config"] = config
         model = cls.model_class().from_pretrained(str(checkpoint), **kwargs).to(dev).eval()
         cls.set_attention(model, attention)
+        if align_widths:
+            align_mlp_widths(model, align_widths)
+        if compiled:
+            compile_blocks(model)
         return model
 
     @property

@@ -60,6 +60,11 @@ class JudgeSettings:
             model's device, batch by batch, while the worker threads decode, compute audio features and tokenise),
             ``auto`` (the device when it is a GPU). Both give the same pixel values, bit for bit. Audio features stay
             on the CPU: a GPU's FFT differs from the CPU's by 2e-5, which moved a bf16 7B judge's scores by 0.02.
+        align_widths: pad the model's MLP widths with zeros up to a multiple of this many elements (0: as released;
+            8 puts Qwen2.5-Omni's 3,420-wide vision MLPs on 16-byte rows, which Hopper's matrix kernels need). The
+            same function; on a GPU another kernel may round bf16 sums differently. See `avjudge.judges.widths`.
+        compile: compile the model's repeated blocks with torch.compile (`avjudge.judges.compiling`): element-wise
+            chains fuse; the first batches take tens of seconds longer.
     """
 
     task: str
@@ -83,6 +88,8 @@ class JudgeSettings:
     # auto: packed window attention in the Omni encoders (avjudge.judges.attention); else a transformers name
     attention: str = "auto"
     prepare_on: Literal["auto", "cpu", "device"] = "auto"
+    align_widths: int = 0  # 0: the MLPs as released; else padded to a multiple of this many elements
+    compile: bool = False  # torch.compile each repeated block
 
     def resolved(self) -> "JudgeSettings":
         fps, max_pixels = TASK_VISION_DEFAULTS[self.task]
@@ -194,6 +201,8 @@ class Judge:
             trust_remote_code=s.trust_remote_code,
             attention=s.attention,
             defer_weights=defer_weights,
+            align_widths=s.align_widths,
+            compiled=s.compile,
         )
         return cls(adapter, s)
 
