@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -14,7 +12,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..media import DecodeNeeds, MediaClip, MediaError, decoding_pool, load_clip, resample
+from ..ahead import map_ahead
+from ..media import DecodeNeeds, MediaClip, MediaError, in_decoding_process, load_clip, resample
 from ..prompts import task as get_task
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for, resolve_device
 from .calibration import load_temperature
@@ -221,9 +220,7 @@ class Judge:
     def decode(self, source: str | Path | bytes) -> MediaClip:
         """Decode what this judge needs of a file (or its bytes), at its own frame rate and audio rate (in one of
         ``decode_processes`` processes where there are any)."""
-        if self.settings.decode_processes <= 0:
-            return load_clip(source, self.needs)
-        return decoding_pool(self.settings.decode_processes).submit(load_clip, source, self.needs).result()
+        return in_decoding_process(self.settings.decode_processes, load_clip, source, self.needs)
 
     def sample(self, clip: MediaClip, text: str | None = None, utterance: str | None = None) -> JudgeSample:
         """A judge sample from a clip decoded by anyone (frames and audio re-sampled as needed)."""
@@ -331,15 +328,7 @@ class Judge:
         if self.settings.workers <= 1 or len(indices) <= 1:
             yield from map(fn, indices)
             return
-        ahead = 2 * self._window
-        with ThreadPoolExecutor(self.settings.workers) as pool:
-            pending: deque = deque()
-            for i in indices:
-                pending.append(pool.submit(fn, i))
-                if len(pending) > ahead:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+        yield from map_ahead(fn, indices, self.settings.workers, 2 * self._window)
 
     @property
     def _window(self) -> int:
@@ -373,20 +362,13 @@ class Judge:
         todo = sorted(window, key=lambda w: w.prepared.length)
         size = self.settings.batch_size
         batches = [todo[start : start + size] for start in range(0, len(todo), size)]
-        if not batches:
-            return todo
         # one thread builds the next batch's inputs (collation, copies to the device, media made there) while the
         # model runs this one: the forward pass waits on the device at its own sync points, not on them
-        with ThreadPoolExecutor(1) as builder:
-            upcoming = builder.submit(self._model_inputs, batches[0])
-            for k, batch in enumerate(batches):
-                inputs = upcoming.result()
-                if k + 1 < len(batches):
-                    upcoming = builder.submit(self._model_inputs, batches[k + 1])
-                with torch.inference_mode():
-                    logits = self.adapter.next_token_logits(inputs)
-                for w, result in zip(batch, self.head.results(logits)):
-                    w.result = result
+        for batch, inputs in zip(batches, map_ahead(self._model_inputs, batches), strict=True):
+            with torch.inference_mode():
+                logits = self.adapter.next_token_logits(inputs)
+            for w, result in zip(batch, self.head.results(logits)):
+                w.result = result
         return todo
 
     def _model_inputs(self, batch: list[_Work]) -> dict:

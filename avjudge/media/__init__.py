@@ -6,7 +6,7 @@ from .encode import VIDEO_PROFILES, atomic_path, encode_audio, encode_video, rep
 from .errors import MediaError
 from .needs import NATIVE_FPS, DecodeNeeds, frame_indices, merge_needs
 from .probe import AudioInfo, MediaInfo, VideoInfo, probe
-from .processes import decoding_pool
+from .processes import decoding_pool, in_decoding_process
 from .source import conform, from_arrays, load_clip
 from .wire import pack_clip, unpack_clip
 
@@ -24,6 +24,7 @@ __all__ = [
     "conform",
     "decode",
     "decoding_pool",
+    "in_decoding_process",
     "encode_audio",
     "encode_video",
     "file_hash",

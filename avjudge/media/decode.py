@@ -212,9 +212,9 @@ class _KeyframeGate:
         if not self.sampler.wants_before(next_keyframe):
             self.follows_decoded = False
             return
-        fresh = not self.follows_decoded
-        start = self._time(group[0]) if fresh else None
-        if fresh:
+        start = None  # after a dropped group: where this group's own pictures start
+        if not self.follows_decoded:
+            start = self._time(group[0])
             group[0].stream.codec_context.flush_buffers()
         self.follows_decoded = True
         for packet in group:

@@ -23,3 +23,10 @@ def decoding_pool(processes: int) -> ProcessPoolExecutor:
     pool = ProcessPoolExecutor(processes, mp_context=get_context("spawn"))
     atexit.register(pool.shutdown, wait=False, cancel_futures=True)
     return pool
+
+
+def in_decoding_process(processes: int, fn, *args):
+    """``fn(*args)`` in one of the process-wide pool's ``processes`` processes, or here where there are none (0)."""
+    if processes <= 0:
+        return fn(*args)
+    return decoding_pool(processes).submit(fn, *args).result()

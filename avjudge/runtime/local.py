@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar, Iterator
 
+from ..ahead import map_ahead
 from ..errors import is_run_fault
 from .chunks import ClipJob, Process, process_rows
 
@@ -31,14 +32,9 @@ class LocalEngine:
 
     def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
         chunks = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
-        if not isinstance(process, ClipJob) or not chunks:
+        if not isinstance(process, ClipJob):
             for chunk in chunks:
                 yield process_rows(process, chunk)
             return
-        with ThreadPoolExecutor(1) as decoder:
-            upcoming = decoder.submit(_decoded, process, chunks[0])
-            for k, chunk in enumerate(chunks):
-                decoded = upcoming.result()
-                if k + 1 < len(chunks):
-                    upcoming = decoder.submit(_decoded, process, chunks[k + 1])
-                yield process_rows(process, chunk) if decoded is None else process_rows(process.score, decoded)
+        for chunk, decoded in zip(chunks, map_ahead(partial(_decoded, process), chunks), strict=True):
+            yield process_rows(process, chunk) if decoded is None else process_rows(process.score, decoded)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..config import ConfigError
 from ..errors import is_run_fault, reason
-from ..media import DecodeNeeds, MediaClip, MediaError, decoding_pool, load_clip, merge_needs
+from ..media import DecodeNeeds, MediaClip, MediaError, in_decoding_process, load_clip, merge_needs
 from .scorers import Outcome, Scorer
 
 
@@ -63,10 +63,10 @@ def _media_key(item: dict) -> tuple:
 def _clip(item: dict, needs: DecodeNeeds, processes: int) -> MediaClip | str:
     """`clip_of`, in one of ``processes`` decoding processes (`avjudge.media.decoding_pool`) where there are any and
     the item's media is a file or bytes; its clip (or error) comes back."""
-    if processes <= 0 or "media" in item:
+    if "media" in item:  # in memory: nothing to decode
         return clip_of(item, needs)
-    sources = {key: item[key] for key in ("video", "audio") if key in item}
-    return decoding_pool(processes).submit(clip_of, sources, needs).result()
+    sources = {key: item[key] for key in ("video", "audio") if key in item}  # what a process needs of the item
+    return in_decoding_process(processes, clip_of, sources, needs)
 
 
 def decode_items(items: Sequence[dict], needs: DecodeNeeds, workers: int = 1, processes: int = 0) -> list[dict]:
