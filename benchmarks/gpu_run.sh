@@ -35,9 +35,9 @@ for step in "${steps[@]}"; do
   echo "== $step ($(date +%T))"
   case $step in
     threads)
-      "${e2e[@]}" --batch-sizes 8,32 --workers 6 --align-widths 0 --no-train --out "$out/end_to_end_threads.json" ;;
+      "${e2e[@]}" --batch-sizes 8,32 --workers 6 --no-train --out "$out/end_to_end_threads.json" ;;
     processes)
-      "${e2e[@]}" --batch-sizes 8,32 --workers 12 --decode-processes 12 --align-widths 0 --train-batch-sizes 1,4,8 \
+      "${e2e[@]}" --batch-sizes 8,32 --workers 12 --decode-processes 12 --train-batch-sizes 1,4,8 \
         --steps 2 --out "$out/end_to_end_processes.json" ;;
     variants)
       "${e2e[@]}" --batch-sizes 8 --workers 12 --decode-processes 12 --align-widths 8 --compile --no-train \

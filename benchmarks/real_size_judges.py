@@ -19,10 +19,10 @@ weights on the GPU, and measures it through the same Judge, adapters and collato
   frames decoded and the frames resized and normalised on the GPU (``prepare_on="device"``). Each stage alone is
   timed too, the two paths' inputs and scores compared (and the audio features a GPU would make), and one batch's
   forward pass profiled; and the "after" judge through `avjudge score`'s batch job (``score_items``: the scoring
-  core and the local engine). ``--decode-processes N`` has the "after" judge decode in N processes. Last, the
-  "after" judge's forward pass and scores as released, with its MLP widths padded to a multiple of
-  ``--align-widths`` (8: Qwen2.5-Omni's 3,420-wide vision MLPs to 3,424; `avjudge.judges.widths`) and, with
-  ``--compile``, with its repeated blocks compiled too (`avjudge.judges.compiling`), in one run.
+  core and the local engine). ``--decode-processes N`` has the "after" judge decode in N processes. Last, with
+  ``--align-widths N`` or ``--compile``, the "after" judge's forward pass and scores as released, with its MLP
+  widths padded to a multiple of N (8: Qwen2.5-Omni's 3,420-wide vision MLPs to 3,424; `avjudge.judges.widths`)
+  and with its repeated blocks compiled too (`avjudge.judges.compiling`), in one run.
 
 Clips are synthetic (random 720p frames at the judge's 1 fps, noise audio): the cost does not depend
 on the content. Decoding is not included (`benchmarks/metrics_decode.py` measures it).
@@ -474,11 +474,7 @@ def forward_variants(judge: Judge, paths: list[Path], args, device: torch.device
     batch's seconds (compiling included), how far the scores move from the released model's, each changed model's
     forward pass profiled."""
     adapter, size = judge.adapter, judge.settings.batch_size
-    prepared = [judge.prepare(judge.sample(judge.decode(p))) for p in paths]
-    batches = [[prepared[(i + b * size) % len(prepared)] for i in range(size)] for b in range(2)]
-    inputs = [
-        adapter.to_device(adapter.collate(b, device=device if adapter.media_on_device else None)) for b in batches
-    ]
+    inputs = device_batches(judge, paths, 2)
     work = [paths[i % len(paths)] for i in range(max(8 * size, len(paths)))]
     variants = [("released", [])]
     if args.align_widths:
@@ -499,7 +495,7 @@ def forward_variants(judge: Judge, paths: list[Path], args, device: torch.device
             row.update(first_batch_s=first.seconds, changed=changed, scores=[r.score for r in results])
             if changes:
                 out = args.out and args.out.with_suffix(f".{label}.json")
-                row["profile"] = forward_profile(judge, paths, device, out)
+                row["profile"] = forward_profile(adapter, inputs[0], device, out)
         print(
             f"    {label:<9} forward {forward:7.2f} clips/s, end to end {row['clips_per_s']:7.2f} clips/s, first "
             f"batch {row['first_batch_s']:.1f} s, modules changed {changed}",
@@ -525,13 +521,24 @@ def media_agreement(before: Judge, after: Judge, path: Path, device: torch.devic
     }
 
 
-def forward_profile(judge: Judge, paths: list[Path], device: torch.device, out: Path | None) -> dict:
+def device_batches(judge: Judge, paths: list[Path], count: int) -> list[dict]:
+    """``count`` batches of the judge's size of the clips in ``paths`` (cycled), collated and on the model's device
+    as its scoring makes them."""
+    adapter, size = judge.adapter, judge.settings.batch_size
+    prepared = [judge.prepare(judge.sample(judge.decode(p))) for p in paths[: count * size]]
+    device = adapter.device if adapter.media_on_device else None
+    return [
+        adapter.to_device(
+            adapter.collate([prepared[(b * size + i) % len(prepared)] for i in range(size)], device=device)
+        )
+        for b in range(count)
+    ]
+
+
+def forward_profile(adapter, batch: dict, device: torch.device, out: Path | None) -> dict:
     """One batch's forward pass under the profiler: the share of the wall the GPU is busy, and the top kernels."""
     from torch.profiler import ProfilerActivity, profile
 
-    adapter = judge.adapter
-    prepared = [judge.prepare(judge.sample(judge.decode(p))) for p in paths[: judge.settings.batch_size]]
-    batch = adapter.to_device(adapter.collate(prepared, device=device if adapter.media_on_device else None))
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with torch.inference_mode():
         adapter.next_token_logits(batch)
@@ -621,7 +628,7 @@ def end_to_end(adapter, args, device: torch.device, folder: Path) -> dict:
         run["max_score_difference"] = float(np.max(np.abs(np.subtract(before_scores, scores[size]["after"]))))
         run["max_score_difference_job"] = float(np.max(np.abs(np.subtract(before_scores, scores[size]["job"]))))
     after.settings = replace(after.settings, batch_size=args.batch_sizes[0])
-    report["profile"] = forward_profile(after, paths, device, args.out)
+    report["profile"] = forward_profile(after.adapter, device_batches(after, paths, 1)[0], device, args.out)
     if args.align_widths or args.compile:
         report["variants"] = forward_variants(after, paths, args, device)
     return report
@@ -737,9 +744,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument(
         "--align-widths",
         type=int,
-        default=8,
+        default=0,
         metavar="N",
-        help="--end-to-end: the 'after' judge again with its MLP widths padded to a multiple of N (0: not)",
+        help="--end-to-end: the 'after' judge again with its MLP widths padded to a multiple of N, e.g. 8 (0: not)",
     )
     p.add_argument(
         "--compile",

@@ -131,7 +131,7 @@ def test_the_end_to_end_run_scores_files_the_same_both_ways(bench, tmp_path):
 def test_the_end_to_end_run_compares_compiled_blocks(bench, tmp_path):
     args = ["--size", "tiny", "--families", "qwen2_5_omni", "--end-to-end", "--seconds", "2", "--height", "90"]
     args += ["--width", "160", "--files", "2", "--batch-sizes", "2", "--workers", "2", "--no-train"]
-    report = bench.main(args + ["--align-widths", "0", "--compile", "--out", str(tmp_path / "e2e.json")])
+    report = bench.main(args + ["--compile", "--out", str(tmp_path / "e2e.json")])
     variants = report["families"]["qwen2_5_omni"]["end_to_end"]["variants"]
     assert set(variants) == {"align_widths", "released", "compiled"}
     compiled = variants["compiled"]
