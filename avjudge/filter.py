@@ -1,7 +1,7 @@
 """Dataset filtering, one of avjudge's three uses: score a source manifest with judges and metrics first (through the
 scoring core), then split it by rules into kept, dropped and failed clips.
 
-Rules look like ``av>=0.7,nisqa>=3.0`` (dimension names from avjudge.bench.dimensions; >=, >, <=, <).
+Rules look like ``av>=0.7,nisqa>=3.0`` (dimension names from avjudge.scoring.dimensions; >=, >, <=, <).
 A clip passes when every rule holds. A clip a rule's dimension could not score (an unreadable file, no
 audio...) is neither kept nor dropped: it goes to ``failed.jsonl`` with the reason.
 
@@ -17,14 +17,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bench.dimensions import BenchError, Dimension, parse_dimensions
-from .bench.scoring import ClipScorer
 from .data import input_items
+from .errors import AvjudgeError
 from .jsonl import JsonlWriter, read_jsonl, write_json
 from .runtime import Engine, run_job, summary_path
+from .scoring.clip_scorer import ClipScorer
+from .scoring.dimensions import Dimension, parse_dimensions
 
 OPERATORS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 OUTPUTS = ("kept", "dropped", "failed")
+
+
+class FilterError(AvjudgeError):
+    """Filtering that cannot run as asked (rules, shards, outputs); the message names the input and the fix."""
 
 
 @dataclass(frozen=True)
@@ -45,11 +50,11 @@ def parse_rules(text: str) -> list[Rule]:
     for part in filter(None, (p.strip() for p in text.split(","))):
         m = re.fullmatch(r"([a-z_]+)\s*(>=|<=|>|<)\s*(-?[0-9.]+(?:e-?[0-9]+)?)", part)
         if not m:
-            raise BenchError(f"cannot read rule {part!r}; rules look like av>=0.7,nisqa>=3.0")
+            raise FilterError(f"cannot read rule {part!r}; rules look like av>=0.7,nisqa>=3.0")
         # the dimension's own name (a short alias becomes it); an unknown name fails here, listing the known
         rules.append(Rule(parse_dimensions(m.group(1))[0].name, m.group(2), float(m.group(3))))
     if not rules:
-        raise BenchError("no rules given; e.g. --rules 'av>=0.7,nisqa>=3.0'")
+        raise FilterError("no rules given; e.g. --rules 'av>=0.7,nisqa>=3.0'")
     return rules
 
 
@@ -62,7 +67,7 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         return None
     m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
     if not m or int(m.group(2)) < 1 or int(m.group(1)) >= int(m.group(2)):
-        raise BenchError(f"--shard takes i/n with 0 <= i < n (e.g. 0/4), got {text!r}")
+        raise FilterError(f"--shard takes i/n with 0 <= i < n (e.g. 0/4), got {text!r}")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -140,7 +145,7 @@ def run_filter(
     out.mkdir(parents=True, exist_ok=True)
     missing = [r.dimension for r in rules if r.dimension in scorer.skipped]
     if missing:
-        raise BenchError(
+        raise FilterError(
             "rules use dimension(s) that cannot be computed here: "
             + "; ".join(f"{d}: {scorer.skipped[d]}" for d in missing)
         )

@@ -19,8 +19,8 @@ from pathlib import Path
 from avjudge.jsonl import read_jsonl
 from avjudge.metrics.checkpoints import ENV
 from avjudge.metrics.sets import SET_METRICS
-from avjudge.runtime.clip_jobs import run_metrics
-from avjudge.runtime.set_compare import compare_sets
+from avjudge.scoring.jobs import run_metrics
+from avjudge.scoring.set_compare import compare_sets
 from avjudge.world import WorldConfig, make_world
 
 

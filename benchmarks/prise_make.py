@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from avjudge.omni.prise import make_prise
+from avjudge.omni.benchmarks.prise import make_prise
 
 
 def main() -> None:

@@ -21,12 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from avjudge.bench import parse_dimensions
-from avjudge.bench.scoring import ClipScorer
 from avjudge.filter import parse_rules, run_filter
 from avjudge.jsonl import read_jsonl
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.runtime import make_engine
+from avjudge.scoring.clip_scorer import ClipScorer
+from avjudge.scoring.dimensions import parse_dimensions
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
 RULES = "av>=0.5,dnsmos>=2.0"

@@ -60,7 +60,7 @@ from avjudge.judges.tiny import make_tiny_judges
 from avjudge.judges.widths import align_mlp_widths
 from avjudge.media import decode, encode_video
 from avjudge.runtime import read_records
-from avjudge.runtime.clip_jobs import score_items
+from avjudge.scoring.jobs import score_items
 from avjudge.train.collator import AnswerCollator
 from avjudge.train.freeze import apply_freeze, apply_lora
 

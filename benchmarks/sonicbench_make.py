@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from avjudge.omni.sonicbench.generate import make_items
+from avjudge.omni.benchmarks.sonicbench.generate import make_items
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from avjudge.omni.avibench.levels import PRISE, STAGES
+from avjudge.omni.benchmarks.avibench.levels import PRISE, STAGES
 
 TABLE3_COLUMNS = [
     *STAGES["perception"],

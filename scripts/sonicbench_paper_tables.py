@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from avjudge.omni.sonicbench.suite import ATTRIBUTES, PAPER_NAMES
+from avjudge.omni.benchmarks.sonicbench.suite import ATTRIBUTES, PAPER_NAMES
 
 TABLE_START = "Models Spectral & Amplitude"
 FAMILY_HEADINGS = (

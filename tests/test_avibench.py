@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from avjudge.cli import main
-from avjudge.omni.avibench.levels import TASKS, headroom, levels, modality_gap
+from avjudge.omni.benchmarks.avibench.levels import TASKS, headroom, levels, modality_gap
 
 PAPER = json.loads((Path(__file__).parent / "data" / "avibench_paper.json").read_text())
 # GPT-4o's printed L4 (0.55) is 0.66 from its printed task scores: its ASQA of 0.40 against a VSQA of 40.27 makes the

@@ -21,8 +21,9 @@ from avjudge.data.questions import QuestionError, load_questions, write_question
 from avjudge.judges.choice import check_answerable
 from avjudge.omni import SuiteError, get_suite
 from avjudge.omni.answer import Endpoint
-from avjudge.omni.avibench.levels import TASKS, levels
-from avjudge.omni.avibench.metrics import (
+from avjudge.omni.base import read_answer_jsonl
+from avjudge.omni.benchmarks.avibench.levels import TASKS, levels
+from avjudge.omni.benchmarks.avibench.measures import (
     CAPTION_SCORERS,
     Captioning,
     Counting,
@@ -34,7 +35,6 @@ from avjudge.omni.avibench.metrics import (
     literal,
     set_match,
 )
-from avjudge.omni.base import read_answer_jsonl
 
 from .helpers import RecordingServer
 

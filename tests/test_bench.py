@@ -6,16 +6,17 @@ import shutil
 import numpy as np
 import pytest
 
-from avjudge.bench import BenchError, PromptEntry, discover, load_suite, parse_dimensions
+from avjudge.bench import BenchError, PromptEntry, discover, load_prompts
 from avjudge.bench.align import align, load_judgments
 from avjudge.bench.curate import curate, text_hash
-from avjudge.bench.prompt_suite import write_suite
+from avjudge.bench.prompt_files import write_prompts
 from avjudge.bench.report import normalized, write_report
 from avjudge.bench.runner import SAMPLES, run_bench
-from avjudge.bench.scoring import ClipScorer
-from avjudge.bench.synthetic import make_model_folders, world_suite
-from avjudge.filter import parse_rules, parse_shard, run_filter
+from avjudge.bench.synthetic import make_model_folders, world_prompts
+from avjudge.filter import FilterError, parse_rules, parse_shard, run_filter
 from avjudge.jsonl import read_jsonl
+from avjudge.scoring.clip_scorer import ClipScorer
+from avjudge.scoring.dimensions import DimensionError, parse_dimensions
 
 from .helpers import rendered_dom, requires_chromium, requires_espeak, table_rows
 
@@ -64,8 +65,8 @@ def test_alignment_statistics_equal_hand_computed_values(tmp_path):
 
 
 def test_every_metric_dimension_has_a_registered_metric():
-    from avjudge.bench.dimensions import DIMENSIONS
     from avjudge.metrics import METRICS
+    from avjudge.scoring.dimensions import DIMENSIONS
 
     assert [d.provider for d in DIMENSIONS.values() if d.source == "metric" and d.provider not in METRICS] == []
 
@@ -113,15 +114,15 @@ def test_suite_format_splits_and_errors(tmp_path):
         )
     )
     (folder / "hard.json").write_text(json.dumps([{"id": "2", "prompt_vision": "v", "prompt_audio": "a"}]))
-    entries = load_suite(folder)
+    entries = load_prompts(folder)
     assert {(e.id, e.split) for e in entries} == {("1", "normal"), ("2", "hard")}
     assert entries[-1].attributes == {"language": "en"} and entries[-1].captions()["utterance"] == "hi"
     (folder / "hard.json").write_text(json.dumps([{"id": "1", "prompt_vision": "v", "prompt_audio": "a"}]))
     with pytest.raises(BenchError, match="repeat"):
-        load_suite(folder)
+        load_prompts(folder)
     (folder / "hard.json").write_text(json.dumps([{"id": "3", "prompt_audio": "a"}]))
     with pytest.raises(BenchError, match=r"hard.json entry 0: entry has no 'prompt_vision'"):
-        load_suite(folder)
+        load_prompts(folder)
 
 
 def test_discovery_matches_ids_exactly_and_lists_missing(tmp_path):
@@ -166,7 +167,7 @@ def test_curation_respects_the_cap_and_drops_training_prompts(tmp_path):
 def bench_input(small_world, tmp_path_factory):
     root = tmp_path_factory.mktemp("bench_input")
     manifest = small_world / "world.jsonl"
-    suite = write_suite(world_suite(manifest), root / "suite.json")
+    suite = write_prompts(world_prompts(manifest), root / "suite.json")
     make_model_folders(manifest, root / "videos", ["reference", "noisy"])
     return suite, root / "videos", manifest
 
@@ -185,14 +186,14 @@ def test_scorer_skips_what_cannot_run_with_the_reason(scorer, tmp_path, monkeypa
     assert "DOVER_plus_plus.pth is missing" in scorer.skipped["dover"]
     assert "syncnet_v2.model is missing" in scorer.skipped["syncnet"]  # no weights in ./checkpoints
     monkeypatch.setenv("AVJUDGE_CHECKPOINTS", str(tmp_path))
-    with pytest.raises(BenchError, match=r"none of the dimensions.*--judge vt=DIR"):
+    with pytest.raises(DimensionError, match=r"none of the dimensions.*--judge vt=DIR"):
         ClipScorer(parse_dimensions("vt"))
 
 
 @requires_espeak  # its checks read DNSMOS on the clips with speech
 def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, tmp_path):
     suite, videos, _ = bench_input
-    entries = load_suite(suite)
+    entries = load_prompts(suite)
     videos_copy = tmp_path / "videos"
     shutil.copytree(videos, videos_copy)
     broken = videos_copy / "noisy" / f"{entries[0].id}.mp4"
@@ -335,12 +336,12 @@ def test_filter_shards_combine_into_the_single_run_result(bench_input, tiny_judg
 
 def test_filter_rules_and_shards_are_checked():
     assert [str(r) for r in parse_rules("av>=0.7,nisqa<4")] == ["av>=0.7", "nisqa<4"]
-    with pytest.raises(BenchError, match="unknown dimension"):
+    with pytest.raises(DimensionError, match="unknown dimension"):
         parse_rules("loudness>=3")
-    with pytest.raises(BenchError, match="rules look like"):
+    with pytest.raises(FilterError, match="rules look like"):
         parse_rules("av=>0.7")
     assert parse_shard("2/4") == (2, 4)
-    with pytest.raises(BenchError, match="0 <= i < n"):
+    with pytest.raises(FilterError, match="0 <= i < n"):
         parse_shard("4/4")
 
 
@@ -363,7 +364,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
                 "bench",
                 "run",
                 "--prompts",
-                str(tmp_path / "in" / "suite.json"),
+                str(tmp_path / "in" / "prompts.json"),
                 "--input",
                 str(tmp_path / "in" / "videos"),
                 "--models",
@@ -382,7 +383,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
     assert main(["bench", "report", "--input", str(out)]) == 0
     assert "| reference |" in capsys.readouterr().out and (out / "report.html").exists()
     # people preferred the reference on every prompt: DNSMOS agrees on the clips with speech
-    prompts = [e["id"] for e in json.loads((tmp_path / "in" / "suite.json").read_text()) if e["utterance"]]
+    prompts = [e["id"] for e in json.loads((tmp_path / "in" / "prompts.json").read_text()) if e["utterance"]]
     csv_path = tmp_path / "human.csv"
     csv_path.write_text(
         "prompt_id,model_a,model_b,dimension,winner,annotator\n"
@@ -398,7 +399,7 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
                 "bench",
                 "run",
                 "--prompts",
-                str(tmp_path / "in" / "suite.json"),
+                str(tmp_path / "in" / "prompts.json"),
                 "--input",
                 str(tmp_path / "in" / "videos"),
                 "--dims",

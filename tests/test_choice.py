@@ -11,11 +11,10 @@ import pytest
 import torch
 from transformers import PreTrainedTokenizerFast
 
-from avjudge.bench.synthetic import world_questions
 from avjudge.data.questions import ChoiceQuestion, QuestionError, load_questions
 from avjudge.judges import ChoiceHead, Judge, JudgeSample, render_choice_question
 from avjudge.omni.answer import answer_with_judge
-from avjudge.omni.questions import Questions
+from avjudge.omni.benchmarks.questions import Questions, world_questions
 from avjudge.omni.score import compare_answers
 from avjudge.prompts import CHOICE_QUERY, OPTION_LETTERS
 from avjudge.world import MANIFEST

@@ -166,11 +166,11 @@ def install_release(root, weights: tuple, tokenizer: tuple) -> None:
 def test_clap_metric_scores_a_clip_against_its_caption_through_metrics_run_and_serve(
     tiny_clap, world_records, tmp_path
 ):
-    from avjudge.bench import parse_dimensions
-    from avjudge.bench.scoring import ClipScorer
     from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
-    from avjudge.runtime.clip_jobs import run_metrics
+    from avjudge.scoring.clip_scorer import ClipScorer
+    from avjudge.scoring.dimensions import parse_dimensions
+    from avjudge.scoring.jobs import run_metrics
     from avjudge.serve.service import ScoreService
 
     records = world_records
@@ -310,7 +310,7 @@ def test_ms_clap_embeddings_equal_msclaps_own_model_on_the_same_weights(ms_clap,
 
 def test_clap_ms_metric_through_metrics_run(ms_clap, gpt2_tokenizer, world_records, tmp_path, monkeypatch):
     from avjudge.metrics.clap import MS_SAMPLE_RATE
-    from avjudge.runtime.clip_jobs import run_metrics
+    from avjudge.scoring.jobs import run_metrics
 
     tokenizer = gpt2_of(gpt2_tokenizer)
     torch.manual_seed(0)

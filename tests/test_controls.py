@@ -10,45 +10,41 @@ import pytest
 
 from avjudge.bench.controls import run_controls
 from avjudge.cli import main
-from avjudge.judges.adapters import JudgeSample
-from avjudge.judges.scorer import ScoreResult, YesNoHead
-from avjudge.media import MediaClip, MediaError
+from avjudge.judges.scorer import ScoreResult
+from avjudge.media import DecodeNeeds, MediaClip
 from avjudge.prompts import TASKS
 
 
+def clip(level: int) -> MediaClip:
+    """Brightness 40 k and a tone of 200 k Hz."""
+    t = np.arange(16000) / 16000
+    frames = np.full((4, 8, 8, 3), 40 * level, np.uint8)
+    audio = np.sin(2 * np.pi * 200 * level * t)[None].astype(np.float32)
+    return MediaClip(frames, 4.0, np.arange(4) / 4, audio, 16000, duration=1.0, source=f"clip_{level}")
+
+
 class ScriptedAVJudge:
-    """Says Yes when there is sound, a picture, and the sound's pitch is the one the picture's brightness encodes."""
+    """Says Yes when there is sound, a picture, and the sound's pitch is the one the picture's brightness encodes; a
+    judge as the scoring core holds one (its task, what it reads, its settings, ``score`` of decoded clips)."""
 
     task = TASKS["av"]
-    head = SimpleNamespace(failed=YesNoHead.failed)
+    needs = DecodeNeeds(video=True, fps=4.0, audio=True, sample_rate=16000, channels=1)
+    settings = SimpleNamespace(workers=1, decode_processes=0)
 
-    def decode(self, path):
-        if path == "broken.mp4":
-            raise MediaError(path, "cannot be decoded")
-        level = int(path.split("_")[1].split(".")[0])  # clip_<k>.mp4: brightness 40 k, a tone of 200 k Hz
-        t = np.arange(16000) / 16000
-        frames = np.full((4, 8, 8, 3), 40 * level, np.uint8)
-        audio = np.sin(2 * np.pi * 200 * level * t)[None].astype(np.float32)
-        timestamps = np.arange(4) / 4
-        return MediaClip(frames, 4.0, timestamps, audio, 16000, duration=1.0, source=path)
-
-    def sample(self, clip, text=None):
-        return JudgeSample(frames=clip.frames, fps=clip.fps, audio=clip.audio[0], text=text)
-
-    def score_samples(self, samples):
+    def score(self, clips, texts=None, utterances=None):
         results = []
-        for s in samples:
-            if s.audio.std() == 0 or s.frames.mean() == 128:
+        for c in clips:
+            if c.audio.std() == 0 or c.frames.mean() == 128:
                 results.append(ScoreResult(0.1))
                 continue
-            pitch = np.abs(np.fft.rfft(s.audio)).argmax()  # Hz, one second of audio
-            results.append(ScoreResult(0.9 if round(pitch / 200) == round(s.frames.mean() / 40) else 0.2))
+            pitch = np.abs(np.fft.rfft(c.audio[0])).argmax()  # Hz, one second of audio
+            results.append(ScoreResult(0.9 if round(pitch / 200) == round(c.frames.mean() / 40) else 0.2))
         return results
 
 
 def test_the_controls_find_what_a_scripted_judge_uses(tmp_path):
-    items = [{"id": f"c{k}", "video": f"clip_{k}.mp4", "captions": {}} for k in (1, 2, 4)]
-    items.append({"id": "bad", "video": "broken.mp4", "captions": {}})
+    items = [{"id": f"c{k}", "media": clip(k), "captions": {}} for k in (1, 2, 4)]
+    items.append({"id": "bad", "video": str(tmp_path / "broken.mp4"), "captions": {}})
     summary = run_controls(ScriptedAVJudge(), items, tmp_path)
     assert summary["original"] == {
         "clips": 3,
@@ -63,6 +59,7 @@ def test_the_controls_find_what_a_scripted_judge_uses(tmp_path):
     assert "other_text" not in summary  # the AV judge reads no text
     rows = [json.loads(line) for line in (tmp_path / "controls.jsonl").read_text().splitlines()]
     assert len(rows) == 1 + 3 * 4 and json.loads((tmp_path / "summary.json").read_text())["judge"] == "av"
+    assert "broken.mp4" in next(r["error"] for r in rows if r["id"] == "bad")
 
 
 @pytest.mark.parametrize("task", ["av", "vt"])

@@ -235,12 +235,12 @@ def test_desync_takes_av_benchmarks_two_windows_of_the_first_8_s_and_averages_th
 
 
 def test_desync_runs_through_metrics_run_filter_and_serve(tiny_synchformer, tmp_path):
-    from avjudge.bench import parse_dimensions
-    from avjudge.bench.scoring import ClipScorer
     from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
     from avjudge.rewards import Reward, sample
-    from avjudge.runtime.clip_jobs import run_metrics
+    from avjudge.scoring.clip_scorer import ClipScorer
+    from avjudge.scoring.dimensions import parse_dimensions
+    from avjudge.scoring.jobs import run_metrics
     from avjudge.serve.service import ScoreService
 
     clips = tmp_path / "clips"

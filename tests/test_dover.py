@@ -9,7 +9,7 @@ import pytest
 from avjudge.metrics import MetricError, dover, get_metric
 from avjudge.metrics.checkpoints import pin
 from avjudge.metrics.dover import build_dover, fragment_view, fuse, normalise, resized_view, segment_frames
-from avjudge.runtime.clip_jobs import run_metrics
+from avjudge.scoring.jobs import run_metrics
 
 torch = pytest.importorskip("torch")
 vb = pytest.importorskip("avjudge.metrics.video_backbones")

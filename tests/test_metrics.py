@@ -12,7 +12,7 @@ from avjudge.media import MediaClip, encode_audio
 from avjudge.metrics import CheckpointMissing, MetricError, get_metric, resolve, verify_all
 from avjudge.metrics.checkpoints import load_manifest
 from avjudge.perturb.sources import synthesize
-from avjudge.runtime.clip_jobs import run_metrics
+from avjudge.scoring.jobs import run_metrics
 from avjudge.world import MANIFEST
 
 from .helpers import requires_espeak

@@ -5,6 +5,9 @@ suites' own prompts by a tiny judge."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +17,9 @@ from avjudge.cli import main
 from avjudge.data.questions import ChoiceQuestion, load_questions
 from avjudge.omni import SuiteError, get_suite, score_answers
 from avjudge.omni.answer import answer_with_judge
-from avjudge.omni.omnivideobench import duration_bucket, seconds
-from avjudge.omni.omnivideobench import paper_answer as omnivideobench_answer
-from avjudge.omni.worldsense import paper_answer as worldsense_answer
+from avjudge.omni.benchmarks.omnivideobench import duration_bucket, seconds
+from avjudge.omni.benchmarks.omnivideobench import paper_answer as omnivideobench_answer
+from avjudge.omni.benchmarks.worldsense import paper_answer as worldsense_answer
 
 from .helpers import RecordingServer
 
@@ -211,8 +214,9 @@ def test_vlmevalkit_result_files_are_answers(tmp_path):
 
 @pytest.mark.parametrize("suite_name", ["omnivideobench", "worldsense"])
 def test_a_tiny_judge_answers_world_questions_in_each_suite_s_prompt(tiny_judges, small_world, tmp_path, suite_name):
-    from avjudge.bench.synthetic import world_manifest, world_questions
     from avjudge.judges import Judge
+    from avjudge.omni.benchmarks.questions import world_questions
+    from avjudge.world import world_manifest
 
     suite = get_suite(suite_name)
     asked = []
@@ -293,8 +297,9 @@ def test_the_bridge_chooses_the_option_believed_most(tmp_path):
 
 
 def test_a_tiny_vt_judge_bridges_world_questions(tiny_judges, small_world, tmp_path, capsys):
-    from avjudge.bench.synthetic import world_manifest, world_questions
     from avjudge.data.questions import write_questions
+    from avjudge.omni.benchmarks.questions import world_questions
+    from avjudge.world import world_manifest
 
     write_questions(world_questions(world_manifest(small_world))[:4], tmp_path / "q.jsonl")
     argv = ["omni", "bridge", "--questions", str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "b")]
@@ -316,11 +321,12 @@ def test_endpoint_requests_carry_what_the_configuration_asks(small_world, tmp_pa
 
     from scipy.io import wavfile
 
-    from avjudge.bench.synthetic import world_manifest, world_questions
     from avjudge.httpjson import RequestCache
     from avjudge.media import probe
     from avjudge.omni.answer import Endpoint, answer_with_endpoint
+    from avjudge.omni.benchmarks.questions import world_questions
     from avjudge.omni.request_media import MediaPlan
+    from avjudge.world import world_manifest
 
     source = world_questions(world_manifest(small_world))[0]
     clip = tmp_path / "videos" / "clip.mp4"
@@ -412,7 +418,7 @@ def test_a_backbone_writes_its_own_answer(tiny_judges, family, tmp_path):
     text goes to the suite's parser like an endpoint's."""
     from avjudge.judges import Judge
     from avjudge.judges.adapters import JudgeSample
-    from avjudge.omni.sonicbench.generate import make_items
+    from avjudge.omni.benchmarks.sonicbench.generate import make_items
 
     judge = Judge.load("choice_a", tiny_judges[family], workers=1)
     sample = JudgeSample(audio=np.random.default_rng(1).standard_normal(16000).astype(np.float32) * 0.1, text="A or B?")
@@ -464,3 +470,59 @@ def test_a_release_file_of_the_wrong_shape_is_named(tmp_path, capsys):
     argv = ["omni", "convert", "--suite", "worldsense", "--input", str(tmp_path / "qa.json")]
     assert main([*argv, "--out", str(tmp_path / "q.jsonl")]) == 2
     assert "qa.json: not WorldSense's worldsense_qa.json" in capsys.readouterr().err
+
+
+TOY_SUITE = """
+from avjudge.omni import Suite, register
+from avjudge.omni.parsing import strict_answer
+
+
+@register
+class Toy(Suite):
+    name = "toybench"
+    description = "a toy benchmark kept outside avjudge"
+    parsers = {"strict": strict_answer}
+    default_parser = "strict"
+"""
+
+TOY_COMMANDS = """
+from avjudge.commands import GROUP_HELP, register
+
+GROUP_HELP["omni toybench"] = "the toy benchmark's own commands"
+
+
+def _hello_args(p):
+    p.add_argument("--name", default="world")
+
+
+def _hello(args):
+    print(f"hello {args.name} from toybench")
+    return 0
+
+
+register("omni toybench hello", "say hello", _hello_args, _hello)
+"""
+
+
+def test_a_benchmark_is_one_folder_found_by_scanning_with_its_own_commands(tmp_path):
+    """Adding a benchmark is one folder: a toy one outside avjudge (named by AVJUDGE_OMNI_BENCHMARKS) is listed by
+    `omni suites`, scored by its rule and brings its own command, with nothing listed by hand."""
+    folder = tmp_path / "more" / "toybench"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(TOY_SUITE)
+    (folder / "commands.py").write_text(TOY_COMMANDS)
+    env = {**os.environ, "AVJUDGE_OMNI_BENCHMARKS": str(tmp_path / "more")}
+
+    def avjudge(*words: str) -> str:
+        run = subprocess.run([sys.executable, "-m", "avjudge.cli", *words], capture_output=True, text=True, env=env)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    listed = avjudge("omni", "suites")
+    assert "toybench" in listed and "a toy benchmark kept outside avjudge" in listed
+    assert {"omnivideobench", "worldsense", "sonicbench", "avibench", "prise", "questions"} <= {
+        line.split()[0] for line in listed.splitlines() if line.strip()
+    }
+    assert avjudge("omni", "toybench", "hello", "--name", "you").strip() == "hello you from toybench"
+    without = subprocess.run([sys.executable, "-m", "avjudge.cli", "omni", "suites"], capture_output=True, text=True)
+    assert "toybench" not in without.stdout  # found by scanning what the environment names, nowhere else

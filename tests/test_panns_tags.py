@@ -103,17 +103,17 @@ def test_shares_of_a_clip_of_silence_a_tone_and_noise(tags_checkpoints, tmp_path
         metric.compute(from_arrays(None, None, audio[None, :4000], rate))
 
     from avjudge.media import encode_video
-    from avjudge.runtime.clip_jobs import run_metrics
+    from avjudge.scoring.jobs import run_metrics
 
     encode_video(tmp_path / "clip.mp4", np.zeros((50, 32, 32, 3), np.uint8), 25.0, audio[None, : 2 * rate], rate)
     run_metrics(["panns_tags"], [str(tmp_path / "clip.mp4")], tmp_path / "tags.jsonl", progress=False)
     (row,) = [json.loads(line) for line in (tmp_path / "tags.jsonl").read_text().splitlines()]
     assert row["panns_windows"] == 2 and sum(row[f"panns_{g}_share"] for g in GROUPS) == pytest.approx(1.0)
 
-    from avjudge.bench import parse_dimensions
-    from avjudge.bench.scoring import ClipScorer
     from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
+    from avjudge.scoring.clip_scorer import ClipScorer
+    from avjudge.scoring.dimensions import parse_dimensions
 
     manifest = tmp_path / "clips.jsonl"
     manifest.write_text(json.dumps({"id": "clip", "video": str(tmp_path / "clip.mp4")}) + "\n")

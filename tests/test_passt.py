@@ -8,6 +8,7 @@ import importlib.util
 import json
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,7 +131,8 @@ def test_passt_set_metrics_through_metrics_compare_each_clip_decoded_once_for_ev
     small_world, tmp_path, monkeypatch
 ):
     import avjudge.metrics.passt as passt
-    import avjudge.runtime.set_compare as set_compare
+    import avjudge.scoring.core as core
+    import avjudge.scoring.set_compare as set_compare
     from avjudge.metrics.checkpoints import pin
     from avjudge.metrics.panns import build_cnn14
 
@@ -144,10 +146,8 @@ def test_passt_set_metrics_through_metrics_compare_each_clip_decoded_once_for_ev
     pin("passt_s_swa", root)
     pin("panns_cnn14_16k", root)
     decoded = []
-    decode_items = set_compare.decode_items
-    monkeypatch.setattr(
-        set_compare, "decode_items", lambda items, *a: decoded.extend(i["id"] for i in items) or decode_items(items, *a)
-    )
+    clip_of = core.clip_of
+    monkeypatch.setattr(core, "clip_of", lambda item, *a: decoded.append(Path(item["video"]).name) or clip_of(item, *a))
 
     clips = small_world / "clips"
     both = ["fd_passt", "kl_passt", "fd_panns"]

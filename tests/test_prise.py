@@ -11,7 +11,8 @@ import pytest
 from avjudge.cli import main
 from avjudge.data.questions import load_questions
 from avjudge.media import decode
-from avjudge.omni.prise import FPS, RATE, TASKS, earliest_option, make_prise
+from avjudge.omni.benchmarks.prise import TASKS, earliest_option, make_prise
+from avjudge.omni.benchmarks.prise.stimuli import FPS, RATE
 
 
 @pytest.fixture(scope="module")

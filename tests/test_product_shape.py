@@ -4,6 +4,7 @@ the files the package reads ship inside it, and that the lexicons cover the worl
 import ast
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from avjudge.world import vocab
 
 PACKAGE = Path(avjudge.__file__).parent
 # the synthetic world is a test-clip generator: only these use it
-WORLD_USERS = ("world/", "demo/", "bench/synthetic.py")
+WORLD_USERS = ("world/", "demo/", "bench/synthetic.py", "omni/benchmarks/questions/")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -103,6 +104,46 @@ def test_no_two_files_import_each_other_not_even_inside_a_function():
     assert cycles(graph) == []
 
 
+def layer_order(path: Path) -> list[str]:
+    """The layer order a page writes down: "The layers import one way (...): media, runtime, ..., demo."."""
+    text = " ".join(path.read_text().split())
+    found = re.search(r"layers import one way[^:]*:\s*([a-z_, ]+?)\.", text)
+    assert found, f"{path.name} states no layer order"
+    return [name.strip() for name in found.group(1).split(",")]
+
+
+def layer_of(module: str, order: list[str]) -> int:
+    """A module's place in ``order``; -1 for the base modules (errors, config, jsonl, ...) any layer may import."""
+    part = module.split(".")[1] if "." in module else ""
+    return order.index(part) if part in order else -1
+
+
+def against_the_order(imports: dict[str, set[str]], order: list[str]) -> list[str]:
+    """Every import of a later layer (a base module importing any layer is one too)."""
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in imports.items()
+        for target in targets
+        if target.startswith("avjudge.") and layer_of(target, order) > layer_of(module, order)
+    )
+
+
+def test_every_import_follows_the_layer_order_contributing_writes_down():
+    order = layer_order(PACKAGE.parent / "CONTRIBUTING.md")
+    assert layer_order(PACKAGE.parent / "docs" / "architecture.md") == order
+    layers = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()} | {"filter"}
+    assert set(order) == layers  # every package is placed, nothing gone is named
+    assert against_the_order({"avjudge.media.x": {"avjudge.runtime.y", "avjudge.jsonl"}}, ["media", "runtime"]) == [
+        "avjudge.media.x -> avjudge.runtime.y"
+    ]  # the checker finds one
+    assert against_the_order({"avjudge.jsonl": {"avjudge.media"}}, ["media"]) == ["avjudge.jsonl -> avjudge.media"]
+    imports = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        imports[name] = imported_modules(path)  # function-level imports included
+    assert against_the_order(imports, order) == []
+
+
 def test_contributings_layout_names_every_part_of_the_tree_and_nothing_else():
     text = (PACKAGE.parent / "CONTRIBUTING.md").read_text()
     block = text.split("## Layout", 1)[1].split("```")[1]
@@ -170,3 +211,31 @@ def test_shipped_files_are_the_repositorys_top_level_folders_found_by_name_or_pa
         resolve("wrold_demo", "recipe")
     with pytest.raises(AvjudgeError, match="no such recipe file"):  # a path is never taken for a shipped name
         resolve(tmp_path / "elsewhere" / "world_demo.yaml", "recipe")
+
+
+def test_old_import_paths_work_for_one_release_with_a_warning():
+    script = """
+import warnings
+warnings.simplefilter("error", FutureWarning)
+try:
+    import avjudge.runtime.clip_jobs
+except FutureWarning as warning:
+    print("warned:", warning)
+warnings.simplefilter("ignore", FutureWarning)
+import avjudge.runtime.clip_jobs as old, avjudge.scoring.jobs as new
+from avjudge.omni.sonicbench.stimuli import ATTRIBUTE_SPECS
+from avjudge.omni.sonicbench import meters
+from avjudge.omni.prise import make_prise
+from avjudge.bench import parse_dimensions, load_suite
+import avjudge.omni.benchmarks.sonicbench.stimuli as stimuli, avjudge.omni.meters as new_meters
+import avjudge.scoring.dimensions as dimensions, avjudge.bench.prompt_files as prompt_files
+print(old is new, ATTRIBUTE_SPECS is stimuli.ATTRIBUTE_SPECS, meters is new_meters)
+print(parse_dimensions is dimensions.parse_dimensions, load_suite is prompt_files.load_prompts)
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=PACKAGE.parent)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert (
+        lines[0] == "warned: avjudge.runtime.clip_jobs moved to avjudge.scoring.jobs; the old path goes in avjudge 0.3"
+    )
+    assert lines[1:] == ["True True True", "True True"]

@@ -69,7 +69,7 @@ def local_scores(world, tiny_judges, tmp_path_factory):
     """The tiny AV judge's scores of the world, from the local engine."""
     from avjudge.data import input_items
     from avjudge.judges import Judge
-    from avjudge.runtime.clip_jobs import score_items
+    from avjudge.scoring.jobs import score_items
 
     out = tmp_path_factory.mktemp("local_scores") / "scores.jsonl"
     judge = Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4)
@@ -96,7 +96,7 @@ def test_ray_scores_every_clip_once_as_the_local_engine_does(
 
     from avjudge.data import input_items
     from avjudge.judges import Judge
-    from avjudge.runtime.clip_jobs import score_items
+    from avjudge.scoring.jobs import score_items
 
     rows = [{k: item[k] for k in ("id", "video", "captions")} for item in input_items(world)]  # absolute paths
     pq.write_table(pyarrow.Table.from_pylist(rows), tmp_path / "world.parquet")
@@ -189,9 +189,9 @@ def _cli(*args: str) -> list[str]:
 
 
 def test_filter_on_ray_keeps_and_drops_what_the_local_filter_does(cluster, world, tiny_judges, local_scores, tmp_path):
-    from avjudge.bench import parse_dimensions
-    from avjudge.bench.scoring import ClipScorer
     from avjudge.filter import parse_rules, run_filter
+    from avjudge.scoring.clip_scorer import ClipScorer
+    from avjudge.scoring.dimensions import parse_dimensions
 
     scores = sorted(r["score"] for r in read_jsonl(local_scores) if r["score"] is not None)
     rules = f"av>={scores[len(scores) // 2]!r}"  # the median: some clips kept, some dropped
@@ -216,7 +216,7 @@ def test_filter_on_ray_keeps_and_drops_what_the_local_filter_does(cluster, world
 
 @pytest.mark.slow  # DNSMOS on real weights, twice; CI runs it as `make test-slow`
 def test_a_sigkilled_ray_run_resumes_to_the_local_result(cluster, world, tmp_path):
-    from avjudge.runtime.clip_jobs import run_metrics
+    from avjudge.scoring.jobs import run_metrics
 
     clips = [world.parent / "clips" / f"world0_{i:05d}.mp4" for i in range(5)]  # one corrupt (00002)
     run_metrics(["dnsmos"], clips, tmp_path / "local.jsonl", progress=False)

@@ -197,16 +197,17 @@ def count_decodes(monkeypatch):
 def test_every_entry_point_scores_a_clip_to_the_same_numbers_decoding_it_once(
     scorers, world, small_world, tiny_judges, tmp_path, count_decodes
 ):
-    from avjudge.bench import load_suite, parse_dimensions
-    from avjudge.bench.prompt_suite import write_suite
+    from avjudge.bench import load_prompts
+    from avjudge.bench.prompt_files import write_prompts
     from avjudge.bench.runner import SAMPLES, run_bench
-    from avjudge.bench.scoring import ClipScorer
-    from avjudge.bench.synthetic import make_model_folders, world_suite
+    from avjudge.bench.synthetic import make_model_folders, world_prompts
     from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
     from avjudge.rewards import Reward, RewardTerm, sample
     from avjudge.rewards.adapters import trl_reward
-    from avjudge.runtime.clip_jobs import run_metrics, score_items
+    from avjudge.scoring.clip_scorer import ClipScorer
+    from avjudge.scoring.dimensions import parse_dimensions
+    from avjudge.scoring.jobs import run_metrics, score_items
     from avjudge.serve.service import ScoreService
 
     paths = [c["video"] for c in world]
@@ -235,9 +236,9 @@ def test_every_entry_point_scores_a_clip_to_the_same_numbers_decoding_it_once(
     clip_scorer = ClipScorer(dims, {"av": tiny_judges["qwen2_5_omni"], "vt": tiny_judges["qwen2_5_omni"]})
     manifest = tmp_path / "three.jsonl"
     manifest.write_text("".join(json.dumps(c) + "\n" for c in world))
-    suite = write_suite(world_suite(manifest), tmp_path / "suite.json")
+    suite = write_prompts(world_prompts(manifest), tmp_path / "suite.json")
     make_model_folders(manifest, tmp_path / "videos", ["reference"])
-    run_bench(load_suite(suite), tmp_path / "videos", tmp_path / "bench", clip_scorer, progress=False)
+    run_bench(load_prompts(suite), tmp_path / "videos", tmp_path / "bench", clip_scorer, progress=False)
     samples = {r["prompt_id"]: r["scores"] for r in read_jsonl(tmp_path / "bench" / SAMPLES)}
     got["bench run"] = {d: [samples[c["id"]][d] for c in world] for d in ("av", "vt", "dnsmos")}
     run_filter(manifest, parse_rules("av>=0,vt>=0,dnsmos>=0"), tmp_path / "filter", clip_scorer, progress=False)

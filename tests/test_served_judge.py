@@ -146,7 +146,7 @@ def test_a_server_failure_or_a_missing_answer_is_that_clips_error_never_a_score(
 
 def test_a_server_that_stays_down_stops_the_job_so_a_rerun_scores_the_clips(tiny_judges, small_world, tmp_path):
     from avjudge.errors import HTTPFailure
-    from avjudge.runtime.clip_jobs import score_items
+    from avjudge.scoring.jobs import score_items
 
     server = ScriptedServer(lambda body: (503, {"Retry-After": "0"}, {"error": "overloaded"}))
     try:
@@ -219,10 +219,10 @@ def _served_copy_of(judge: Judge, clips: list[Path], tmp_path: Path) -> Scripted
 def test_filter_and_the_reward_service_score_through_served_judges_as_through_local_ones(
     tiny_judges, small_world, local_judge, tmp_path
 ):
-    from avjudge.bench.dimensions import parse_dimensions
-    from avjudge.bench.scoring import ClipScorer
     from avjudge.filter import parse_rules, run_filter
     from avjudge.jsonl import read_jsonl
+    from avjudge.scoring.clip_scorer import ClipScorer
+    from avjudge.scoring.dimensions import parse_dimensions
     from avjudge.serve.service import ScoreService
 
     records = list(read_jsonl(small_world / MANIFEST))

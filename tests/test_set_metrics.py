@@ -91,7 +91,7 @@ def test_compare_a_set_with_itself_then_another_counting_a_corrupt_clip_and_reus
     extractors_root, world_records, tmp_path, monkeypatch
 ):
     from avjudge.metrics import panns
-    from avjudge.runtime.set_compare import compare_sets
+    from avjudge.scoring.set_compare import compare_sets
 
     videos = [r["video"] for r in world_records]
     names = [f"clip{k:02d}.mp4" for k in range(12)]

@@ -19,11 +19,11 @@ from scipy.io import wavfile
 
 from avjudge.cli import main
 from avjudge.data.questions import load_questions
-from avjudge.omni import get_suite, score_answers
+from avjudge.omni import get_suite, meters, score_answers
 from avjudge.omni.answer import Endpoint, answer_with_endpoint
-from avjudge.omni.sonicbench import ATTRIBUTES, meters, paper_answer, strict_answer
-from avjudge.omni.sonicbench.generate import make_items
-from avjudge.omni.sonicbench.stimuli import ATTRIBUTE_SPECS, SAMPLE_RATE, measure_segments
+from avjudge.omni.benchmarks.sonicbench import ATTRIBUTES, paper_answer, strict_answer
+from avjudge.omni.benchmarks.sonicbench.generate import make_items
+from avjudge.omni.benchmarks.sonicbench.stimuli import ATTRIBUTE_SPECS, SAMPLE_RATE, measure_segments
 from avjudge.stats import printed
 
 RELEASE = Path(__file__).resolve().parents[2] / "shared" / "seed_data" / "sonicbench" / "Results.tar.gz"

@@ -12,7 +12,7 @@ from avjudge.metrics.checkpoints import pin
 from avjudge.metrics.faces import FaceTrack, HaarDetector, TrackOptions, crop_track, link_tracks
 from avjudge.metrics.syncnet import MFCC_PER_FRAME, WINDOW, build_network, lip_sync, sync_distances, sync_result
 from avjudge.perturb.sources import synthesize
-from avjudge.runtime.clip_jobs import run_metrics
+from avjudge.scoring.jobs import run_metrics
 from avjudge.world.talking_head import MOUTH, talking_head
 
 from .helpers import requires_espeak

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import torch
 
-from avjudge.bench.synthetic import world_questions
 from avjudge.config import ConfigError, load_config
 from avjudge.data import PairDataset, load_manifest, load_pairs
 from avjudge.data.questions import ChoiceQuestion, write_questions
@@ -16,6 +15,7 @@ from avjudge.judges import Judge
 from avjudge.judges.adapters import adapter_for
 from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.omni.answer import answer_with_judge
+from avjudge.omni.benchmarks.questions import world_questions
 from avjudge.perturb import SourcePool
 from avjudge.resources import resolve
 from avjudge.stats import auroc

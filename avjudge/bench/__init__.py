@@ -1,16 +1,20 @@
 """The AVBench benchmark of text-to-audio-video generators: prompt files, the runner, reports, human alignment,
-curation, synthetic generators with known defects. The scorer of its dimensions is `avjudge.bench.scoring`."""
+curation, synthetic generators with known defects. The dimensions it scores and their scorer are the scoring
+layer's (`avjudge.scoring.dimensions`, `avjudge.scoring.clip_scorer`), shared with filtering."""
 
-from .dimensions import DIMENSIONS, BenchError, Dimension, parse_dimensions
-from .prompt_suite import PromptEntry, discover, load_suite, write_suite
+from ..moved import moved_names
+from .errors import BenchError
+from .prompt_files import PromptEntry, discover, load_prompts, write_prompts
 
-__all__ = [
-    "BenchError",
-    "DIMENSIONS",
-    "Dimension",
-    "PromptEntry",
-    "discover",
-    "load_suite",
-    "parse_dimensions",
-    "write_suite",
-]
+__all__ = ["BenchError", "PromptEntry", "discover", "load_prompts", "write_prompts"]
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        "DIMENSIONS": "avjudge.scoring.dimensions:DIMENSIONS",
+        "Dimension": "avjudge.scoring.dimensions:Dimension",
+        "parse_dimensions": "avjudge.scoring.dimensions:parse_dimensions",
+        "load_suite": "avjudge.bench.prompt_files:load_prompts",
+        "write_suite": "avjudge.bench.prompt_files:write_prompts",
+    },
+)

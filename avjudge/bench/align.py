@@ -28,8 +28,9 @@ import numpy as np
 from scipy import stats
 
 from ..jsonl import write_json
+from ..scoring.dimensions import DIMENSIONS
 from ..stats import printed
-from .dimensions import DIMENSIONS, BenchError
+from .errors import BenchError
 from .report import load_results
 
 WINNERS = {"a": "A", "b": "B", "tie": "tie"}

@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from ..jsonl import JsonlWriter, write_json
-from ..media import MediaClip, MediaError
-from .dimensions import BenchError
+from ..media import MediaClip
+from ..scoring import JudgeScorer, Scoring
+from .errors import BenchError
 
 YES = 0.5
 
@@ -53,33 +54,35 @@ OTHER_TEXT = "other_text"  # the text is not in the clip: it is swapped where th
 
 
 def run_controls(judge, items: list[dict], out: Path) -> dict:
-    """Every item (``{id, video, captions}``) judged as it is and under each control the judge's task admits;
-    ``OUT/controls.jsonl`` holds every score, ``OUT/summary.json`` the report."""
+    """Every item (``{id, video, captions}``) judged as it is and under each control the judge's task admits, through
+    the scoring core; ``OUT/controls.jsonl`` holds every score, ``OUT/summary.json`` the report."""
     task = judge.task
-    clips, rows = {}, []
-    for item in items:
-        try:
-            clips[item["id"]] = judge.decode(item["video"])
-        except MediaError as err:
-            rows.append({"id": item["id"], "control": "original", "score": None, "error": str(err)})
-    kept = [item for item in items if item["id"] in clips]
-    texts = [(item.get("captions") or {}).get(task.caption_field) if task.caption_field else None for item in kept]
-    if task.needs_text and any(t is None for t in texts):
-        missing = next(item["id"] for item, t in zip(kept, texts) if t is None)
-        raise BenchError(f"{missing}: no {task.caption_field} caption for the {task.name} judge (give a manifest)")
+    scoring = Scoring([JudgeScorer(judge)], judge.settings.workers, judge.settings.decode_processes)
+    rows, kept = [], []
+    for item in scoring.decode(items):
+        if isinstance(item["clip"], str):  # why it could not be read
+            rows.append({"id": item["id"], "control": "original", "score": None, "error": item["clip"]})
+        else:
+            kept.append(item)
+    captions = [item.get("captions") or {} for item in kept]
+    missing = next(
+        (item["id"] for item, c in zip(kept, captions) if task.needs_text and not c.get(task.caption_field)), None
+    )
+    if missing is not None:
+        raise BenchError(f"{missing[0]}: no {task.caption_field} caption for the {task.name} judge (give a manifest)")
     controls = [c for c in CONTROLS if c.applies(task)]
-    jobs = []  # (id, control, clip, text)
+    jobs = []  # (id, control, clip, captions)
     for i, item in enumerate(kept):
-        clip, other = clips[item["id"]], clips[kept[(i + 1) % len(kept)]["id"]]
-        jobs.append((item["id"], "original", clip, texts[i]))
-        jobs += [(item["id"], c.name, c.change(clip, other), texts[i]) for c in controls]
+        clip, other = item["clip"], kept[(i + 1) % len(kept)]["clip"]
+        jobs.append((item["id"], "original", clip, captions[i]))
+        jobs += [(item["id"], c.name, c.change(clip, other), captions[i]) for c in controls]
         if task.needs_text:
-            jobs.append((item["id"], OTHER_TEXT, clip, texts[(i + 1) % len(kept)]))
-    results = judge.score_samples([_sample(judge, clip, text) for _, _, clip, text in jobs])
-    rows += [
-        {"id": item_id, "control": name, "score": r.score, "error": r.error}
-        for (item_id, name, _, _), r in zip(jobs, results)
-    ]
+            jobs.append((item["id"], OTHER_TEXT, clip, captions[(i + 1) % len(kept)]))
+    records = scoring.score([{"media": clip, "captions": c} for _, _, clip, c in jobs]) if jobs else []
+    for (item_id, name, _, _), record in zip(jobs, records):
+        outcome = record.outcome(task.name)
+        rows.append({"id": item_id, "control": name, "score": outcome.values["score"] if outcome.ok else None,
+                     "error": outcome.error})  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     (out / "controls.jsonl").unlink(missing_ok=True)
     with JsonlWriter(out / "controls.jsonl") as writer:
@@ -87,13 +90,6 @@ def run_controls(judge, items: list[dict], out: Path) -> dict:
     summary = control_summary(rows)
     write_json(out / "summary.json", {"judge": task.name, **summary})
     return summary
-
-
-def _sample(judge, clip: MediaClip, text: str | None):
-    try:
-        return judge.sample(clip, text)
-    except (MediaError, ValueError) as err:
-        return judge.head.failed(str(err))
 
 
 def control_summary(rows: list[dict]) -> dict:

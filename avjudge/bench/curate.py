@@ -1,9 +1,9 @@
-"""`avjudge bench curate`: pick a balanced prompt suite from candidates.
+"""`avjudge bench curate`: pick balanced prompts from candidates.
 
 Hard-quota greedy sampling: candidates are visited in a seeded random order and one is taken only if,
 with it, no value of any balanced attribute (language, speaker count, emotion...) holds more than
 ``cap`` of the target size. Candidates whose prompt text also appears in a training manifest
-(compared by a hash of the normalised text) are dropped first, so the suite never tests what a
+(compared by a hash of the normalised text) are dropped first, so the prompts never test what a
 judge was trained on.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from ..data import load_manifest
-from .dimensions import BenchError
-from .prompt_suite import PromptEntry
+from .errors import BenchError
+from .prompt_files import PromptEntry
 
 
 def text_hash(text: str) -> str:

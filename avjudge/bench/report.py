@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..jsonl import read_jsonl
-from .dimensions import BenchError
+from .errors import BenchError
 from .runner import SAMPLES, SUMMARY
 
 

@@ -9,9 +9,9 @@ import numpy as np
 
 from ..jsonl import read_jsonl, write_json
 from ..runtime import Engine, run_job
-from .dimensions import Dimension
-from .prompt_suite import Discovery, PromptEntry, discover
-from .scoring import ClipScorer
+from ..scoring.clip_scorer import ClipScorer
+from ..scoring.dimensions import Dimension
+from .prompt_files import Discovery, PromptEntry, discover
 
 SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"
@@ -66,10 +66,10 @@ def run_bench(
     progress: bool = True,
     engine: Engine | None = None,
 ) -> dict:
-    """Score every model's clips of a prompt suite on the scorer's dimensions; resumable.
+    """Score every model's clips of a benchmark's prompts on the scorer's dimensions; resumable.
 
     Args:
-        entries: the suite's prompts (`avjudge.bench.load_suite`).
+        entries: the prompts (`avjudge.bench.load_prompts`).
         videos: a folder ROOT with ROOT/<model>/<prompt id>.mp4 (or <prompt id>_anything.mp4).
         out: folder for ``samples.jsonl`` (one line per clip, written as it goes) and ``summary.json``.
         scorer: a `ClipScorer` holding the judges and metrics of the dimensions asked for.

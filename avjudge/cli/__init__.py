@@ -1,9 +1,9 @@
 """The ``avjudge`` command: thin wrappers that parse arguments, call the library, print.
 
-Commands register themselves in COMMANDS by their words ("world make"); nested sub-parsers
-are built from that registry. The modules that register commands are named in
-COMMAND_MODULES, so the synthetic world and the demo bring their own commands and no
-product layer imports them.
+Commands register themselves in `avjudge.commands.COMMANDS` by their words ("world make"); nested sub-parsers are
+built from that registry. The modules that register commands are named in COMMAND_MODULES (so the synthetic world
+and the demo bring their own commands and no product layer imports them), and each omni benchmark's folder may hold
+its own (`avjudge.omni.benchmarks.command_modules`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import os
 import sys
 
 from .. import __version__
+from ..commands import COMMANDS, GROUP_HELP, Formatter, register
 from ..errors import AvjudgeError
-from .grammar import COMMANDS, GROUP_HELP, Formatter, register
+from ..omni import benchmarks
 
 COMMAND_MODULES = (
     "avjudge.cli.media",
@@ -27,20 +28,22 @@ COMMAND_MODULES = (
     "avjudge.cli.bench",
     "avjudge.cli.filter",
     "avjudge.cli.omni",
-    "avjudge.cli.sonicbench",
-    "avjudge.cli.avibench",
-    "avjudge.cli.prise",
     "avjudge.cli.serve",
     "avjudge.world.commands",
     "avjudge.demo.commands",
 )
-for _module in COMMAND_MODULES:
+for _module in (*COMMAND_MODULES, *benchmarks.command_modules()):
     importlib.import_module(_module)
 
 __all__ = ["COMMANDS", "COMMAND_MODULES", "build_parser", "command_parser", "main", "register"]
 
 
 # ---- parser ----------------------------------------------------------------------------
+
+
+def _literal(help: str) -> str:
+    """A help text as written: argparse expands ``%`` in it (``75 %`` would crash ``--help``)."""
+    return help.replace("%", "%%")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,14 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
                 name = " ".join(words[:depth])
                 group = groups[words[: depth - 1]].add_parser(
                     words[depth - 1],
-                    help=GROUP_HELP.get(name, ""),
+                    help=_literal(GROUP_HELP.get(name, "")),
                     description=GROUP_HELP.get(name),
                     formatter_class=Formatter,
                 )
                 dest = "subcommand" if depth == 1 else f"subcommand{depth}"
                 groups[words[:depth]] = group.add_subparsers(dest=dest, metavar="SUBCOMMAND", required=True)
         sub = groups[words[:-1]].add_parser(
-            words[-1], help=cmd.help, description=cmd.description, formatter_class=Formatter
+            words[-1], help=_literal(cmd.help), description=cmd.description, formatter_class=Formatter
         )
         cmd.add_arguments(sub)
         sub.set_defaults(_run=cmd.run)

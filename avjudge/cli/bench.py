@@ -7,21 +7,17 @@ import argparse
 import json
 from pathlib import Path
 
+from ..commands import add_input, add_out, alias, register, required_input
 from ..stats import printed
 from .grammar import (
     add_engine_arguments,
-    add_input,
     add_judge,
-    add_out,
     add_runtime_arguments,
     add_scorer_arguments,
-    alias,
     clip_scorer,
     engine_of,
     judge_dirs,
     model_options,
-    register,
-    required_input,
 )
 
 DIMS_HELP = (
@@ -33,29 +29,29 @@ DIMS_HELP = (
 )
 
 
-# ---- suites ----------------------------------------------------------------------------
+# ---- prompts ----------------------------------------------------------------------------
 
 
 def _synth_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a world folder (from `avjudge world make`) or its world.jsonl")
     alias(p, "--world", "--input", dest="input", type=Path)
-    add_out(p, "writes OUT/suite.json and OUT/videos/<model>/<id>.mp4")
+    add_out(p, "writes OUT/prompts.json and OUT/videos/<model>/<id>.mp4")
     p.add_argument("--seed", type=int, default=0)
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from ..bench.prompt_suite import write_suite
-    from ..bench.synthetic import make_model_folders, world_manifest, world_suite
+    from ..bench.prompt_files import write_prompts
+    from ..bench.synthetic import make_model_folders, world_manifest, world_prompts
 
     manifest = world_manifest(required_input(args))
-    suite = write_suite(world_suite(manifest), args.out / "suite.json")
+    prompts = write_prompts(world_prompts(manifest), args.out / "prompts.json")
     written = make_model_folders(manifest, args.out / "videos", seed=args.seed)
-    print(json.dumps({"suite": str(suite), "videos": str(args.out / "videos"), "clips": written}, indent=2))
+    print(json.dumps({"prompts": str(prompts), "videos": str(args.out / "videos"), "clips": written}, indent=2))
     return 0
 
 
 def _curate_args(p: argparse.ArgumentParser) -> None:
-    add_input(p, "a suite file or folder of candidate prompts")
+    add_input(p, "a prompt file or folder of candidate prompts")
     alias(p, "--candidates", "--input", dest="input", type=Path)
     p.add_argument("--n", required=True, type=int, help="prompts to choose")
     p.add_argument(
@@ -68,27 +64,27 @@ def _curate_args(p: argparse.ArgumentParser) -> None:
         "--exclude-manifest",
         type=Path,
         action="append",
-        help="a training source manifest whose captions the suite must not repeat (repeatable)",
+        help="a training source manifest whose captions the prompts must not repeat (repeatable)",
     )
     p.add_argument("--seed", type=int, default=0)
-    add_out(p, "the curated suite (JSON); OUT's .report.json beside it")
+    add_out(p, "the curated prompts (JSON); OUT's .report.json beside it")
 
 
 def _curate(args: argparse.Namespace) -> int:
     from ..bench.curate import curate, training_hashes
-    from ..bench.prompt_suite import load_suite, write_suite
+    from ..bench.prompt_files import load_prompts, write_prompts
     from ..jsonl import write_json
 
     exclude = set().union(*(training_hashes(m) for m in args.exclude_manifest or []))
     chosen, report = curate(
-        load_suite(required_input(args)),
+        load_prompts(required_input(args)),
         args.n,
         [a.strip() for a in args.attributes.split(",")],
         args.cap,
         args.seed,
         exclude,
     )
-    write_suite(chosen, args.out)
+    write_prompts(chosen, args.out)
     write_json(args.out.with_suffix(".report.json"), report)
     print(json.dumps(report, indent=2))
     if report["shortfall"]:
@@ -98,10 +94,10 @@ def _curate(args: argparse.Namespace) -> int:
 
 register(
     "bench synth",
-    "make a benchmark with a known answer from a world: suite + defective model folders",
+    "make a benchmark with a known answer from a world: prompts + defective model folders",
     _synth_args,
     _synth,
-    "Write a prompt suite from the world's captions and one folder of clips per synthetic\n"
+    "Write a prompt file from the world's captions and one folder of clips per synthetic\n"
     "model: reference (the world's clips), shifted (sound moved in time), noisy (white noise at\n"
     "0-5 dB SNR) and mismatched (another clip's sound). Working judges and metrics rank the\n"
     "reference first on the dimension each defect hurts.\n\n"
@@ -110,14 +106,14 @@ register(
 )
 register(
     "bench curate",
-    "choose a balanced prompt suite (hard quota per attribute value, training dedupe)",
+    "choose balanced prompts (hard quota per attribute value, training dedupe)",
     _curate_args,
     _curate,
     "Greedy hard-quota sampling: candidates in a seeded random order are taken while no value\n"
     "of any listed attribute exceeds CAP of the target size; prompts whose text appears in a\n"
     "training manifest (normalised-text hash) are dropped first. Prints the distribution.\n\n"
     "example:\n  avjudge bench curate --input pool.json --n 200 --attributes language,speakers "
-    "--exclude-manifest train/world.jsonl --out suite.json",
+    "--exclude-manifest train/world.jsonl --out prompts.json",
 )
 
 
@@ -137,13 +133,14 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..bench import load_suite, parse_dimensions
+    from ..bench import load_prompts
     from ..bench.runner import run_bench
     from ..config import ConfigError
+    from ..scoring.dimensions import parse_dimensions
 
     if args.prompts is None:
         raise ConfigError("--prompts is required: the prompt file the clips were generated from (see --help)")
-    entries = load_suite(args.prompts)
+    entries = load_prompts(args.prompts)
     engine = engine_of(args)
     scorer = clip_scorer(args, parse_dimensions(args.dims), engine)
     models = [m.strip() for m in args.models.split(",")] if args.models else None
@@ -178,7 +175,7 @@ def _report(args: argparse.Namespace) -> int:
 
 register(
     "bench run",
-    "score every model's clips of a prompt suite on the benchmark dimensions",
+    "score every model's clips of a benchmark's prompts on the benchmark dimensions",
     _run_args,
     _run,
     "Find ROOT/<model>/<id>.mp4 (or <id>_anything.mp4) for every prompt, decode each clip once,\n"
@@ -186,7 +183,7 @@ register(
     "OUT/samples.jsonl. OUT/summary.json holds mean, std, n and errors per model x split x\n"
     "dimension, the prompts with no clip, and the dimensions skipped (with why). A clip that\n"
     "cannot be scored is an error, never a 0. Rerun to resume after a kill.\n\n"
-    "example:\n  avjudge bench run --prompts bench_in/suite.json --input bench_in/videos --dims av,dnsmos \\\n"
+    "example:\n  avjudge bench run --prompts bench_in/prompts.json --input bench_in/videos --dims av,dnsmos \\\n"
     "      --judge av=runs/av/final --out bench_out",
 )
 register(

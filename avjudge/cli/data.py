@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from ..commands import add_input, add_out, add_set, alias, register, required_input
 from ..resources import shipped
-from .grammar import add_input, add_out, add_set, alias, register, required_input
 
 
 def _data_build_args(p: argparse.ArgumentParser) -> None:

@@ -6,17 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from .grammar import (
-    add_engine_arguments,
-    add_input,
-    add_out,
-    add_scorer_arguments,
-    alias,
-    clip_scorer,
-    engine_of,
-    register,
-    required_input,
-)
+from ..commands import add_input, add_out, alias, register, required_input
+from .grammar import add_engine_arguments, add_scorer_arguments, clip_scorer, engine_of
 
 
 def _filter_args(p: argparse.ArgumentParser) -> None:

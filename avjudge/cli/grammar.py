@@ -1,119 +1,13 @@
-"""The command registry and the grammar every command shares.
-
-Commands register by their words ("world make"); the parser is built from the registry. Every command spells the
-same things the same way: ``--input`` for what it reads (a file, a folder or a manifest), ``--out`` for what it
-writes, ``--judge TASK=DIR`` wherever it loads a judge (and ``--served-url [TASK=]URL`` where a server runs its
-model), ``--set KEY=VALUE`` for every configuration override, ``--batch-size``, ``--workers``, ``--device`` on every
-command that scores clips, and ``--engine`` where a batch job may run on Ray. Old spellings stay for one
-release as aliases that print a deprecation warning.
+"""The flags the commands that score clips share (the registry and the flags every command shares are in
+`avjudge.commands`): ``--judge TASK=DIR`` wherever a command loads a judge (and ``--served-url [TASK=]URL`` where a
+server runs its model), ``--batch-size``, ``--workers``, ``--device`` on every command that scores clips, and
+``--engine`` where a batch job may run on Ray.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-
-REMOVED_IN = "0.3"
-
-
-@dataclass(frozen=True)
-class Command:
-    words: tuple[str, ...]
-    help: str
-    description: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-    replaced_by: tuple[str, ...] | None = None  # an old spelling's new words: it warns, then runs that command
-
-
-COMMANDS: dict[tuple[str, ...], Command] = {}
-GROUP_HELP: dict[str, str] = {
-    "world": "make the synthetic audio-video world",
-    "media": "inspect media files",
-    "perturb": "hard-negative strategies: list them, apply one",
-    "data": "build, audit and export judge pair datasets",
-    "metrics": "signal metrics of the AVBench suite",
-    "checkpoints": "checkpoints metrics load: list and verify",
-    "bench": "the AVBench benchmark of generators: prompt files, runner, reports, human alignment",
-    "omni": "benchmarks of omni models: suites, answering, scoring, the Yes/No bridge",
-}
-
-
-def register(words: str, help: str, add_arguments, run, description: str = "", old: str | None = None) -> None:
-    """The command ``words``; ``old``: its previous spelling, kept for one release as an alias that warns."""
-    key = tuple(words.split())
-    COMMANDS[key] = Command(key, help, description or help, add_arguments, run)
-    if old:
-        alias_command(old, words)
-
-
-def alias_command(old: str, new: str) -> None:
-    """``avjudge OLD`` as a deprecated spelling of ``avjudge NEW``: the same arguments; it warns, then runs."""
-    target = COMMANDS[tuple(new.split())]
-
-    def run(args: argparse.Namespace) -> int:
-        warn_deprecated(f"avjudge {old}", f"avjudge {new}")
-        return target.run(args)
-
-    key = tuple(old.split())
-    if len(key) > 2:  # the old group, e.g. "bench sonicbench", says where it went
-        GROUP_HELP.setdefault(" ".join(key[:-1]), f"(deprecated: avjudge {' '.join(new.split()[:-1])})")
-    help = f"(deprecated: avjudge {new}) {target.help}"
-    COMMANDS[key] = Command(key, help, target.description, target.add_arguments, run, target.words)
-
-
-class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    def _get_help_string(self, action):
-        # "(default: None)" says nothing: such options explain their fallback in their own help
-        return (
-            action.help
-            if action.default is None or action.help == argparse.SUPPRESS
-            else super()._get_help_string(action)
-        )
-
-
-def warn_deprecated(old: str, new: str) -> None:
-    print(f"avjudge: warning: {old} is deprecated and goes in avjudge {REMOVED_IN}; use {new}", file=sys.stderr)
-
-
-class DeprecatedAlias(argparse.Action):
-    """An old spelling of an option: stores like the new one (``append`` if that appends) and warns."""
-
-    def __init__(self, option_strings, dest, new: str, append: bool = False, **kwargs):
-        self.new, self.append = new, append
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        warn_deprecated(option_string, self.new)
-        if self.append:
-            values = (getattr(namespace, self.dest) or []) + (values if isinstance(values, list) else [values])
-        setattr(namespace, self.dest, values)
-
-
-def alias(p: argparse.ArgumentParser, old: str, new: str, dest: str, append: bool = False, **kwargs) -> None:
-    """``old`` as a deprecated spelling of ``new`` (which stores into ``dest``)."""
-    p.add_argument(old, dest=dest, action=DeprecatedAlias, new=new, append=append, **kwargs)
-
-
-def add_input(p: argparse.ArgumentParser, help: str, repeatable: bool = False, required: bool = True) -> None:
-    """``--input``: what the command reads (a file, a folder or a manifest, as ``help`` says). A required one is
-    checked by `required_input`, so that a deprecated spelling can stand in for it."""
-    help += (" (repeatable)" if repeatable else "") + (" [required]" if required else "")
-    p.add_argument("--input", type=Path, action="append" if repeatable else "store", help=help)
-
-
-def add_out(p: argparse.ArgumentParser, help: str, required: bool = True, **kwargs) -> None:
-    p.add_argument("--out", type=Path, required=required, help=help, **kwargs)
-
-
-def add_set(p: argparse.ArgumentParser, help: str) -> None:
-    """``--set KEY=VALUE`` (repeatable) into ``args.overrides``."""
-    p.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=help + " (repeatable)"
-    )
 
 
 def add_judge(p: argparse.ArgumentParser, help: str, repeatable: bool = True) -> None:
@@ -134,7 +28,7 @@ def judge_dirs(specs: list[str] | None, defaults: bool = True) -> dict[str, Path
 
     dirs = {}
     if defaults:
-        from ..bench.scoring import default_judge_dirs  # the checkpoint manifest's root: metrics code
+        from ..scoring.clip_scorer import default_judge_dirs  # the checkpoint manifest's root: metrics code
 
         dirs = default_judge_dirs()
     for spec in specs or []:
@@ -291,15 +185,6 @@ def model_options(args: argparse.Namespace, engine=None) -> dict:
     return options | ({"defer_weights": True} if engine is not None and not engine.scores_here else {})
 
 
-def required_input(args: argparse.Namespace):
-    """``args.input`` (which the deprecated spellings fill too); an error that names the flag when none was given."""
-    from ..config import ConfigError
-
-    if args.input:
-        return args.input
-    raise ConfigError("--input is required: give the file, folder or manifest to read (see --help)")
-
-
 def add_scorer_arguments(p: argparse.ArgumentParser) -> None:
     """What scores clips on benchmark dimensions (`bench run`, `filter`): judges, served judges, runtime options."""
     add_judge(p, "a judge checkpoint, e.g. av=runs/av/final (default: $AVJUDGE_CHECKPOINTS/judges/TASK)")
@@ -309,9 +194,9 @@ def add_scorer_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def clip_scorer(args: argparse.Namespace, dimensions, engine):
-    """The `avjudge.bench.scoring.ClipScorer` of ``dimensions`` that `add_scorer_arguments`'s flags ask for; the
+    """The `avjudge.scoring.clip_scorer.ClipScorer` of ``dimensions`` that `add_scorer_arguments`'s flags ask for; the
     dimensions that cannot run here are said, with why."""
-    from ..bench.scoring import ClipScorer
+    from ..scoring.clip_scorer import ClipScorer
 
     options = model_options(args, engine)
     dirs = judge_dirs(args.judge)

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .grammar import add_input, register, required_input, warn_deprecated
+from ..commands import add_input, register, required_input, warn_deprecated
 
 
 def _probe_args(p: argparse.ArgumentParser) -> None:

@@ -6,16 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from .grammar import (
-    add_decode_processes,
-    add_engine_arguments,
-    add_input,
-    add_out,
-    add_runtime_arguments,
-    engine_of,
-    register,
-    required_input,
-)
+from ..commands import add_input, add_out, register, required_input
+from .grammar import add_decode_processes, add_engine_arguments, add_runtime_arguments, engine_of
 
 
 def _metrics_list_args(p: argparse.ArgumentParser) -> None:
@@ -53,7 +45,7 @@ def _metrics_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _metrics_run(args: argparse.Namespace) -> int:
-    from ..runtime.clip_jobs import run_metrics
+    from ..scoring.jobs import run_metrics
 
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     summary = run_metrics(
@@ -99,7 +91,7 @@ def _metrics_compare_args(p: argparse.ArgumentParser) -> None:
 
 def _metrics_compare(args: argparse.Namespace) -> int:
     from ..devices import device_name
-    from ..runtime.set_compare import compare_sets
+    from ..scoring.set_compare import compare_sets
 
     report = compare_sets(
         required_input(args),

@@ -8,18 +8,8 @@ import json
 import os
 from pathlib import Path
 
-from .grammar import (
-    add_input,
-    add_judge,
-    add_out,
-    add_runtime_arguments,
-    alias,
-    judge_dirs,
-    model_options,
-    register,
-    required_input,
-    warn_deprecated,
-)
+from ..commands import add_input, add_out, alias, register, required_input, warn_deprecated
+from .grammar import add_judge, add_runtime_arguments, judge_dirs, model_options
 
 
 def _suite_argument(p: argparse.ArgumentParser) -> None:
@@ -326,8 +316,8 @@ def _choice_args(p: argparse.ArgumentParser) -> None:
 
 def _choice(args: argparse.Namespace) -> int:
     from ..judges import Judge
-    from ..omni.answer import answer_and_score
-    from ..omni.questions import Questions
+    from ..omni.benchmarks.questions import Questions
+    from ..omni.benchmarks.questions.run import answer_and_score
 
     warn_deprecated(
         "avjudge bench choice", "avjudge omni answer --suite questions, then avjudge omni score --suite questions"

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .grammar import add_input, add_out, add_set, alias, register, required_input
+from ..commands import add_input, add_out, add_set, alias, register, required_input
 
 
 def _perturb_list_args(p: argparse.ArgumentParser) -> None:

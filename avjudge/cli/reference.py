@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from ..commands import GROUP_HELP
 from . import COMMANDS, build_parser, command_parser
-from .grammar import GROUP_HELP
 
 
 def markdown_reference() -> str:

@@ -6,20 +6,16 @@ import argparse
 import json
 from pathlib import Path
 
+from ..commands import add_input, add_out, alias, register, required_input
 from .grammar import (
     add_decode_processes,
     add_engine_arguments,
-    add_input,
     add_judge,
-    add_out,
     add_runtime_arguments,
     add_served_arguments,
-    alias,
     engine_of,
     judge_dirs,
     model_options,
-    register,
-    required_input,
     served_endpoints,
 )
 
@@ -60,7 +56,7 @@ def _score(args: argparse.Namespace) -> int:
     from ..config import ConfigError
     from ..data import input_items
     from ..judges.served import load_judge
-    from ..runtime.clip_jobs import score_items
+    from ..scoring.jobs import score_items
 
     judges = list(args.judge or [])
     if args.checkpoint is not None:  # the old spelling: --judge TASK --checkpoint DIR

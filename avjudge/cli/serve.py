@@ -6,17 +6,16 @@ import argparse
 import ipaddress
 from pathlib import Path
 
+from ..commands import alias, register
 from .grammar import (
     add_decode_processes,
     add_engine_arguments,
     add_judge,
     add_runtime_arguments,
     add_served_arguments,
-    alias,
     engine_of,
     judge_dirs,
     model_options,
-    register,
     served_endpoints,
 )
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..commands import add_set, register, warn_deprecated
 from ..resources import shipped
-from .grammar import add_set, register, warn_deprecated
 
 
 def _train_args(p: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli.grammar import add_out, add_set, register
+from ..commands import add_out, add_set, register
 from .size import QUICK, DemoSize
 
 

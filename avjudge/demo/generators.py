@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bench import DIMENSIONS
 from ..bench.report import load_results, write_report
 from ..bench.runner import run_bench
-from ..bench.scoring import ClipScorer
-from ..bench.synthetic import SYNTHETIC_MODELS, make_model_folders, world_suite
+from ..bench.synthetic import SYNTHETIC_MODELS, make_model_folders, world_prompts
+from ..scoring.clip_scorer import ClipScorer
+from ..scoring.dimensions import DIMENSIONS
 from ..world import MANIFEST, WorldConfig, make_world
 
 
@@ -28,7 +28,7 @@ def benchmark_generators(
     """
     make_world(world, out / "world", progress=progress)
     manifest = out / "world" / MANIFEST
-    entries = world_suite(manifest)
+    entries = world_prompts(manifest)
     make_model_folders(manifest, out / "videos", seed=seed)
     means: dict[str, dict[str, float | None]] = {model: {} for model in SYNTHETIC_MODELS}
     reports = {}

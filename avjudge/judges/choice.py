@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.questions import ChoiceQuestion, QuestionError
-from ..media import MediaClip, MediaError
 from .scorer import ChoiceResult
 
 
@@ -34,26 +33,6 @@ def answer_row(question: ChoiceQuestion, result: ChoiceResult) -> dict:
         return {**row, "predicted": None, "correct": None, "error": result.error}
     probs, predicted = result.offered(len(question.options)), result.answer(len(question.options))
     return {**row, "predicted": predicted, "correct": predicted == question.answer, "probs": probs, "mass": result.mass}
-
-
-def question_samples(judge, questions: list[ChoiceQuestion]) -> list:
-    """Each question as ``judge`` reads it (a `JudgeSample`), each distinct clip decoded once for all its questions
-    (a world clip has four); or, for a question that cannot be asked, the failed result that says why (a Yes / No
-    judge's or a multiple-choice one's)."""
-    clips = {}
-    for path in dict.fromkeys(q.media for q in questions):
-        try:
-            clips[path] = judge.decode(path)
-        except MediaError as err:
-            clips[path] = judge.head.failed(str(err))
-    samples = []
-    for q in questions:
-        clip = clips[q.media]
-        try:
-            samples.append(judge.sample(clip, q.text) if isinstance(clip, MediaClip) else clip)
-        except (MediaError, ValueError) as err:
-            samples.append(judge.head.failed(str(err)))
-    return samples
 
 
 def summarize(results: list[dict], questions: list[ChoiceQuestion]) -> dict:

@@ -13,7 +13,7 @@ import torch
 from tqdm import tqdm
 
 from ..ahead import map_ahead
-from ..media import DecodeNeeds, MediaClip, MediaError, in_decoding_process, load_clip, resample
+from ..media import DecodeNeeds, MediaClip, MediaError, frame_indices, in_decoding_process, load_clip, resample
 from ..prompts import task as get_task
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for, resolve_device
 from .calibration import load_temperature
@@ -99,12 +99,12 @@ def sampled_frames(
     timestamps: np.ndarray, start: float, duration: float, fps: float, max_frames: int
 ) -> tuple[np.ndarray, float]:
     """(indices into ``timestamps`` of the frames a judge sees, the rate they are at): one every 1 / ``fps`` s
-    from ``start``, each the frame shown at that moment; longer clips are spread over ``max_frames``."""
+    from ``start``, each the frame shown at that moment (`avjudge.media.frame_indices`); at least one, and a longer
+    clip's spread over ``max_frames``."""
     n = max(1, int(np.ceil(duration * fps - 1e-9)))
     if n > max_frames:
         n, fps = max_frames, max_frames / duration
-    targets = start + np.arange(n) / fps
-    return np.clip(np.searchsorted(timestamps, targets + 1e-6) - 1, 0, len(timestamps) - 1), fps
+    return frame_indices(timestamps, start, duration, fps, n), fps
 
 
 # What a training run records beside its weights (avjudge.train) that scoring must repeat.

@@ -72,9 +72,12 @@ def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
     )
 
 
-def frame_indices(timestamps: np.ndarray, start: float, duration: float, fps: float) -> np.ndarray:
-    """Indices of the frames on screen at ``start + k / fps`` for the clip's whole duration (frames repeat or drop,
-    as a constant-rate conversion does): what `avjudge.media.decode` returns for ``fps``."""
-    times = start + np.arange(int(np.ceil(duration * fps - 1e-9))) / fps
-    shown = np.searchsorted(timestamps, times + 1e-6, side="right") - 1
+def frame_indices(
+    timestamps: np.ndarray, start: float, duration: float, fps: float, count: int | None = None
+) -> np.ndarray:
+    """Indices of the frames on screen at ``start + k / fps``, for the clip's whole duration or ``count`` moments
+    (frames repeat or drop, as a constant-rate conversion does): what `avjudge.media.decode` returns for ``fps``, and
+    the one rule every reader of frames (a judge, a metric) picks them by."""
+    n = int(np.ceil(duration * fps - 1e-9)) if count is None else count
+    shown = np.searchsorted(timestamps, start + np.arange(n) / fps + 1e-6, side="right") - 1
     return np.clip(shown, 0, len(timestamps) - 1)

@@ -14,17 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bench.synthetic import world_manifest, world_questions
-from ..data.questions import ChoiceQuestion, load_questions, write_questions
+from ..data.questions import ChoiceQuestion
 from ..errors import HTTPFailure
 from ..httpjson import RequestCache, post_json
 from ..jsonl import read_jsonl
-from ..judges.choice import check_answerable, question_samples
+from ..judges.choice import check_answerable
 from ..runtime.jobs import run_job
+from ..scoring.questions import question_samples
 from .base import SuiteError
-from .questions import Questions, is_world
 from .request_media import MediaPlan, MediaUnavailable
-from .score import write_score
 
 LETTER_CHUNK = 64  # questions a judge answers together: a clip is decoded once for all its questions in a chunk
 
@@ -162,30 +160,3 @@ def answer_with_endpoint(
             return list(pool.map(ask, [item["question"] for item in chunk]))
 
     return _answers(questions, out, process, 4 * max(1, concurrency), progress)
-
-
-def answer_and_score(
-    judge, source: Path, out: Path, model: str, baseline: Path | None = None, progress: bool = True
-) -> dict:
-    """The questions suite from end to end, as the old `bench choice` ran it: the questions (a world's, those its
-    sound answers for a judge that hears audio alone, or a question file's) answered by ``judge`` into
-    ``OUT/answers.jsonl`` (resumable), scored into ``OUT/report.json`` and ``OUT/report.md`` beside the answers of
-    another run's ``--out`` folder (``baseline``). Returns the report."""
-    suite = Questions()
-    baseline_answers = None if baseline is None else Path(baseline) / "answers.jsonl"
-    if baseline_answers is not None and not baseline_answers.is_file():
-        raise SuiteError(f"{baseline_answers}: no answers; --baseline takes the --out folder of another run")
-    source = Path(source)
-    if is_world(source):
-        questions = world_questions(world_manifest(source), audio_only=judge.task.name == "choice_a")
-        write_questions(questions, Path(out) / "questions.jsonl")
-    else:
-        questions = load_questions(source)
-    answer_with_judge(judge, questions, Path(out) / "answers.jsonl", model, progress)
-    report = suite.score(
-        suite.read_answers(Path(out) / "answers.jsonl"),
-        questions,
-        baseline=None if baseline_answers is None else suite.read_answers(baseline_answers),
-    )
-    write_score(suite, report, Path(out))
-    return report

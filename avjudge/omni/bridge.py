@@ -17,9 +17,9 @@ import numpy as np
 
 from ..data.questions import ChoiceQuestion
 from ..jsonl import read_jsonl
-from ..judges.choice import question_samples
 from ..prompts import BRIDGE_STATEMENT, OPTION_LETTERS
 from ..runtime.jobs import run_job
+from ..scoring.questions import question_samples
 from ..stats import auroc
 from .base import SuiteError
 

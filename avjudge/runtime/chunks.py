@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import is_run_fault, reason
-from ..media import DecodeNeeds
-from ..scoring import decode_items
 
 Process = Callable[[list[dict]], list[dict]]
 
@@ -33,26 +31,19 @@ def process_rows(process: Process, chunk: list[dict]) -> list[dict]:
 
 @dataclass(frozen=True)
 class ClipJob:
-    """A job's process in two stages: decode each item's media once by one plan (no model), then ``score`` the
-    chunk.
+    """A job's process in two stages: ``decode`` each item's media (no model), then ``score`` the chunk.
 
-    Called on a chunk, it runs both here. The Ray engine runs them apart: decoding in CPU tasks (only ``needs``
-    travel to them), scoring in the actors that hold the models.
+    Called on a chunk, it runs both here. The Ray engine runs them apart: decoding in CPU tasks (only ``decode``
+    travels to them), scoring in the actors that hold the models.
 
     Attributes:
-        needs: the decode plan of every scorer of the job (`avjudge.scoring.Scoring.needs`).
-        score: items with their ``clip`` (a `MediaClip`, or why it could not be decoded) -> one record each.
-        workers: threads that decode a chunk here.
-        processes: processes those threads hand the decoding to here (0: none; `avjudge.media.processes`).
+        decode: items -> the same items with their ``clip`` (`avjudge.scoring.Decoder`: a `MediaClip`, or why it
+            could not be decoded); it holds no model.
+        score: decoded items -> one record each.
     """
 
-    needs: DecodeNeeds
+    decode: Process
     score: Process
-    workers: int = 2
-    processes: int = 0
-
-    def decode(self, chunk: list[dict]) -> list[dict]:
-        return decode_items(chunk, self.needs, self.workers, self.processes)
 
     def __call__(self, chunk: list[dict]) -> list[dict]:
         return self.score(self.decode(chunk))

@@ -29,14 +29,12 @@ from typing import ClassVar, Iterator
 import numpy as np
 
 from ..config import ConfigError
-from ..media import DecodeNeeds
-from ..scoring import decode_items
 from .chunks import ClipJob, Process, process_rows
 
 
-def _decode_batch(batch: dict[str, np.ndarray], needs: DecodeNeeds, workers: int) -> dict[str, np.ndarray]:
-    """A CPU task: the items of a batch with their clips decoded (`avjudge.scoring.decode_items`)."""
-    decoded = decode_items([pickle.loads(blob) for blob in batch["item"]], needs, workers)
+def _decode_batch(batch: dict[str, np.ndarray], decode: Process) -> dict[str, np.ndarray]:
+    """A CPU task: the items of a batch with their clips decoded (a `ClipJob`'s ``decode``)."""
+    decoded = decode([pickle.loads(blob) for blob in batch["item"]])
     return {"id": batch["id"], "item": np.array([pickle.dumps(item) for item in decoded], dtype=object)}
 
 
@@ -119,7 +117,7 @@ class RayEngine:
         if isinstance(process, ClipJob):  # decoding in tasks, scoring in the actors
             rows = rows.map_batches(
                 _decode_batch,
-                fn_kwargs={"needs": process.needs, "workers": process.workers},
+                fn_kwargs={"decode": process.decode},
                 batch_size=chunk_size,
                 num_cpus=1,
                 batch_format="numpy",

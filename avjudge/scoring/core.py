@@ -75,6 +75,18 @@ def decode_items(items: Sequence[dict], needs: DecodeNeeds, workers: int = 1, pr
     return _decode_groups(items, [needs] * len(items), workers, processes)
 
 
+@dataclass(frozen=True)
+class Decoder:
+    """`decode_items` by one plan as a callable that travels (a Ray task runs it, apart from the models)."""
+
+    needs: DecodeNeeds
+    workers: int = 1
+    processes: int = 0
+
+    def __call__(self, items: Sequence[dict]) -> list[dict]:
+        return decode_items(items, self.needs, self.workers, self.processes)
+
+
 def _decode_groups(items: Sequence[dict], plans: Sequence[DecodeNeeds], workers: int, processes: int = 0) -> list[dict]:
     """Each item with its clip: items of the same media decode once, by the plan that merges theirs; where that
     fails (an audio file that one item's scorer wants frames of), each plan of the group decodes apart, so an item

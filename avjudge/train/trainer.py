@@ -31,11 +31,12 @@ from ..data.questions import ChoiceQuestion, load_questions
 from ..jsonl import write_json
 from ..judges import ChoiceResult, Judge, JudgeSettings
 from ..judges.adapters import adapter_for
-from ..judges.choice import answer_row, question_samples, summarize
+from ..judges.choice import answer_row, summarize
 from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
 from ..media import MediaError
 from ..perturb import SourcePool
 from ..resources import resolve
+from ..scoring.questions import question_samples
 from .collator import AnswerCollator, TrainingExamples
 from .evaluation import judge_metrics
 from .freeze import apply_freeze, apply_lora

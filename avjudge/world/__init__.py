@@ -1,7 +1,7 @@
 """A deterministic synthetic audio-video world whose clips carry exact ground truth."""
 
 from .captions import captions
-from .make import MANIFEST, make_world, render_clip, summarize, world_record
+from .make import MANIFEST, make_world, render_clip, summarize, world_manifest, world_record
 from .render import object_look, render_frames
 from .scene import Event, Scene, Speech, WorldObject, sample_scene, scene_id
 from .sound import render_audio
@@ -23,5 +23,6 @@ __all__ = [
     "sample_scene",
     "scene_id",
     "summarize",
+    "world_manifest",
     "world_record",
 ]

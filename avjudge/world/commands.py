@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..cli.grammar import add_out, add_set, register
+from ..commands import add_out, add_set, register
 
 
 def _parse_duration(text: str) -> tuple[float, float | None]:

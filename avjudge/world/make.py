@@ -24,6 +24,15 @@ CONFIG_FILE = "world_config.yaml"
 SUMMARY = "world_summary.json"
 
 
+def world_manifest(path: str | Path) -> Path:
+    """The manifest of a world: ``path`` itself, or ``path/world.jsonl`` for a folder `avjudge world make` wrote."""
+    path = Path(path)
+    manifest = path / MANIFEST if path.is_dir() else path
+    if not manifest.is_file():
+        raise ConfigError(f"{path}: no world here; give a folder made by `avjudge world make` or its {MANIFEST}")
+    return manifest
+
+
 def world_record(scene: Scene, video: str) -> dict:
     """One line of world.jsonl: a source-manifest record plus the full ground truth."""
     return {

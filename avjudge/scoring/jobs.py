@@ -1,0 +1,117 @@
+"""Batch jobs that score clips through the scoring core: `avjudge score` (one judge) and `avjudge metrics run`
+(signal metrics); `bench run` and `filter` build theirs with `scoring_job` too. Each item is decoded once for every
+scorer of the job, by the job's one plan, in the decoding stage an engine may run apart (`ClipJob`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..judges import Judge, ScoreResult
+from ..metrics import load_metrics
+from ..runtime import ClipJob, Engine, run_job
+from .core import ClipRecord, Decoder, Scoring
+from .scorers import JudgeScorer, MetricScorer
+
+
+def scoring_job(scoring: Scoring, record: Callable[[dict, ClipRecord], dict]) -> ClipJob:
+    """A batch job's process that scores each item with ``scoring``: ``record(item, scored)`` is what it writes."""
+
+    def score_decoded(chunk: list[dict]) -> list[dict]:
+        return [record(item, scored) for item, scored in zip(chunk, scoring.score_decoded(chunk))]
+
+    return ClipJob(Decoder(scoring.needs, scoring.workers, scoring.processes), score_decoded)
+
+
+def judge_row(scored: ClipRecord, name: str) -> dict:
+    """A judge's figures for one item (`ScoreResult`'s fields; every number None and ``error`` set where it
+    failed)."""
+    outcome = scored.outcome(name)
+    return ScoreResult(**outcome.values).to_dict() if outcome.ok else ScoreResult.failed(outcome.error).to_dict()
+
+
+def score_items(
+    judge: Judge,
+    items: Sequence[dict],
+    out: str | Path,
+    chunk_size: int = 32,
+    progress: bool = True,
+    engine: Engine | None = None,
+) -> dict:
+    """`avjudge score`: S and its figures per item with one judge, written to ``out`` as it goes; resumable."""
+    task = judge.task.name
+    scoring = Scoring([JudgeScorer(judge)], judge.settings.workers, judge.settings.decode_processes)
+
+    def row(item: dict, scored: ClipRecord) -> dict:
+        return {"id": item["id"], "video": item["video"], "judge": task, **judge_row(scored, task)}
+
+    def summarize(records: list[dict]) -> dict:
+        scores = np.array([r["score"] for r in records if r.get("score") is not None], float)
+        return {
+            "judge": task,
+            "checkpoint": str(judge.adapter.checkpoint),
+            "mean_score": float(scores.mean()) if scores.size else None,
+            "std_score": float(scores.std()) if scores.size else None,
+            "error_reasons": sorted({r["error"] for r in records if r.get("error")})[:20],
+        }
+
+    return run_job(
+        list(items),
+        out,
+        scoring_job(scoring, row),
+        chunk_size=chunk_size,
+        progress=progress,
+        desc=f"score {task}",
+        summarize=summarize,
+        engine=engine,
+    )
+
+
+def metrics_row(scored: ClipRecord) -> dict:
+    """Every metric's outputs for one item, and each metric's error; or the error that kept the clip unread."""
+    if scored.error is not None:
+        return {"error": scored.error}
+    return {k: v for values in scored.values.values() for k, v in values.items()} | {"errors": scored.errors}
+
+
+def run_metrics(
+    names: list[str],
+    source: str | Path | list,
+    out: str | Path,
+    batch_size: int = 8,
+    workers: int = 2,
+    device: str = "auto",
+    progress: bool = True,
+    engine: Engine | None = None,
+    processes: int = 0,
+) -> dict:
+    """Score clips with signal metrics, each clip decoded once for all of them; resumable.
+
+    Args:
+        names: metric names (`avjudge metrics list`).
+        source: what `avjudge.data.input_items` reads: a manifest, a folder of clips, a file, or a list of them.
+        out: results JSONL, one line per clip with every output and per-metric errors, written as it goes.
+        batch_size: clips a chunk.
+        workers: threads that decode the clips of a chunk (the metrics then score them one at a time).
+        processes: processes those threads hand the decoding to (0: none; `avjudge.media.processes`).
+        device: ``auto``, ``cpu`` or ``cuda``: where the metrics that run a model on one run it
+            (``speech_content``); the others run on the CPU.
+        progress: show a progress bar.
+        engine: what runs the chunks (default: this process; `avjudge.runtime.make_engine`).
+
+    Returns:
+        The job summary (clips done, errors, resumed), also written beside ``out``.
+    """
+    from ..data import input_items
+
+    items = input_items(source)  # bad inputs fail before a model loads
+    scoring = Scoring([MetricScorer(m) for m in load_metrics(names, device)], workers, processes)
+
+    def row(item: dict, scored: ClipRecord) -> dict:
+        return {"id": item["id"], "video": item["video"], **metrics_row(scored)}
+
+    return run_job(
+        items, out, scoring_job(scoring, row), chunk_size=batch_size, progress=progress, desc="metrics", engine=engine
+    )
