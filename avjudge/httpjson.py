@@ -8,8 +8,11 @@ keeps each answer by the request's content (its URL and body), so the same reque
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import hashlib
 import json
+import math
 import time
 import urllib.error
 import urllib.request
@@ -65,6 +68,25 @@ def get_json(url: str, token: str | None = None, timeout: float = 60.0, retries:
     return _ask(url, None, token, timeout, retries, backoff)
 
 
+def retry_after(value: str | None, default: float, now: float | None = None) -> float:
+    """The seconds a ``Retry-After`` header asks to wait: a number of seconds, or an HTTP date (RFC 9110); ``default``
+    where there is none or it cannot be read. Never negative, and never over an hour: a server's typo does not stall
+    a run for a day."""
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return default
+        if when.tzinfo is None:  # an HTTP date is in GMT
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), 3600.0) if math.isfinite(seconds) else default
+
+
 def _ask(url: str, body: bytes | None, token: str | None, timeout: float, retries: int, backoff: float) -> dict:
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
@@ -78,7 +100,7 @@ def _ask(url: str, body: bytes | None, token: str | None, timeout: float, retrie
         except urllib.error.HTTPError as err:
             detail = err.read()[:500].decode("utf-8", errors="replace")
             failure = HTTPFailure(f"HTTP {err.code} from {url}: {detail}", final=err.code not in RETRIED_STATUS)
-            wait = float(err.headers.get("Retry-After") or wait)
+            wait = retry_after(err.headers.get("Retry-After"), wait)
         except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
             failure = HTTPFailure(f"no answer from {url}: {err}", final=False)
         except ValueError as err:

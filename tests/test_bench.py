@@ -72,11 +72,15 @@ def test_every_metric_dimension_has_a_registered_metric():
 
 
 def test_lower_is_better_dimensions_flip_the_metric_outcome():
-    from avjudge.bench.align import metric_outcome
+    from avjudge.bench.align import Judgment, align
 
-    assert metric_outcome(0.9, 0.5) == "A"
-    assert metric_outcome(0.9, 0.5, higher_is_better=False) == "B"
-    assert metric_outcome(0.5, 0.54, eps=0.05) == "tie"
+    # A's clip scores 0.9 and B's 0.5 on both: more sync (av) is better, more offset (desync) is worse
+    judgments = [Judgment("p1", "A", "B", dim, "A") for dim in ("av", "desync")]
+    scores = {("A", "p1"): {"av": 0.9, "desync": 0.9}, ("B", "p1"): {"av": 0.5, "desync": 0.5}}
+    results = align(judgments, scores, bootstrap=0)
+    assert results["av"]["models"]["A"]["metric_win_ratio"] == 1.0
+    assert results["desync"]["models"]["A"]["metric_win_ratio"] == 0.0
+    assert align(judgments, scores, eps=0.5, bootstrap=0)["av"]["models"]["A"]["metric_win_ratio"] == 0.5  # a tie
 
 
 def test_judgments_csv_errors_name_the_line(tmp_path):

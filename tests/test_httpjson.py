@@ -1,12 +1,14 @@
 """The one HTTP client: transient failures asked again (after the server's Retry-After), a caller's fault never, and a
 request asked before answered from the cache."""
 
+import datetime
+import email.utils
 import time
 
 import pytest
 
 from avjudge.errors import HTTPFailure
-from avjudge.httpjson import RequestCache, post_json
+from avjudge.httpjson import RequestCache, post_json, retry_after
 
 from .helpers import ScriptedServer
 
@@ -70,3 +72,23 @@ def test_retry_after_is_waited_and_the_cache_answers_a_repeated_request(tmp_path
     finally:
         server.close()
     assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    now = email.utils.parsedate_to_datetime("Wed, 21 Oct 2026 07:28:00 GMT").timestamp()
+    assert retry_after("Wed, 21 Oct 2026 07:28:02 GMT", 9.0, now) == 2.0  # a date: the seconds until it
+    assert retry_after("Wed, 21 Oct 2026 07:27:00 GMT", 9.0, now) == 0.0  # a date gone by: at once
+    assert retry_after("1.5", 9.0, now) == 1.5
+    assert retry_after("soon", 9.0, now) == retry_after(None, 9.0, now) == retry_after("nan", 9.0, now) == 9.0
+    assert retry_after("86400", 9.0, now) == 3600.0  # never a day's stall
+
+
+def test_an_http_date_retry_after_is_waited_for_not_raised():
+    when = email.utils.format_datetime(datetime.datetime.now(datetime.timezone.utc), usegmt=True)
+    script = iter([(503, {"Retry-After": when}, {"error": "busy"}), (200, {}, {"answer": 1})])
+    server = ScriptedServer(lambda body: next(script))
+    try:
+        assert post_json(server.url, {}, retries=1, backoff=0) == {"answer": 1}
+        assert server.statuses == [503, 200]
+    finally:
+        server.close()

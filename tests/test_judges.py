@@ -138,11 +138,11 @@ def test_a_judge_whose_weights_wait_loads_them_where_it_first_scores(tiny_judges
 
     videos, _ = world_items
     deferred = Judge.load("av", tiny_judges["qwen2_5_omni"], defer_weights=True, batch_size=4)
-    assert not deferred.adapter.has_weights and deferred.needs == judges["av"].needs
+    assert deferred.adapter._model is None and deferred.needs == judges["av"].needs
     sent = pickle.loads(pickle.dumps(deferred))  # as a Ray actor receives it: it loads there, at once
-    assert sent.adapter.has_weights and not deferred.adapter.has_weights
+    assert sent.adapter._model is not None and deferred.adapter._model is None
     eager = [r.score for r in judges["av"].score(videos[:3])]
-    assert [r.score for r in deferred.score(videos[:3])] == eager and deferred.adapter.has_weights
+    assert [r.score for r in deferred.score(videos[:3])] == eager and deferred.adapter._model is not None
     assert [r.score for r in sent.score(videos[:3])] == eager
     args = argparse.Namespace(
         batch_size=4, workers=1, device="cpu", dtype="auto", attention="auto", align_widths=0, compile=False

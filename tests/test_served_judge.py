@@ -168,7 +168,7 @@ def test_a_served_judge_travels_as_what_loads_it_endpoint_and_settings_included(
     judge = ServedJudge.load("vt", tiny_judges["qwen2_5_omni"], endpoint, fps=2.0, batch_size=3)
     copy = pickle.loads(pickle.dumps(judge))  # as a Ray actor receives it
     assert type(copy) is ServedJudge and copy.endpoint == endpoint and copy.settings == judge.settings
-    assert not copy.adapter.has_weights and not judge.adapter.has_weights  # no weights anywhere
+    assert copy.adapter._model is None and judge.adapter._model is None  # no weights anywhere
 
 
 def test_served_judges_refuse_what_they_cannot_serve(tiny_judges):

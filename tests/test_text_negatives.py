@@ -1,3 +1,4 @@
+import itertools
 import json
 import shutil
 import threading
@@ -17,12 +18,20 @@ from avjudge.perturb.taxonomy import AT_DIMENSIONS, VT_DIMENSIONS, taxonomy
 from avjudge.perturb.text import (
     TextNegative,
     TextRejection,
+    iter_rotation,
     make_text_negative,
-    quality_problem,
-    rotate_dimensions,
+    quality_check,
     similarity,
 )
 from avjudge.world import MANIFEST
+
+
+def problem(original: str, modified: str) -> str | None:
+    return quality_check(original, modified)[0]
+
+
+def rotation_of(task: str, n: int, seed: int) -> list[tuple[str, ...]]:
+    return list(itertools.islice(iter_rotation(task, seed), n))
 
 
 def test_taxonomies_match_the_paper_and_lexicons():
@@ -40,13 +49,13 @@ def test_taxonomies_match_the_paper_and_lexicons():
 @pytest.mark.parametrize("task", ["vt", "at"])
 def test_three_dimension_rotation_is_balanced(task):
     dims = taxonomy(task)
-    rotation = rotate_dimensions(task, 1000, seed=5)
+    rotation = rotation_of(task, 1000, seed=5)
     assert all(len(set(r)) == 3 for r in rotation)
     counts = Counter(k for r in rotation for k in r)
     for d in dims:
         expected = 3000 * d.weight
         assert abs(counts[d.key] - expected) <= 0.05 * expected, (d.key, counts[d.key], expected)
-    assert rotation == rotate_dimensions(task, 1000, seed=5)
+    assert rotation == rotation_of(task, 1000, seed=5)
 
 
 def test_rule_swaps_stay_in_category_and_fix_articles():
@@ -119,12 +128,12 @@ def test_a_closed_vocabulary_makes_no_word_pair_the_corpus_never_has():
 
 def test_quality_control():
     original = "Audio Observation: a low tone | Speech Content: hello there"
-    assert quality_problem(original, original) == "unchanged"
-    assert quality_problem(original, original.replace("Audio Observation:", "Audio:")) == "structural_markers_changed"
-    assert quality_problem(original, original.replace(" | ", " ")) == "structural_markers_changed"
+    assert problem(original, original) == "unchanged"
+    assert problem(original, original.replace("Audio Observation:", "Audio:")) == "structural_markers_changed"
+    assert problem(original, original.replace(" | ", " ")) == "structural_markers_changed"
     rewritten = "Audio Observation: wholly unrelated sounds of many kinds | Speech Content: nothing alike"
-    assert quality_problem(original, rewritten) == "similarity_out_of_range"
-    assert quality_problem(original, original.replace("low", "high")) is None
+    assert problem(original, rewritten) == "similarity_out_of_range"
+    assert problem(original, original.replace("low", "high")) is None
     assert abs(similarity("abcd", "abce") - 0.75) < 1e-9
 
 
@@ -134,13 +143,13 @@ def test_world_caption_negatives_pass_qc_and_rejections_are_counted(small_world)
     accepted, rejected = 0, Counter()
     for task, field in (("vt", "video"), ("at", "audio")):
         dims = {d.key: d for d in taxonomy(task)}
-        for i, (record, chosen) in enumerate(zip(records, rotate_dimensions(task, len(records), 0))):
+        for i, (record, chosen) in enumerate(zip(records, rotation_of(task, len(records), 0))):
             original = record["captions"][field]
             for key in chosen:
                 result = make_text_negative(original, task, dims[key], backend, seed=i)
                 if isinstance(result, TextNegative):
                     accepted += 1
-                    assert result.text != original and quality_problem(original, result.text) is None
+                    assert result.text != original and problem(original, result.text) is None
                     assert 0.70 <= result.similarity <= 0.995
                 else:
                     assert isinstance(result, TextRejection) and len(result.reasons) == 4  # 1 try + 3 regenerations

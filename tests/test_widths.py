@@ -58,7 +58,7 @@ def test_aligned_widths_score_as_the_released_shapes_do(tiny_judges, family):
 
 def test_the_setting_travels_with_a_judge_sent_elsewhere(tiny_judges):
     judge = Judge.load("at", tiny_judges["qwen2_audio"], align_widths=48, defer_weights=True)
-    assert not judge.adapter.has_weights
+    assert judge.adapter._model is None
     copy = pickle.loads(pickle.dumps(judge))  # as a Ray actor receives it: what loads it
     assert copy.settings.align_widths == 48
     assert all(width % 48 == 0 for width in _inner_widths(copy.adapter.model).values())

@@ -85,10 +85,6 @@ def outcome(diff: float, eps: float) -> str:
     return "A" if diff > eps else "B" if diff < -eps else "tie"
 
 
-def metric_outcome(score_a: float, score_b: float, eps: float = 0.0, higher_is_better: bool = True) -> str:
-    return outcome((score_a - score_b) if higher_is_better else (score_b - score_a), eps)
-
-
 def win_ratios(pairs: list[tuple[str, str, str]]) -> dict[str, float]:
     """(model_a, model_b, outcome) -> model -> (W + 0.5 T) / (W + T + L)."""
     tally: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # points, games

@@ -183,11 +183,6 @@ class Adapter:
     def model(self, model: torch.nn.Module) -> None:
         self._model = model
 
-    @property
-    def has_weights(self) -> bool:
-        """Whether the model is loaded here (not deferred, not a served judge's)."""
-        return self._model is not None
-
     @classmethod
     def set_attention(cls, model, attention: str = "auto") -> None:
         """``auto``: transformers' default for the language model and packed windows for the encoders that attend in

@@ -45,14 +45,6 @@ class MediaClip:
                 raise ValueError("audio needs a positive sample_rate")
 
     @property
-    def has_video(self) -> bool:
-        return self.frames is not None
-
-    @property
-    def has_audio(self) -> bool:
-        return self.audio is not None
-
-    @property
     def num_frames(self) -> int:
         return 0 if self.frames is None else int(self.frames.shape[0])
 

@@ -111,11 +111,6 @@ def quality_check(original: str, modified: str, bounds=SIMILARITY_RANGE) -> tupl
     return (None if bounds[0] <= s <= bounds[1] else "similarity_out_of_range"), s
 
 
-def quality_problem(original: str, modified: str, bounds=SIMILARITY_RANGE) -> str | None:
-    """None if the negative passes quality control, else the reason."""
-    return quality_check(original, modified, bounds)[0]
-
-
 @dataclass(frozen=True)
 class TextNegative:
     text: str
@@ -191,9 +186,3 @@ def iter_rotation(
         chosen = np.lexsort((rng.random(len(dims)), -deficit))[:per_sample]
         counts[chosen] += 1
         yield tuple(dims[j].key for j in chosen)
-
-
-def rotate_dimensions(
-    task: str, n_samples: int, seed: int, per_sample: int = 3, dims: tuple[Dimension, ...] | None = None
-) -> list[tuple[str, ...]]:
-    return list(itertools.islice(iter_rotation(task, seed, per_sample, dims), n_samples))

@@ -52,9 +52,6 @@ class Telemetry:
         with self.lock:
             self.batch_sizes.observe(size)
 
-    def mean_batch_size(self) -> float | None:
-        return self.batch_sizes.sum / self.batch_sizes.n if self.batch_sizes.n else None
-
     def render(self) -> str:
         with self.lock:
             lines = [
