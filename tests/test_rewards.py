@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -260,3 +261,14 @@ def test_the_deprecated_server_adapters_warn_and_give_the_new_adapters_numbers(j
     assert old.trl_reward(service, "av")(prompts=["p"] * 2, completions=videos) == expected  # clips as completions
     assert old.trl_reward(service, "av")(prompts=["p"] * 2, completions=["", ""], video=videos) == expected
     assert old.verl_compute_score(service, "av")("w", corrupt, None, {})["failed"] == 1.0
+
+
+def test_a_relative_path_through_a_served_reward_scores_the_users_file(judges, world, monkeypatch):
+    """The client sends a path as the absolute path of the caller's file (a server refuses a relative one, which it
+    would read from its own folder)."""
+    path = world[0]["video"]
+    expected = Reward({"av": judges["av"]}).score([sample(clip_item(path))]).rewards
+    monkeypatch.chdir(Path(path).parent)
+    with live_app(create_app(ScoreService({"av": judges["av"]}))) as url:
+        batch = Reward.served(RewardClient(url), {"av": 1.0}).score([sample(clip_item(Path(path).name))])
+    assert batch.failed == [False] and batch.rewards == pytest.approx(expected, abs=1e-6)

@@ -8,6 +8,7 @@ import base64
 import json
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,6 +151,51 @@ def test_get_reward_speaks_openrlhf(judges, clips, corrupt):
         assert reply.json()["rewards"] == pytest.approx([expected[0]], abs=1e-6)
     with client(judges) as c:  # two judges and none named: which one rewards is the caller's to say
         assert "--reward-judge" in c.post("/get_reward", json={"query": [videos[0]]}).json()["error"]
+
+
+def test_get_reward_is_openrlhfs_reward_function_behind_the_batcher_with_no_wire_form(judges, clips, monkeypatch):
+    """/get_reward scores each query through the server's own Reward and scoring core: no item is turned into the
+    wire form (`ScoreItem`) or packed in the server, the batcher batches its samples, and the rewards equal
+    `openrlhf_reward_func`'s with a local Reward of the same judges."""
+    import avjudge.media.wire as wire
+    import avjudge.serve.service as service_module
+    from avjudge.rewards import Reward, RewardTerm, openrlhf_reward_func
+
+    videos = [c["video"] for c in clips[:3]]
+    captions = [c["captions"]["video"] for c in clips[:3]]
+    local = openrlhf_reward_func(Reward({"av": judges["av"], "vt": RewardTerm(judges["vt"], 0.5)}))
+    expected = local(videos, captions, None)
+    wire_forms = []
+    for module, name in ((service_module.ScoreItem, "parse"), (wire, "pack_clip"), (wire, "unpack_clip")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _f=original, _n=name, **k: wire_forms.append(_n) or _f(*a, **k))
+    with client(judges, reward_judge="av=1,vt=0.5", clip_from="label", text_from="prompt") as c:
+        batched = []
+        batcher = c.app.state.batcher
+        score = batcher.score
+        batcher.score = lambda items: batched.append(len(items)) or score(items)
+        reply = c.post("/get_reward", json={"query": ["q"] * 3, "prompts": captions, "labels": videos})
+    assert reply.status_code == 200 and sum(batched) == 3  # one core item a sample, both terms' scorers on it
+    np.testing.assert_allclose(reply.json()["rewards"], expected["rewards"].numpy(), atol=1e-6)
+    for name in ("av", "vt", "failed"):
+        np.testing.assert_allclose(reply.json()["extra_logs"][name], expected["extra_logs"][name].numpy(), atol=1e-6)
+    assert wire_forms == []
+
+
+def test_a_relative_path_is_refused_without_a_media_root_and_read_from_it_with_one(judges, clips, tmp_path):
+    video = Path(clips[0]["video"])
+    item = {"id": "r", "judge": "av", "video": video.name}  # relative: the server's folder, not the caller's
+    with client(judges) as c:
+        reply = c.post("/v1/score", json={"items": [item]})
+        assert reply.status_code == 400 and "relative path" in reply.json()["error"]
+    with client(judges, reward_judge="av") as c:
+        logs = c.post("/get_reward", json={"query": [video.name]}).json()
+        assert logs["extra_logs"]["failed"] == [1.0]  # that sample fails alone, flagged
+    with client(judges, media_roots=(str(video.parent),)) as c:
+        reply = c.post("/v1/score", json={"items": [item]})
+        assert reply.json()["results"][0]["score"] == pytest.approx(judges["av"].score([str(video)])[0].score, abs=1e-6)
+        outside = c.post("/v1/score", json={"items": [{**item, "video": "../elsewhere.mp4"}]})
+        assert outside.status_code == 400 and "outside the folders" in outside.json()["error"]
 
 
 def test_models_and_metrics_describe_the_server(judges, clips, tiny_judges):

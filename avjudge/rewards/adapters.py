@@ -221,6 +221,37 @@ def query_fields(query: str, prompt: str | None, label, clip_from: str, text_fro
     return clips[clip_from], texts[text_from]
 
 
+def openrlhf_rewards(
+    reward: Reward,
+    queries: Sequence[str],
+    prompts=None,
+    labels=None,
+    clip_from: str = "query",
+    text_from: str = "prompt",
+) -> RewardBatch:
+    """The rewards of OpenRLHF's queries (with their prompts and labels, as it sends them): each query's clip and
+    text by `query_fields`; a query that names no clip fails alone. `openrlhf_reward_func` and the reward server's
+    ``/get_reward`` both answer with it."""
+    samples = []
+    for k, query in enumerate(queries):
+        prompt = prompts[k] if prompts else None
+        try:
+            clip, text = query_fields(query, prompt, labels[k] if labels else None, clip_from, text_from)
+            samples.append(sample(clip_item(clip), text))
+        except (ValueError, TypeError) as err:  # a query that names no clip: that sample fails alone
+            samples.append(sample({"error": f"query {k}: {err}"}))
+    return reward.score(samples)
+
+
+def openrlhf_failing_as(reward: Reward, on_failure=None) -> Reward:
+    """``reward`` under the failure rule OpenRLHF can take (default ``neutral``): it makes a tensor of every reward,
+    so ``none`` and ``nan`` are refused."""
+    reward = _failing_as(reward, on_failure, "neutral")
+    if reward.on_failure.rule in ("none", "nan"):
+        raise ConfigError("OpenRLHF makes a tensor of every reward: on_failure must be neutral or a number")
+    return reward
+
+
 def openrlhf_reward_func(
     reward: Reward, clip_from: str = "query", text_from: str = "prompt", on_failure=None
 ) -> Callable:
@@ -228,22 +259,12 @@ def openrlhf_reward_func(
     {"rewards", "scores", "extra_logs"}`` of tensors (OpenRLHF @ v0.11.2, ``openrlhf/utils/agent.py``,
     ``_fetch_rewards_via_func``; ``samples_generator.py`` makes ``torch.tensor([reward])`` of each). Options as
     `query_fields`; default ``neutral``."""
-    reward = _failing_as(reward, on_failure, "neutral")
-    if reward.on_failure.rule in ("none", "nan"):
-        raise ConfigError("OpenRLHF makes a tensor of every reward: on_failure must be neutral or a number")
+    reward = openrlhf_failing_as(reward, on_failure)
 
     def reward_func(queries: Sequence[str], prompts=None, labels=None, **_) -> dict:
         import torch
 
-        samples = []
-        for k, query in enumerate(queries):
-            prompt = prompts[k] if prompts else None
-            try:
-                clip, text = query_fields(query, prompt, labels[k] if labels else None, clip_from, text_from)
-                samples.append(sample(clip_item(clip), text))
-            except (ValueError, TypeError) as err:  # a query that names no clip: that sample fails alone
-                samples.append(sample({"error": f"query {k}: {err}"}))
-        batch = reward.score(samples)
+        batch = openrlhf_rewards(reward, queries, prompts, labels, clip_from, text_from)
         rewards = torch.tensor([float(r) for r in batch.rewards])
         logs = {name: torch.tensor(values, dtype=torch.float32) for name, values in batch.columns().items()}
         return {"rewards": rewards, "scores": rewards, "extra_logs": logs}

@@ -51,6 +51,8 @@ def _clip_item(media, fps, audio, sample_rate) -> dict:
     if isinstance(media, MediaClip):
         return {"media": media}
     if isinstance(media, (str, Path)):
+        if not str(media).strip():
+            raise MediaError(None, "the sample names no clip (an empty path)")
         return {"video": str(media)}
     if isinstance(media, (bytes, bytearray)):
         return {"video": bytes(media)}

@@ -14,6 +14,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Callable, Union
 
 from ..config import ConfigError
@@ -22,7 +23,7 @@ from ..llm.content import base64_of
 from ..media import DecodeNeeds, MediaClip, MediaError, conform, merge_needs
 from ..metrics import Metric
 from ..prompts import task as judge_task
-from ..scoring import ClipRecord, FunctionScorer, JudgeScorer, MetricScorer, Scoring, captions_of
+from ..scoring import ClipRecord, FunctionScorer, JudgeScorer, MetricScorer, Scoring, caption_for, captions_of
 from .failure import OnFailure, RunningMeans
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ class Reward:
         workers: int = 2,
     ):
         self._setup(_terms(terms), on_failure, use_delta, window)
-        self.backend = _local_backend(self.terms, workers)
+        self.backend = _CoreBackend(Scoring([_scorer(n, t) for n, t in self.terms.items()], workers), self.terms)
         self._settle()
 
     @classmethod
@@ -120,13 +121,38 @@ class Reward:
         window: int = 256,
     ) -> Reward:
         """The reward of judges and metrics a reward server serves: ``server`` is a `avjudge.serve.RewardClient`
-        (over HTTP) or a `avjudge.serve.ScoreService` (the server's scoring in this process); ``terms`` name what
-        it serves, each with its weight (or a `RewardTerm` whose scorer is the served name)."""
+        (over HTTP), or the server's scoring in this process (a `avjudge.serve.ScoreService`, scored through its
+        core with no wire form: `over`); ``terms`` name what it serves, each with its weight (or a `RewardTerm`
+        whose scorer is the served name)."""
+        if isinstance(getattr(server, "scoring", None), Scoring):
+            return cls.over(server.scoring, terms, on_failure, use_delta, window)
         reward = cls.__new__(cls)
-        terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(name, float(t)) for name, t in terms.items()}
-        _check_weights(terms)
+        terms = _named_terms(terms)
         reward._setup(terms, on_failure, use_delta, window)
         reward.backend = _ServedBackend(server, reward.terms)
+        reward._settle()
+        return reward
+
+    @classmethod
+    def over(
+        cls,
+        scoring: Scoring,
+        terms: dict[str, float | RewardTerm],
+        on_failure: str | float = "neutral",
+        use_delta: bool = False,
+        window: int = 256,
+        score_items: Callable[[list[dict]], list[ClipRecord]] | None = None,
+    ) -> Reward:
+        """The reward of scorers an existing `Scoring` holds (a reward server's own): ``terms`` name them, each with
+        its weight. ``score_items`` scores the core's items instead of ``scoring.score`` (the server's batcher, which
+        batches them with other requests' items); by default one call scores at a time."""
+        reward = cls.__new__(cls)
+        terms = _named_terms(terms)
+        missing = sorted(set(terms) - set(scoring.names()))
+        if missing:
+            raise ConfigError(f"no scorer {missing} to reward with; there are {scoring.names()}")
+        reward._setup(terms, on_failure, use_delta, window)
+        reward.backend = _CoreBackend(scoring, reward.terms, score_items)
         reward._settle()
         return reward
 
@@ -134,7 +160,7 @@ class Reward:
         self.terms, self.on_failure, self.use_delta = terms, OnFailure(on_failure), use_delta
         self.history = RunningMeans(window)
         # trainers call one reward from several threads (verl's reward loop scores each sample in an executor)
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
 
     def _settle(self) -> None:
         """Each term's aspect, output and midpoint, from its scorer where not given; an error names a term that
@@ -180,13 +206,14 @@ class Reward:
         return {name: term.aspect for name, term in self.terms.items()}
 
     def score(self, samples: Sequence[dict]) -> RewardBatch:
-        """The rewards of ``samples`` (scoring-core items: `sample`); one call at a time. A sample whose media could
-        not be made a clip (``error``, `avjudge.rewards.inputs.clip_item`) fails alone."""
+        """The rewards of ``samples`` (scoring-core items: `sample`). A sample whose media could not be made a clip
+        (``error``, `avjudge.rewards.inputs.clip_item`) fails alone. Calls from several threads are safe: the scoring
+        is the backend's (one at a time in this process; a server's batcher batches them), the combining one at a
+        time."""
         samples = list(samples)
         ready = [k for k, s in enumerate(samples) if s.get("error") is None]
-        with self._lock:
-            scored = dict(zip(ready, self.backend.score([samples[k] for k in ready]) if ready else []))
-            return self.combine([scored.get(k) or ClipRecord(error=samples[k]["error"]) for k in range(len(samples))])
+        scored = dict(zip(ready, self.backend.score([samples[k] for k in ready]) if ready else []))
+        return self.combine([scored.get(k) or ClipRecord(error=samples[k]["error"]) for k in range(len(samples))])
 
     def combine(self, records: Sequence[ClipRecord]) -> RewardBatch:
         """The rewards of samples whose terms were scored (a record each, its values and errors by term name)."""
@@ -240,46 +267,60 @@ def _check_weights(terms: dict[str, RewardTerm]) -> None:
         raise ConfigError("reward term weights must sum to a positive number")
 
 
+def _named_terms(terms: dict[str, float | RewardTerm]) -> dict[str, RewardTerm]:
+    """Terms that name a scorer (served, or of a `Scoring`): a weight, or a `RewardTerm` whose scorer is the name."""
+    terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(name, float(t)) for name, t in terms.items()}
+    _check_weights(terms)
+    return terms
+
+
 def _terms(terms: dict) -> dict[str, RewardTerm]:
     terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(t) for name, t in terms.items()}
     _check_weights(terms)
     served = [name for name, t in terms.items() if isinstance(t.scorer, str)]
     if served:
-        raise ConfigError(f"reward term(s) {served} name a served scorer: build the reward with Reward.served")
+        raise ConfigError(
+            f"reward term(s) {served} name a scorer: build the reward with Reward.served (a server's) or Reward.over"
+        )
     return terms
 
 
 # -- where the terms are scored ---------------------------------------------------------------------------------------
 
 
+def _scorer(name: str, term: RewardTerm):
+    """A term's scorer for the core, named as the term."""
+    if isinstance(term.scorer, Judge):
+        return JudgeScorer(term.scorer, name)
+    if isinstance(term.scorer, Metric):
+        return MetricScorer(term.scorer, name)
+    return FunctionScorer(name, term.scorer, term.needs)
+
+
 @dataclass
-class _LocalBackend:
-    """The terms scored in this process, through the scoring core."""
+class _CoreBackend:
+    """The terms scored through the scoring core, each term by the scorer of its name: in this process one call at a
+    time, or by ``score_items`` (a server's batcher)."""
 
     scoring: Scoring
     terms: dict[str, RewardTerm]
+    score_items: Callable[[list[dict]], list[ClipRecord]] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def describe(self, name: str) -> tuple[str, dict]:
-        scorer = self.terms[name].scorer
-        if isinstance(scorer, Judge):
-            return "judge", {"task": scorer.task.name}
-        if isinstance(scorer, Metric):
-            return "metric", {"scales": dict(scorer.scales), "aspect": scorer.aspect}
+        scorer = self.scoring.scorers[name]
+        if isinstance(scorer, JudgeScorer):
+            return "judge", {"task": scorer.judge.task.name}
+        if isinstance(scorer, MetricScorer):
+            return "metric", {"scales": dict(scorer.metric.scales), "aspect": scorer.metric.aspect}
         return "function", {}
 
     def score(self, samples: list[dict]) -> list[ClipRecord]:
-        return self.scoring.score(samples)
-
-
-def _local_backend(terms: dict[str, RewardTerm], workers: int) -> _LocalBackend:
-    def scorer(name: str, term: RewardTerm):
-        if isinstance(term.scorer, Judge):
-            return JudgeScorer(term.scorer, name)
-        if isinstance(term.scorer, Metric):
-            return MetricScorer(term.scorer, name)
-        return FunctionScorer(name, term.scorer, term.needs)
-
-    return _LocalBackend(Scoring([scorer(n, t) for n, t in terms.items()], workers), terms)
+        items = [{**s, "scorers": list(self.terms)} for s in samples]  # only the reward's scorers run
+        if self.score_items is not None:
+            return self.score_items(items)
+        with self.lock:  # trainers call one reward from several threads (verl's reward loop)
+            return self.scoring.score(items)
 
 
 @dataclass
@@ -324,8 +365,8 @@ class _ServedBackend:
                 media = {"clip": f"c{k}"}
             elif isinstance(s.get("video"), bytes):
                 media = {"video_b64": base64_of(s["video"])}
-            elif s.get("video") is not None:
-                media = {"video": s["video"]}
+            elif s.get("video") is not None:  # absolute: a server reads a path on its own disk, not from our folder
+                media = {"video": str(Path(s["video"]).absolute())}
             else:
                 unsent[k] = "the sample names no clip"
                 continue
@@ -334,8 +375,7 @@ class _ServedBackend:
                 model = self.models[term.scorer]
                 item = {"id": f"{k}/{name}", "judge": term.scorer, **media, "utterance": captions.get("utterance")}
                 if model["kind"] == "judge":  # the caption its task reads travels as the item's text
-                    field = judge_task(model["task"]).caption_field
-                    item["text"] = captions.get(field) if field else None
+                    item["text"] = caption_for(judge_task(model["task"]), captions)
                 else:
                     item["output"] = term.output
                 items.append(item)

@@ -4,7 +4,7 @@ every use builds on it: the `score` / `metrics run` jobs (`jobs`), the dimension
 import model code and load by their module's name; this package's face imports none."""
 
 from .core import ClipRecord, Decoder, Scoring, clip_of, decode_items
-from .scorers import FunctionScorer, JudgeScorer, MetricScorer, Outcome, Scorer, captions_of
+from .scorers import FunctionScorer, JudgeScorer, MetricScorer, Outcome, Scorer, caption_for, captions_of
 
 __all__ = [
     "ClipRecord",
@@ -15,6 +15,7 @@ __all__ = [
     "Outcome",
     "Scorer",
     "Scoring",
+    "caption_for",
     "captions_of",
     "clip_of",
     "decode_items",

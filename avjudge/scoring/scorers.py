@@ -48,10 +48,16 @@ def captions_of(text: str | None = None, utterance: str | None = None) -> dict:
     return {"video": text, "audio": text, "utterance": utterance}
 
 
+def caption_for(task, captions: dict | None) -> str | None:
+    """The caption a judge of ``task`` reads: a ``vt`` judge the video caption, an ``at`` judge the audio caption, an
+    ``av`` judge none (the one place that rule lives)."""
+    return (captions or {}).get(task.caption_field) if task.caption_field else None
+
+
 class JudgeScorer:
     """A Yes / No judge: its values are `avjudge.judges.ScoreResult`'s numbers (score, delta, mass, yes_prob,
-    no_prob). A ``vt`` judge reads the video caption and an ``at`` judge the audio caption with the spoken line
-    (the one place that rule lives); a clip without the caption its judge reads is that clip's error."""
+    no_prob). It reads the caption `caption_for` names, and an ``at`` judge the spoken line too; a clip without the
+    caption its judge reads is that clip's error."""
 
     kind: ClassVar[str] = "judge"
 
@@ -68,12 +74,12 @@ class JudgeScorer:
         outcomes: list[Outcome | None] = [None] * len(clips)
         todo = []
         for i, caption in enumerate(captions):
-            if field and not (caption or {}).get(field):
+            if field and not caption_for(self.judge.task, caption):
                 outcomes[i] = Outcome(error=f"no {field} caption for the {self.name} judge")
             else:
                 todo.append(i)
         if todo:
-            texts = [captions[i][field] for i in todo] if field else None
+            texts = [caption_for(self.judge.task, captions[i]) for i in todo] if field else None
             utterances = [(captions[i] or {}).get("utterance") or None for i in todo]
             spoken = utterances if self.judge.task.name == "at" else None
             for i, result in zip(todo, self.judge.score([clips[i] for i in todo], texts, spoken)):

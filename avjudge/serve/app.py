@@ -21,21 +21,25 @@ that its items name. Needs the ``serve`` extra (FastAPI, uvicorn).
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import time
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from ..config import ConfigError
 from ..media import MediaError
 from ..media.wire import unpack_clip
-from ..rewards import Reward, sample
-from ..rewards.adapters import query_fields
+from ..rewards import Reward
+from ..rewards.adapters import openrlhf_failing_as, openrlhf_rewards
+from ..scoring import ClipRecord
 from .batcher import Batcher, QueueFull, ShuttingDown
 from .service import ItemError, ScoreItem, ScoreService
 from .telemetry import Telemetry
@@ -48,7 +52,7 @@ class ServerSettings:
     max_queue: int = 1024  # items waiting; more is a 503
     max_body_mb: float = 64.0  # a request's body, uploads included; more is a 413
     token: str | None = None  # bearer token every endpoint but /health asks for
-    media_roots: tuple[str, ...] = ()  # where item paths may point (none: anywhere the server can read)
+    media_roots: tuple[str, ...] = ()  # where item paths may point, relative ones from the first (`MediaPaths`)
     # what /get_reward rewards: a name, or weighted names ("av=2,vt=1"); None: the one judge or metric served
     reward_judge: str | None = None
     on_failure: str | float = "neutral"  # /get_reward's reward for a clip that failed (avjudge.rewards.failure)
@@ -62,14 +66,62 @@ class RequestError(Exception):
         self.status, self.headers = status, headers or {}
 
 
+class MediaPaths:
+    """Where the server reads the files items name: an absolute path as it is, a relative one against the first
+    media root; with media roots, nothing outside them. A relative path without a media root is refused: it would be
+    read from the server's own working directory, another file than the caller's."""
+
+    def __init__(self, roots: Sequence[str]):
+        self.roots = [Path(r).resolve() for r in roots]
+
+    def resolve(self, path: str, where: str) -> str:
+        if not Path(path).is_absolute():
+            if not self.roots:
+                raise ItemError(
+                    f"{where}: {path} is a relative path, which this server would read from its own working "
+                    "directory: send an absolute path (RewardClient does), or start the server with --media-root DIR"
+                )
+            path = str(self.roots[0] / path)
+        resolved = Path(path).resolve()
+        if self.roots and not any(resolved.is_relative_to(root) for root in self.roots):
+            raise ItemError(f"{where}: {path} is outside the folders this server reads (its --media-root)")
+        return str(resolved) if self.roots else path
+
+    def paths_of(self, media: dict, where: str) -> dict:
+        """The file paths among an item's ``video`` and ``audio``, resolved (uploads and clips in memory are none)."""
+        return {k: self.resolve(media[k], f"{where}.{k}") for k in ("video", "audio") if isinstance(media.get(k), str)}
+
+
 def create_app(service: ScoreService, settings: ServerSettings = ServerSettings()) -> FastAPI:
     telemetry = Telemetry()
-    batcher = Batcher(service.score, settings.max_batch_size, settings.max_wait_ms, settings.max_queue, telemetry)
-    roots = [Path(r).resolve() for r in settings.media_roots]
-    reward = served_reward(service, settings)
+    # the core's items of every route, batched together: request items and rewarded samples alike
+    batcher = Batcher(service.scoring.score, settings.max_batch_size, settings.max_wait_ms, settings.max_queue,
+                      telemetry)  # fmt: skip
+    paths = MediaPaths(settings.media_roots)
+    running: list[asyncio.AbstractEventLoop] = []  # the server's event loop, once started
+
+    def through_batcher(items: list[dict]) -> list[ClipRecord]:
+        """The core's records of a reward's items, from a worker thread: each item's paths resolved (one that
+        cannot be read here is that sample's failure), then scored by the batcher with every other request's."""
+        records: list[ClipRecord | None] = [None] * len(items)
+        todo = []
+        for k, item in enumerate(items):
+            try:
+                items[k] = {**item, **paths.paths_of(item, f"query[{k}]")}
+                todo.append(k)
+            except ItemError as err:
+                records[k] = ClipRecord(error=str(err))
+        if todo:
+            scored = asyncio.run_coroutine_threadsafe(batcher.submit([items[k] for k in todo]), running[0])
+            for k, record in zip(todo, scored.result()):
+                records[k] = record
+        return records
+
+    reward = served_reward(service, settings, through_batcher)
 
     @asynccontextmanager
     async def lifespan(app):
+        running.append(asyncio.get_running_loop())
         batcher.start()
         yield
         await batcher.close()  # what is queued is scored; requests after this get 503
@@ -105,35 +157,31 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         except ValueError as err:
             raise RequestError(400, f"the body is not JSON ({err})") from err
 
-    def check_path(path: str | None, where: str) -> None:
-        if path is None or not roots:
-            return
-        resolved = Path(path).resolve()
-        if not any(resolved.is_relative_to(root) for root in roots):
-            raise ItemError(f"{where}: {path} is outside the folders this server reads (its --media-root)")
-
     def items_of(raw_items, clips: dict | None = None) -> list[ScoreItem]:
-        """The request's items, paths checked against the media roots, then parsed and checked by the service with
-        the clips in memory the request carries."""
+        """The request's items, parsed and checked by the service with the clips in memory the request carries, their
+        paths resolved (`MediaPaths`)."""
         if not isinstance(raw_items, list):
             raise ItemError("items is a list of items")
-        for k, raw in enumerate(raw_items):
-            if isinstance(raw, dict):
-                for target in ("video", "audio"):
-                    check_path(raw.get(target), f"items[{k}].{target}")
-        return service.items(raw_items, clips)
+        items = service.items(raw_items, clips)
+        where = [f"items[{k}]" for k in range(len(items))]
+        return [replace(item, **paths.paths_of(vars(item), at)) for item, at in zip(items, where)]
+
+    def refused(err: Exception) -> RequestError:
+        """The answer to a batcher that did not score: 503 while it is full or stopping, 500 for the scorer's fault."""
+        if isinstance(err, QueueFull):
+            telemetry.error("overloaded")
+            return RequestError(503, str(err), {"Retry-After": str(err.retry_after)})
+        if isinstance(err, ShuttingDown):
+            return RequestError(503, str(err), {"Retry-After": "5"})
+        telemetry.error("internal")  # the scorer's own fault: transient for the caller (500)
+        return RequestError(500, f"scoring failed: {err}")
 
     async def scored(items: list[ScoreItem]) -> list[dict]:
         try:
-            results = await batcher.submit(items)
-        except QueueFull as err:
-            telemetry.error("overloaded")
-            raise RequestError(503, str(err), {"Retry-After": str(err.retry_after)}) from err
-        except ShuttingDown as err:
-            raise RequestError(503, str(err), {"Retry-After": "5"}) from err
-        except Exception as err:  # noqa: BLE001 - the scorer's own fault: transient for the caller (500)
-            telemetry.error("internal")
-            raise RequestError(500, f"scoring failed: {err}") from err
+            records = await batcher.submit([service.core_item(item) for item in items])
+        except Exception as err:  # noqa: BLE001 - answered by `refused`
+            raise refused(err) from err
+        results = service.results(items, records)
         failed = sum(r["error"] is not None for r in results)
         if failed:
             telemetry.error("item", failed)
@@ -195,18 +243,15 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         labels = payload.get("labels") or [None] * len(queries)
         if len(prompts) != len(queries) or len(labels) != len(queries):
             raise ItemError(f"{len(queries)} queries, {len(prompts)} prompts and {len(labels)} labels")
-        samples = []
-        for k, (query, prompt, label) in enumerate(zip(queries, prompts, labels)):
+        for k, (query, prompt) in enumerate(zip(queries, prompts)):
             if not isinstance(query, str) or not isinstance(prompt, (str, type(None))):
                 raise ItemError(f"query[{k}] and prompts[{k}] are texts")
-            try:
-                clip, text = query_fields(query, prompt, label, settings.clip_from, settings.text_from)
-            except ValueError as err:
-                raise ItemError(f"query[{k}]: {err}") from err
-            samples.append(sample({"video": clip} if isinstance(clip, str) and clip else {}, text))
-        raw, clips, unsent = reward.backend.request(samples)
-        results = await scored(items_of(raw, clips)) if raw else []
-        batch = reward.combine(reward.backend.records(results, len(samples), unsent))
+        try:  # OpenRLHF's own reward function, its samples scored by the batcher with every other request's
+            batch = await run_in_threadpool(
+                openrlhf_rewards, reward, queries, prompts, labels, settings.clip_from, settings.text_from
+            )
+        except Exception as err:  # noqa: BLE001 - answered by `refused`
+            raise refused(err) from err
         if any(batch.failed):
             telemetry.error("reward_failed", sum(batch.failed))
         return JSONResponse({"rewards": batch.rewards, "scores": batch.rewards, "extra_logs": batch.columns()})
@@ -228,8 +273,9 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
     return app
 
 
-def served_reward(service: ScoreService, settings: ServerSettings) -> Reward | None:
-    """What /get_reward rewards with: ``reward_judge`` ("av", or "av=2,vt=1"), else the one judge or metric served."""
+def served_reward(service: ScoreService, settings: ServerSettings, score_items=None) -> Reward | None:
+    """What /get_reward rewards with: ``reward_judge`` ("av", or "av=2,vt=1"), else the one judge or metric served; a
+    `Reward` over the service's own scoring (`Reward.over`), its items scored by ``score_items`` (the batcher)."""
     spec = settings.reward_judge or (service.names()[0] if len(service.names()) == 1 else None)
     if spec is None:
         return None
@@ -240,7 +286,8 @@ def served_reward(service: ScoreService, settings: ServerSettings) -> Reward | N
             terms[name.strip()] = float(weight) if weight else 1.0
         except ValueError:
             raise ConfigError(f"--reward-judge {spec!r}: give NAME or NAME=WEIGHT, comma-separated") from None
-    return Reward.served(service, terms, on_failure=settings.on_failure)
+    reward = Reward.over(service.scoring, terms, on_failure=settings.on_failure, score_items=score_items)
+    return openrlhf_failing_as(reward, settings.on_failure)
 
 
 def _clips(raw) -> dict:

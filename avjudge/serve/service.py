@@ -170,15 +170,17 @@ class ScoreService:
     def score(self, items: Sequence[ScoreItem]) -> list[dict]:
         """One result per item, in order; what failed carries its error. The batch's distinct clips are decoded
         in parallel (``decode_workers`` threads), each once for every item that names it."""
-        asked = [
-            {
-                **({"media": item.media} if item.media is not None else {"video": item.video, "audio": item.audio}),
-                "captions": captions_of(item.text, item.utterance),
-                "scorers": [item.judge],
-            }
-            for item in items
-        ]
-        return [self._result(item, scored) for item, scored in zip(items, self.scoring.score(asked))]
+        return self.results(items, self.scoring.score([self.core_item(item) for item in items]))
+
+    @staticmethod
+    def core_item(item: ScoreItem) -> dict:
+        """The scoring core's item of a request item: its media, its captions, the one scorer it names."""
+        media = {"media": item.media} if item.media is not None else {"video": item.video, "audio": item.audio}
+        return {**media, "captions": captions_of(item.text, item.utterance), "scorers": [item.judge]}
+
+    def results(self, items: Sequence[ScoreItem], records: Sequence) -> list[dict]:
+        """The results of request items from the core's records of their `core_item` s."""
+        return [self._result(item, record) for item, record in zip(items, records)]
 
     def _result(self, item: ScoreItem, scored) -> dict:
         outcome = scored.outcome(item.judge)
