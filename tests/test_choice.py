@@ -235,9 +235,11 @@ def test_world_audio_questions_asked_of_two_models_and_scored_side_by_side(tiny_
 def test_a_clips_questions_share_one_decode(tiny_judges, small_world, tmp_path, monkeypatch):
     questions = world_questions(small_world / MANIFEST)[:8]  # two clips, four questions each
     judge = Judge.load("choice_av", tiny_judges["qwen2_5_omni"], workers=1)
+    import avjudge.scoring.core as core
+
     decoded = []
-    decode = judge.decode
-    monkeypatch.setattr(judge, "decode", lambda path: decoded.append(path) or decode(path))
+    clip_of = core.clip_of  # the scoring core's one decode
+    monkeypatch.setattr(core, "clip_of", lambda item, *a: decoded.append(item["video"]) or clip_of(item, *a))
     rows = answer_with_judge(judge, questions, tmp_path / "answers.jsonl", "tiny", progress=False)
     assert sorted(decoded) == sorted({q.media for q in questions}) and len(decoded) == 2
     assert all(r.get("error") is None for r in rows)
