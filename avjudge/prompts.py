@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .errors import AvjudgeError
+
 ANSWERS = {1: "Yes", 0: "No"}
 
 
@@ -164,11 +166,15 @@ CHAT_FORMATS: dict[str, ChatFormat] = {
 }
 
 
+class TaskError(AvjudgeError, ValueError):
+    """A judge task avjudge does not know."""
+
+
 def task(name: str) -> JudgeTask:
     """A judge task: a Yes / No judge (TASKS) or a multiple-choice one (CHOICE_TASKS)."""
     found = TASKS.get(name) or CHOICE_TASKS.get(name)
     if found is None:
-        raise ValueError(
+        raise TaskError(
             f"unknown judge {name!r}; choose one of {sorted(TASKS)} (or {sorted(CHOICE_TASKS)} for "
             "multiple-choice questions)"
         )

@@ -10,7 +10,7 @@ logits only.
 Two comparisons: the AV judge alone, and the three judges (AV, VT, AT) on the same clips.
 
 Usage: python benchmarks/judge_scoring.py [--clips 64] [--batch-size 16]
-The tiny judges are built (scripts/make_tiny_judges.py).
+The tiny judges are built (`avjudge judges make-tiny`).
 """
 
 import argparse

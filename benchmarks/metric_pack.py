@@ -10,14 +10,13 @@ folder (the real weights cannot be downloaded here; their cost is the real one, 
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from avjudge.jsonl import read_jsonl
 from avjudge.metrics.checkpoints import ENV
+from avjudge.metrics.random_checkpoints import make_random_checkpoints
 from avjudge.metrics.sets import SET_METRICS
 from avjudge.scoring.jobs import run_metrics
 from avjudge.scoring.set_compare import compare_sets
@@ -25,10 +24,8 @@ from avjudge.world import WorldConfig, make_world
 
 
 def random_checkpoints(root: Path) -> Path:
-    """Real-size random PANNs, VGGish, PaSST and Synchformer weights, pinned, by the script that builds them all."""
-    script = Path(__file__).resolve().parent.parent / "scripts" / "make_random_metric_checkpoints.py"
-    only = "panns,vggish,passt,synchformer"
-    subprocess.run([sys.executable, str(script), "--out", str(root), "--only", only], check=True)
+    """Real-size random PANNs, VGGish, PaSST and Synchformer weights, pinned (`avjudge checkpoints make-random`)."""
+    make_random_checkpoints(root, ["panns", "vggish", "passt", "synchformer"])
     return root
 
 

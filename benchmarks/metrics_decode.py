@@ -5,7 +5,7 @@ in one run, same clips, same metrics.
 Usage: python benchmarks/metrics_decode.py [--clips 32] [--metrics dnsmos,nisqa,...]
 Weights are looked up in $AVJUDGE_CHECKPOINTS, else ../shared/checkpoints (NISQA only). For the whole
 suite without the real weights, build real-size random ones first (timing is what counts here):
-  python scripts/make_random_metric_checkpoints.py --out /tmp/rck --nisqa ../shared/checkpoints/nisqa
+  avjudge checkpoints make-random --out /tmp/rck --nisqa ../shared/checkpoints/nisqa
   AVJUDGE_CHECKPOINTS=/tmp/rck python benchmarks/metrics_decode.py
 """
 

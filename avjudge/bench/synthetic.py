@@ -14,6 +14,7 @@ import numpy as np
 from ..data import load_manifest
 from ..media import decode, replace_audio
 from ..perturb import Context, SourcePool, get_strategy
+from ..world import world_manifest
 from .prompt_files import PromptEntry
 
 # model name -> (strategy, parameter overrides); None keeps the world's clip as it is.
@@ -25,10 +26,11 @@ SYNTHETIC_MODELS: dict[str, tuple[str, dict] | None] = {
 }
 
 
-def world_prompts(manifest: str | Path) -> list[PromptEntry]:
-    """One AVBench-style entry per world clip; scenes with three or more events or speech form the hard split."""
+def world_prompts(world: str | Path) -> list[PromptEntry]:
+    """One AVBench-style entry per clip of a world (its folder or manifest); scenes with three or more events or
+    speech form the hard split."""
     entries = []
-    for r in load_manifest(manifest):
+    for r in load_manifest(world_manifest(world)):
         captions, meta = r.get("captions") or {}, r.get("meta") or {}
         utterance = captions.get("utterance") or ""
         full = " ".join(
@@ -58,10 +60,11 @@ def world_prompts(manifest: str | Path) -> list[PromptEntry]:
 
 
 def make_model_folders(
-    manifest: str | Path, root: str | Path, models: list[str] | None = None, seed: int = 0
+    world: str | Path, root: str | Path, models: list[str] | None = None, seed: int = 0
 ) -> dict[str, int]:
-    """Write ROOT/<model>/<id>.mp4 for each synthetic model; returns clips written per model."""
-    records = load_manifest(manifest)
+    """Write ROOT/<model>/<id>.mp4 for each synthetic model of a world (its folder or manifest); returns clips
+    written per model."""
+    records = load_manifest(world_manifest(world))
     pool = SourcePool(records)
     root = Path(root)
     written = {}

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "avjudge.cli.media",
     "avjudge.cli.perturb",
     "avjudge.cli.data",
+    "avjudge.cli.judges",
     "avjudge.cli.train",
     "avjudge.cli.score",
     "avjudge.cli.metrics",
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="avjudge",
         formatter_class=Formatter,
+        allow_abbrev=False,  # --judg is not --judge: a typo is an error, never another option
         description="Train and run judges of generated audio-video (AVBench-style Yes/No scoring).\n"
         "Start with `avjudge demo`; every command has --help.",
     )
@@ -66,12 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help=_literal(GROUP_HELP.get(name, "")),
                     description=GROUP_HELP.get(name),
                     formatter_class=Formatter,
+                    allow_abbrev=False,
                 )
                 dest = "subcommand" if depth == 1 else f"subcommand{depth}"
                 groups[words[:depth]] = group.add_subparsers(dest=dest, metavar="SUBCOMMAND", required=True)
         sub = groups[words[:-1]].add_parser(
-            words[-1], help=_literal(cmd.help), description=cmd.description, formatter_class=Formatter
-        )
+            words[-1], help=_literal(cmd.help), description=cmd.description, formatter_class=Formatter,
+            allow_abbrev=False,
+        )  # fmt: skip
         cmd.add_arguments(sub)
         sub.set_defaults(_run=cmd.run)
     return parser
@@ -96,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     except AvjudgeError as err:
         print(f"avjudge: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # what was written stays: a batch job resumes from it
+        print("\navjudge: interrupted: rerun the same command to resume", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `avjudge ... | head` closed our output: end quietly, as command-line tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -41,11 +41,11 @@ def _synth_args(p: argparse.ArgumentParser) -> None:
 
 def _synth(args: argparse.Namespace) -> int:
     from ..bench.prompt_files import write_prompts
-    from ..bench.synthetic import make_model_folders, world_manifest, world_prompts
+    from ..bench.synthetic import make_model_folders, world_prompts
 
-    manifest = world_manifest(required_input(args))
-    prompts = write_prompts(world_prompts(manifest), args.out / "prompts.json")
-    written = make_model_folders(manifest, args.out / "videos", seed=args.seed)
+    world = required_input(args)
+    prompts = write_prompts(world_prompts(world), args.out / "prompts.json")
+    written = make_model_folders(world, args.out / "videos", seed=args.seed)
     print(json.dumps({"prompts": str(prompts), "videos": str(args.out / "videos"), "clips": written}, indent=2))
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..commands import add_input, add_out, alias, register, required_input
@@ -36,6 +37,11 @@ def _filter(args: argparse.Namespace) -> int:
         engine=engine,
     )
     print(json.dumps(summary, indent=2))
+    counts = summary.get("counts") or {}
+    if counts and counts["failed"] == sum(counts.values()):
+        failed = args.out / "failed.jsonl"
+        print(f"avjudge: every one of the {counts['failed']} clips failed; each reason is in {failed}", file=sys.stderr)
+        return 1
     return 0
 
 

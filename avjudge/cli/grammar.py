@@ -7,6 +7,7 @@ server runs its model), ``--batch-size``, ``--workers``, ``--device`` on every c
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -206,3 +207,17 @@ def clip_scorer(args: argparse.Namespace, dimensions, engine):
     for name, reason in scorer.skipped.items():
         print(f"skipping {name}: {reason}")
     return scorer
+
+
+def job_exit(summary: dict, what: str = "clips") -> int:
+    """A batch job's exit status: 0, or 1 where every item it has failed (said on stderr, with the first reason)."""
+    done, errors = summary.get("done", 0), summary.get("errors", 0)
+    if done and errors == done:
+        reasons = summary.get("error_reasons") or []
+        print(
+            f"avjudge: every one of the {done} {what} failed{f' (e.g. {reasons[0]})' if reasons else ''}; "
+            f"each reason is in {summary.get('output')}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

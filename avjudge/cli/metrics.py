@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..commands import add_input, add_out, register, required_input
@@ -15,7 +16,8 @@ def _metrics_list_args(p: argparse.ArgumentParser) -> None:
 
 
 def _metrics_list(args: argparse.Namespace) -> int:
-    from ..metrics import METRICS, NATIVE_FPS
+    from ..media import NATIVE_FPS
+    from ..metrics import METRICS
 
     for name, cls in sorted(METRICS.items()):
         needs = (
@@ -60,6 +62,12 @@ def _metrics_run(args: argparse.Namespace) -> int:
         engine=engine_of(args),
     )
     print(json.dumps(summary, indent=2))
+    per_metric = summary["per_metric"]
+    if summary["done"] and all(m["clips"] == 0 for m in per_metric.values()):
+        reasons = [reason for m in per_metric.values() for reason in m["error_reasons"]]
+        print(f"avjudge: no metric scored any of the {summary['done']} clips (e.g. {reasons[0]}); each reason is in "
+              f"{args.out}", file=sys.stderr)  # fmt: skip
+        return 1
     return 0
 
 
@@ -119,13 +127,16 @@ def _checkpoints_args(p: argparse.ArgumentParser) -> None:
 
 
 def _checkpoints_list(args: argparse.Namespace) -> int:
-    from ..metrics.checkpoints import load_manifest
+    from ..metrics.checkpoints import checkpoint_root, load_manifest
 
+    root = (args.root or checkpoint_root()).resolve()
+    print(f"checkpoint folder: {root}")
     for key, entry in load_manifest().items():
         files = ", ".join(
             f"{f.name} ({f'{f.size:,} bytes' if f.size else 'no published hash: pin it'})" for f in entry.files
         )
-        print(f"{key}: {entry.description}\n  files: {files}\n  licence: {entry.licence}\n  get it: {entry.obtain}")
+        obtain = entry.obtain.replace("<root>", str(root))
+        print(f"{key}: {entry.description}\n  files: {files}\n  licence: {entry.licence}\n  get it: {obtain}")
     return 0
 
 
@@ -177,6 +188,26 @@ register(
     "example:\n  avjudge metrics compare --metrics fd_panns,kl_panns,is_panns --input generated/ \\\n"
     "      --reference real/ --out report.json",
 )
+
+
+def _make_random_args(p: argparse.ArgumentParser) -> None:
+    from ..metrics.random_checkpoints import BUILDERS
+
+    p.add_argument("--out", type=Path, required=True, help="the checkpoint folder to build (AVJUDGE_CHECKPOINTS=OUT)")
+    p.add_argument("--only", help=f"comma-separated subset of {', '.join(BUILDERS)} (default: all)")
+    p.add_argument("--nisqa", type=Path, help="a folder holding NISQA's real nisqa.tar / nisqa_tts.tar, linked in")
+
+
+def _make_random(args: argparse.Namespace) -> int:
+    from ..metrics.random_checkpoints import make_random_checkpoints
+
+    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    for name, keys in make_random_checkpoints(args.out, only, args.nisqa).items():
+        print(f"{name}: built and pinned {', '.join(keys)}")
+    print(f"use them with AVJUDGE_CHECKPOINTS={args.out} (their scores mean nothing; their cost is the real one)")
+    return 0
+
+
 register(
     "checkpoints list",
     "list the checkpoints metrics load, with licence and where to get them",
@@ -199,4 +230,15 @@ register(
     "check them there, then pin: their size and sha256 go to <root>/pinned.yaml and every\n"
     "later load refuses a different file.\n\n"
     "example:\n  avjudge checkpoints pin syncnet",
+)
+register(
+    "checkpoints make-random",
+    "build real-size metric checkpoints with random weights, pinned: for timing, memory and tests",
+    _make_random_args,
+    _make_random,
+    "Build the metrics' checkpoints at their real size with random weights (every tensor random, the\n"
+    "AudioSet heads scaled), and pin them, where the real ones cannot be downloaded: their scores mean\n"
+    "nothing, their time and memory are the real ones. NISQA's real weights can be linked in.\n\n"
+    "example:\n  avjudge checkpoints make-random --out /tmp/rck --only panns,passt && "
+    "AVJUDGE_CHECKPOINTS=/tmp/rck avjudge metrics compare ...",
 )

@@ -14,6 +14,7 @@ from .grammar import (
     add_runtime_arguments,
     add_served_arguments,
     engine_of,
+    job_exit,
     judge_dirs,
     model_options,
     served_endpoints,
@@ -71,7 +72,7 @@ def _score(args: argparse.Namespace) -> int:
     judge = load_judge(task, folder, served_endpoints(args, dirs).get(task), **settings, **model_options(args, engine))
     summary = score_items(judge, items, args.out, progress=not args.no_progress, engine=engine)
     print(json.dumps(summary, indent=2))
-    return 0
+    return job_exit(summary)
 
 
 register(

@@ -35,7 +35,11 @@ def load_manifest(path: str | Path) -> list[dict]:
     unique."""
     path = Path(path)
     if not path.is_file():
-        raise ManifestError(f"{path}: no such manifest")
+        if not path.is_dir():
+            raise ManifestError(f"{path}: no such manifest")
+        inside = sorted(path.glob("*.jsonl")) + sorted(path.glob("*.parquet"))
+        hint = f"; did you mean {inside[0]}?" if len(inside) == 1 else f" (it holds {len(inside)}: name one)"
+        raise ManifestError(f"{path}: a folder, not a manifest{hint if inside else ''}")
     records, seen = [], set()
     for i, raw in enumerate(_rows(path), start=1):
         if raw.get("error"):  # a clip the annotator could not caption: not a source

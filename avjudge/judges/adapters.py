@@ -583,12 +583,21 @@ ADAPTERS: dict[str, type[Adapter]] = {
 
 def adapter_for(checkpoint: str | Path) -> type[Adapter]:
     path = Path(checkpoint)
+    if not path.is_dir():
+        raise CheckpointError(f"{path}: no such folder; a judge loads from a local checkpoint folder")
     if not (path / "config.json").is_file():
-        raise CheckpointError(
-            f"{path}: no config.json; pass a local checkpoint directory (downloaded beforehand, e.g. with "
-            "`huggingface-cli download Qwen/Qwen2.5-Omni-7B --local-dir DIR`), or build tiny judges with "
-            "`python scripts/make_tiny_judges.py`"
+        below = sorted(p.parent for p in path.glob("*/config.json"))
+        hint = (
+            f"did you mean {next((p for p in below if p.name == 'final'), below[-1])}? (it holds "
+            + ", ".join(p.name for p in below)
+            + ")"
+            if below
+            else (
+                "pass a local checkpoint folder (downloaded beforehand, e.g. with `huggingface-cli download "
+                "Qwen/Qwen2.5-Omni-7B --local-dir DIR`), or build tiny judges with `avjudge judges make-tiny --out DIR`"
+            )
         )
+        raise CheckpointError(f"{path}: no config.json; {hint}")
     model_type = _read_json(path / "config.json").get("model_type")
     if model_type not in ADAPTERS:
         raise CheckpointError(f"{path}: model_type {model_type!r} has no adapter; supported: {sorted(ADAPTERS)}")

@@ -18,10 +18,23 @@ from typing import Callable, Iterator, Sequence
 
 from tqdm import tqdm
 
+from ..config import ConfigError
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..tables import is_parquet, read_table, write_table
 from .engines import Engine
 from .local import LocalEngine
+
+OUTPUTS = (".jsonl", ".parquet")
+
+
+def check_output(out: str | Path) -> None:
+    """A job writes JSON lines as it goes (``.jsonl``) or a Parquet table when complete (``.parquet``); any other
+    name would hold one of them under a suffix that says otherwise."""
+    if Path(out).suffix.lower() not in OUTPUTS:
+        raise ConfigError(
+            f"{out}: a job writes JSON lines (.jsonl, as it goes) or a Parquet table (.parquet, when complete); "
+            "name the output with one of these suffixes"
+        )
 
 
 def summary_path(out: str | Path) -> Path:
@@ -58,6 +71,7 @@ def run_job(
     ``engine`` (default: this process) runs ``process``; on Ray it travels to each actor by value, with the models
     it holds rebuilt there from their checkpoints.
     """
+    check_output(out)
     ids = [item["id"] for item in items]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:5]

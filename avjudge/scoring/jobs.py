@@ -4,6 +4,7 @@ scorer of the job, by the job's one plan, in the decoding stage an engine may ru
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -112,6 +113,33 @@ def run_metrics(
     def row(item: dict, scored: ClipRecord) -> dict:
         return {"id": item["id"], "video": item["video"], **metrics_row(scored)}
 
+    def summarize(records: list[dict]) -> dict:
+        return metric_summary(records, scoring.names())
+
     return run_job(
-        items, out, scoring_job(scoring, row), chunk_size=batch_size, progress=progress, desc="metrics", engine=engine
+        items,
+        out,
+        scoring_job(scoring, row),
+        chunk_size=batch_size,
+        progress=progress,
+        desc="metrics",
+        summarize=summarize,
+        engine=engine,
     )
+
+
+def metric_summary(records: list[dict], names: list[str]) -> dict:
+    """Per metric, the clips it scored and those it could not (an unread clip counts for every metric) with the first
+    reasons; the mean of every numeric output over the clips that have it."""
+    per_metric = {}
+    for name in names:
+        failed = [r.get("error") or r.get("errors", {}).get(name) for r in records]
+        failed = [reason for reason in failed if reason]
+        per_metric[name] = {"clips": len(records) - len(failed), "errors": len(failed),
+                            "error_reasons": sorted(set(failed))[:5]}  # fmt: skip
+    values: dict[str, list[float]] = {}
+    for r in records:
+        for key, value in r.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                values.setdefault(key, []).append(float(value))
+    return {"per_metric": per_metric, "means": {key: float(np.mean(v)) for key, v in sorted(values.items())}}
