@@ -2,6 +2,7 @@
 work for a release and warn; every bad input a user can give ends as a one-line error with exit code 2."""
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -176,6 +177,10 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
     (tmp / "empty").mkdir()
     (tmp / "recipe.yaml").write_text("judges: {vt: {pairs: 4}}\ntext_backend: nope\n")
     encode_audio(tmp / "a.wav", click_track([0.1], 1.0, 8000), 8000)
+    (tmp / "run" / "final").mkdir(parents=True)  # a training run's folder: the checkpoint is one level down
+    (tmp / "run" / "final" / "config.json").write_text("{}")
+    (tmp / "world").mkdir()
+    (tmp / "world" / "world.jsonl").write_text("")
     return [
         (
             ["score", "--judge", "av=" + str(tmp), "--input", str(missing), "--out", str(tmp / "o.jsonl")],
@@ -229,6 +234,39 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
         ),
         (["demo", "--judges", "av,xy", "--out", str(tmp / "d")], ["--judges", "av, vt, at"]),
         (["media", "probe"], ["--input is required"]),
+        (["score", "--judge", "xv=" + str(tmp), "--input", str(missing), "--out", str(tmp / "o.jsonl")], ["'xv'"]),
+        (
+            [
+                "score",
+                "--judge",
+                "av=" + str(tmp / "nope"),
+                "--input",
+                str(tmp / "a.wav"),
+                "--out",
+                str(tmp / "o.jsonl"),
+            ],
+            [str(tmp / "nope"), "no such folder"],
+        ),  # fmt: skip
+        (
+            [
+                "score",
+                "--judge",
+                "av=" + str(tmp / "run"),
+                "--input",
+                str(tmp / "a.wav"),
+                "--out",
+                str(tmp / "o.jsonl"),
+            ],
+            [str(tmp / "run" / "final"), "did you mean"],
+        ),  # fmt: skip
+        (
+            ["score", "--judge", "av=" + str(tmp), "--input", str(tmp / "a.wav"), "--out", str(tmp / "r.csv")],
+            ["r.csv", ".jsonl", ".parquet"],
+        ),  # fmt: skip
+        (
+            ["data", "build", "--recipe", "world_demo", "--input", str(tmp / "world"), "--out", str(tmp / "p2")],
+            ["did you mean", str(tmp / "world" / "world.jsonl")],
+        ),  # fmt: skip
     ]
 
 
@@ -272,3 +310,29 @@ def test_served_urls_and_models_name_their_judge_where_several_are_loaded(tmp_pa
         endpoints(["at=http://h/v1"])
     with pytest.raises(ConfigError, match="the av judge has no --served-url"):
         endpoints(["vt=http://h/v1"], ["av=m"])
+
+
+def test_an_abbreviated_option_is_an_error_not_another_option(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["score", "--judg", "av=x", "--input", "a.mp4", "--out", "o.jsonl"])
+    assert exit_.value.code == 2 and "unrecognized arguments: --judg" in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_a_batch_job_saying_how_to_resume(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(COMMANDS, ("score",), replace(COMMANDS[("score",)], run=interrupted))
+    assert main(["score", "--judge", "av=x", "--input", "a.mp4", "--out", "o.jsonl"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted: rerun the same command to resume" in err and "Traceback" not in err
+
+
+def test_a_job_where_every_clip_failed_exits_1_and_says_so(tmp_path, capsys):
+    for name in ("a.mp4", "b.mp4"):
+        (tmp_path / name).write_bytes(b"not a video")
+    out = tmp_path / "m.jsonl"
+    assert main(["metrics", "run", "--metrics", "dnsmos", "--input", str(tmp_path), "--out", str(out),
+                 "--no-progress"]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert "no metric scored any of the 2 clips" in err and str(out) in err

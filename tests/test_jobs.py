@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from avjudge.jsonl import read_jsonl
@@ -67,3 +68,38 @@ def test_records_that_do_not_fit_one_table_keep_their_log_and_name_the_file(tmp_
     with pytest.raises(ValueError, match=r"out\.parquet: the records do not fit one table"):
         run_job([{"id": "a"}, {"id": "b"}], out, mixed, progress=False)
     assert [r["id"] for r in read_jsonl(records_log(out))] == ["a", "b"]  # nothing scored is lost
+
+
+def test_a_jobs_progress_moves_per_clip_and_ends_at_the_total(tmp_path, monkeypatch):
+    """A metric scores one clip at a time: the bar moves after each clip of a chunk (not once per chunk), and ends
+    exactly at the number of items."""
+    import avjudge.runtime.jobs as jobs
+    from avjudge.media import DecodeNeeds, from_arrays
+    from avjudge.scoring import FunctionScorer, Scoring
+    from avjudge.scoring.jobs import scoring_job
+
+    moves = []
+
+    class Bar:
+        def __init__(self, total, initial, **kwargs):
+            self.n = initial
+
+        def update(self, n):
+            self.n += n
+            moves.append(n)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(jobs, "tqdm", Bar)
+    needs = DecodeNeeds(audio=True, sample_rate=8000, channels=1)
+    scoring = Scoring([FunctionScorer(name, lambda clip: 1.0, needs) for name in ("a", "b")], workers=1)
+    clip = from_arrays(None, None, np.zeros((1, 8000), np.float32), 8000)
+    items = [{"id": str(k), "media": clip} for k in range(6)]
+    job = scoring_job(scoring, lambda item, scored: {"id": item["id"]})
+    run_job(items, tmp_path / "out.jsonl", job, chunk_size=3, progress=True)
+    assert moves[:6] == [0.5] * 6  # two scorers, a half-clip each, within the first chunk of 3
+    assert sum(moves) == pytest.approx(6)

@@ -523,3 +523,16 @@ def test_convert_reads_the_benchmark_s_question_files(tmp_path, capsys):
     (release / "pitch_recog.json").write_text(json.dumps([{"audio_path": "a.wav", "reference": "A"}]))
     assert main(argv) == 2
     assert "pitch_recog.json item 1: needs audio_path, prompt and reference A or B" in capsys.readouterr().err
+
+
+def test_the_terminal_summary_ranks_the_models_best_first():
+    from avjudge.omni import get_suite
+
+    def block(accuracy):
+        return {"accuracy": accuracy, "accuracy_by_parser": {}, "n": 2, "abstained": 0, "errors": 0,
+                "error_examples": []}  # fmt: skip
+
+    report = {"models": {"alpha": block(0.5), "beta": block(0.9), "gamma": block(None), "delta": block(0.7)}}
+    lines = get_suite("sonicbench").summary(report)
+    assert [line.split()[1] for line in lines] == ["beta", "delta", "alpha", "gamma"]
+    assert lines[0].startswith("  1. beta")

@@ -47,8 +47,10 @@ def _metrics_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _metrics_run(args: argparse.Namespace) -> int:
+    from ..runtime.jobs import check_output
     from ..scoring.jobs import run_metrics
 
+    check_output(args.out)
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     summary = run_metrics(
         names,

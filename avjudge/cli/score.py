@@ -57,6 +57,7 @@ def _score(args: argparse.Namespace) -> int:
     from ..config import ConfigError
     from ..data import input_items
     from ..judges.served import load_judge
+    from ..runtime.jobs import check_output
     from ..scoring.jobs import score_items
 
     judges = list(args.judge or [])
@@ -66,6 +67,7 @@ def _score(args: argparse.Namespace) -> int:
     if len(dirs) != 1:
         raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
     ((task, folder),) = dirs.items()
+    check_output(args.out)
     items = input_items(required_input(args), text=args.text)  # bad inputs fail before a model loads
     engine = engine_of(args)
     settings = dict(fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio)

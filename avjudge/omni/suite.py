@@ -76,12 +76,15 @@ class Suite:
         return score_answers(self, answers, questions, parser or self.default_parser, baseline)
 
     def summary(self, report: dict) -> list[str]:
-        """The report in a few lines for the terminal."""
+        """The report in a few lines for the terminal, the models ranked by accuracy (the best first; a model with no
+        answer scored last)."""
         lines = []
-        for model, block in report["models"].items():
+        accuracy = {model: block["accuracy"] for model, block in report["models"].items()}
+        ranked = sorted(report["models"].items(), key=lambda m: -accuracy[m[0]] if accuracy[m[0]] is not None else 1)
+        for rank, (model, block) in enumerate(ranked, start=1):
             rules = ", ".join(f"{p} {printed(a, 3)}" for p, a in block["accuracy_by_parser"].items())
             lines.append(
-                f"{model:<28} accuracy {printed(block['accuracy'], 3)} on {block['n']} answers "
+                f"{rank:>3}. {model:<28} accuracy {printed(block['accuracy'], 3)} on {block['n']} answers "
                 f"({block['abstained']} abstained, {block['errors']} errors; by rule: {rules})"
             )
             lines += [f"    {error}" for error in block["error_examples"]]

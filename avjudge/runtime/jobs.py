@@ -23,6 +23,7 @@ from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..tables import is_parquet, read_table, write_table
 from .engines import Engine
 from .local import LocalEngine
+from .progress import listening
 
 OUTPUTS = (".jsonl", ".parquet")
 
@@ -84,14 +85,22 @@ def run_job(
         JsonlWriter(records_log(out)) as writer,
         tqdm(total=len(items), initial=len(items) - len(todo), desc=desc, disable=not progress, unit="sample") as bar,
     ):
-        for records in (engine or LocalEngine()).run(todo, process, chunk_size):
-            strays = [r["id"] for r in records if r["id"] not in wanted]
-            if strays:
-                raise RuntimeError(f"the engine returned records of ids not asked for: {strays[:5]}")
-            fresh = [r for r in records if r["id"] in pending]  # a batch redone after a crash: written once
-            pending.difference_update(r["id"] for r in fresh)
-            writer.write_all(fresh)
-            bar.update(len(fresh))
+        partial = [0.0]  # of the chunk being scored here, done so far (`avjudge.runtime.progress`)
+
+        def moved(items: float) -> None:
+            partial[0] += items
+            bar.update(items)
+
+        with listening(moved):
+            for records in (engine or LocalEngine()).run(todo, process, chunk_size):
+                strays = [r["id"] for r in records if r["id"] not in wanted]
+                if strays:
+                    raise RuntimeError(f"the engine returned records of ids not asked for: {strays[:5]}")
+                fresh = [r for r in records if r["id"] in pending]  # a batch redone after a crash: written once
+                pending.difference_update(r["id"] for r in fresh)
+                writer.write_all(fresh)
+                bar.update(len(fresh) - partial[0])
+                partial[0] = 0.0
     if pending:  # an incomplete run must not look complete: its summary is not written, a rerun does the rest
         raise RuntimeError(f"the engine ended without records of {len(pending)} item(s), e.g. {sorted(pending)[:3]}")
     records = list(read_records(out))

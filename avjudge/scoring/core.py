@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..config import ConfigError
 from ..errors import is_run_fault, reason
 from ..media import DecodeNeeds, MediaClip, MediaError, in_decoding_process, load_clip, merge_needs
+from ..runtime.progress import advance
 from .scorers import Outcome, Scorer
 
 
@@ -156,6 +157,21 @@ class Scoring:
         """One record per item, in order: each item decoded once, then scored by every scorer it asks for."""
         return self.score_decoded(self.decode(items))
 
+    @staticmethod
+    def _outcomes(scorer: Scorer, clips: list, captions: list, scorers: int) -> list[Outcome]:
+        """``scorer``'s outcomes, the job's progress told as they come (`avjudge.runtime.progress`): a batched scorer
+        (a judge) scores the batch together, any other (a metric, a function) one clip at a time, as it would
+        anyway."""
+        if scorer.batched:
+            outcomes = scorer.score(clips, captions)
+            advance(len(clips) / scorers)
+            return outcomes
+        outcomes = []
+        for clip, caption in zip(clips, captions):
+            outcomes += scorer.score([clip], [caption])
+            advance(1 / scorers)
+        return outcomes
+
     def score_decoded(self, items: Sequence[dict]) -> list[ClipRecord]:
         """`score` of items whose ``clip`` is decoded already (a `MediaClip`, or the reason it could not be)."""
         records = [ClipRecord(error=item["clip"]) if isinstance(item["clip"], str) else ClipRecord() for item in items]
@@ -164,7 +180,7 @@ class Scoring:
             if not chosen:
                 continue
             captions = [items[i].get("captions") or {} for i in chosen]
-            outcomes = scorer.score([items[i]["clip"] for i in chosen], captions)
+            outcomes = self._outcomes(scorer, [items[i]["clip"] for i in chosen], captions, len(self.scorers))
             if len(outcomes) != len(chosen):
                 raise RuntimeError(f"the scorer {name!r} gave {len(outcomes)} outcomes for {len(chosen)} clips")
             for i, outcome in zip(chosen, outcomes):

@@ -5,13 +5,15 @@ scorer of the job, by the job's one plan, in the decoding stage an engine may ru
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..judges import Judge, ScoreResult
-from ..metrics import load_metrics
+from ..devices import device_name
+from ..metrics import METRICS, load_metrics
 from ..runtime import ClipJob, Engine, run_job
 from .core import ClipRecord, Decoder, Scoring
 from .scorers import JudgeScorer, MetricScorer
@@ -109,6 +111,10 @@ def run_metrics(
 
     items = input_items(source)  # bad inputs fail before a model loads
     scoring = Scoring([MetricScorer(m) for m in load_metrics(names, device)], workers, processes)
+    on_cpu = [n for n in names if METRICS.lookup(n).takes_device and device_name(device) == "cpu"]
+    if on_cpu and progress:
+        print(f"note: {', '.join(on_cpu)} run a model on the CPU here, much slower than on a GPU (--device cuda)",
+              file=sys.stderr)  # fmt: skip
 
     def row(item: dict, scored: ClipRecord) -> dict:
         return {"id": item["id"], "video": item["video"], **metrics_row(scored)}

@@ -35,6 +35,7 @@ class Outcome:
 
 class Scorer(Protocol):
     kind: ClassVar[str]  # "judge" or "metric"
+    batched: ClassVar[bool]  # scores a batch of clips together (else one clip at a time)
     name: str  # how records name it: a judge's task (av, vt, at), a metric's registry name
     needs: DecodeNeeds
 
@@ -60,6 +61,7 @@ class JudgeScorer:
     caption its judge reads is that clip's error."""
 
     kind: ClassVar[str] = "judge"
+    batched: ClassVar[bool] = True
 
     def __init__(self, judge: Judge, name: str | None = None):
         self.judge = judge
@@ -93,6 +95,7 @@ class MetricScorer:
     that clip alone) is that clip's error."""
 
     kind: ClassVar[str] = "metric"
+    batched: ClassVar[bool] = False  # metrics hold state in their models
 
     def __init__(self, metric: Metric, name: str | None = None):
         self.metric = metric
@@ -103,7 +106,6 @@ class MetricScorer:
         return self.metric.needs
 
     def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
-        # one clip at a time: metrics hold state in their models
         return [_outcome(lambda: self.metric.compute(clip, captions=c or {})) for clip, c in zip(clips, captions)]
 
 
@@ -112,6 +114,7 @@ class FunctionScorer:
     what ``needs`` says (default: the file's own frames); an error of one clip is that clip's error."""
 
     kind: ClassVar[str] = "function"
+    batched: ClassVar[bool] = False
 
     def __init__(self, name: str, fn, needs: DecodeNeeds | None = None):
         self.name, self.fn = name, fn

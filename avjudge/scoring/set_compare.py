@@ -45,6 +45,7 @@ class FeatureScorer:
     the batch's clips extracted together; a clip it cannot read (too short, ...) is that clip's error."""
 
     kind = "features"
+    batched = True
 
     def __init__(self, name: str, extraction: Extraction):
         self.name, self.extraction = name, extraction
