@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..judges import Judge, ScoreResult
 from ..devices import device_name
+from ..judges import Judge, ScoreResult
 from ..metrics import METRICS, load_metrics
 from ..runtime import ClipJob, Engine, run_job
 from .core import ClipRecord, Decoder, Scoring
