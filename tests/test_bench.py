@@ -246,7 +246,7 @@ def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, t
 
     written = write_report(out)
     md = (out / f"leaderboard_{split}.md").read_text()
-    assert "| reference |" in md and "Audio Quality (DNSMOS)" in md
+    assert "| reference |" in md and "Audio Quality (DNSMOS)" in md and " ± " in md and "(n=" in md
     assert all((out / f"radar_{s}.png").stat().st_size > 1000 for s in summary["results"]["reference"])
     assert written["html"] == [str(out / "report.html")]
 
@@ -284,12 +284,17 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
     }
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     (tmp_path / SAMPLES).write_text("".join(json.dumps(r) + "\n" for r in records))
-    write_report(tmp_path)
+    written = write_report(tmp_path)
     dom = rendered_dom(tmp_path / "report.html", tmp_path / "chromium")
     rows = table_rows(dom)
-    # the drill-down rows exist only if the page's script ran in the browser
-    assert rows == {"leaderboard": [3, 3], "samples": [4 + 1]}
+    # the drill-down rows exist only if the page's script ran in the browser; the splits are a table, not JSON
+    assert rows == {"splits": [3], "leaderboard": [3, 3], "samples": [4 + 1]}
     assert "4 samples" in dom and dom.count('class="err"') == 1 and "<video" in dom
+    assert '{"normal"' not in dom and "0.500 ± 0.000 (n=1)" in dom  # each cell's spread and clip count
+    # one prompt a split: no best is crowned, and the page says why
+    assert 'class="best"' not in dom and "class=best" not in dom and dom.count("too few (under 5)") == 2
+    # one dimension: bars, not a radar (a radar of one axis is a point)
+    assert written["normal"][-1].endswith("bars_normal.png") and "bar chart, normal split" in dom
 
 
 def test_report_normalises_each_dimension_over_models():

@@ -1,5 +1,7 @@
-"""`avjudge bench report`: leaderboards shaped like the paper's Table 2 (Markdown, CSV), a radar chart per
-split (PNG), and one static HTML file with both and a per-sample drill-down that opens from disk."""
+"""`avjudge bench report`: leaderboards shaped like the paper's Table 2 (Markdown, CSV; each cell its mean, spread
+and clip count), a chart per split (PNG: a radar for three dimensions or more, bars with their spread for fewer),
+and one static HTML file with both and a per-sample drill-down that opens from disk. A split of fewer than
+`MIN_PROMPTS_FOR_BEST` prompts names no best model: its differences say too little."""
 
 from __future__ import annotations
 
@@ -36,15 +38,43 @@ def table(summary: dict, split: str) -> tuple[list[str], list[list[float | None]
     return models, rows
 
 
+MIN_PROMPTS_FOR_BEST = 5  # fewer prompts in a split: no model is named its best
+MIN_DIMENSIONS_FOR_RADAR = 3  # fewer dimensions: a radar is a line or a point, so bars
+
+
 def _best(values: list[float | None], higher: bool) -> float | None:
     present = [v for v in values if v is not None]
     return (max(present) if higher else min(present)) if present else None
 
 
+def bests(summary: dict, split: str) -> list[float | None]:
+    """Each dimension's best mean in the split, or None for all where the split is too small to name one."""
+    models, rows = table(summary, split)
+    if summary["prompts"].get(split, 0) < MIN_PROMPTS_FOR_BEST:
+        return [None] * len(summary["dimensions"])
+    return [_best([r[j] for r in rows], summary["higher_is_better"][d]) for j, d in enumerate(summary["dimensions"])]
+
+
+def too_small(summary: dict, split: str) -> str | None:
+    """Why no best is named in the split, if none is."""
+    n = summary["prompts"].get(split, 0)
+    if n >= MIN_PROMPTS_FOR_BEST:
+        return None
+    return f"{n} prompt{'s' * (n != 1)} in this split: too few (under {MIN_PROMPTS_FOR_BEST}) to name a best model"
+
+
+def cell_text(cell: dict) -> str:
+    """A leaderboard cell: mean ± standard deviation over its clips, and how many clips."""
+    if cell["mean"] is None:
+        return "–"
+    spread = f" ± {cell['std']:.3f}" if cell.get("std") is not None else ""
+    return f"{cell['mean']:.3f}{spread} (n={cell['n']})"
+
+
 def leaderboard_markdown(summary: dict, split: str) -> str:
     dims = summary["dimensions"]
     models, rows = table(summary, split)
-    best = [_best([r[j] for r in rows], summary["higher_is_better"][d]) for j, d in enumerate(dims)]
+    best = bests(summary, split)
     head = (
         "| Model | "
         + " | ".join(summary["labels"][d] + ("" if summary["higher_is_better"][d] else " ↓") for d in dims)
@@ -52,8 +82,13 @@ def leaderboard_markdown(summary: dict, split: str) -> str:
     )
     lines = [f"### {split.capitalize()} split", "", head, "|---" * (len(dims) + 1) + "|"]
     for model, row in zip(models, rows):
-        cells = ["–" if v is None else (f"**{v:.3f}**" if v == best[j] else f"{v:.3f}") for j, v in enumerate(row)]
-        lines.append(f"| {model} | " + " | ".join(cells) + " |")
+        cells = [summary["results"][model][split][d] for d in dims]
+        texts = [f"**{cell_text(c)}**" if v is not None and v == best[j] else cell_text(c)
+                 for j, (v, c) in enumerate(zip(row, cells))]  # fmt: skip
+        lines.append(f"| {model} | " + " | ".join(texts) + " |")
+    lines += ["", "Each cell: mean ± standard deviation over its clips (n)."]
+    if too_small(summary, split):
+        lines += ["", f"No best is marked: {too_small(summary, split)}."]
     errors = {
         (m, d): summary["results"][m][split][d]["errors"]
         for m in models
@@ -99,14 +134,35 @@ def normalized(summary: dict, split: str) -> tuple[list[str], np.ndarray]:
     return models, out
 
 
-def radar_png(summary: dict, split: str, path: Path) -> None:
+def chart_name(summary: dict, split: str) -> str:
+    return f"{'radar' if len(summary['dimensions']) >= MIN_DIMENSIONS_FOR_RADAR else 'bars'}_{split}.png"
+
+
+def chart_png(summary: dict, split: str, path: Path) -> None:
+    """A radar of the min-max normalised means for three dimensions or more; for fewer, each dimension's means as
+    bars with their standard deviation (a radar of two axes is a line)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    dims = summary["dimensions"]
+    if len(dims) < MIN_DIMENSIONS_FOR_RADAR:
+        models = table(summary, split)[0]
+        fig, axes = plt.subplots(1, len(dims), figsize=(4.5 * len(dims), 0.5 * len(models) + 1.5), squeeze=False)
+        for ax, dim in zip(axes[0], dims):
+            cells = [summary["results"][m][split][dim] for m in models]
+            ax.barh(models, [c["mean"] or 0.0 for c in cells], xerr=[c.get("std") or 0.0 for c in cells], capsize=3)
+            ax.invert_yaxis()
+            ax.set_title(summary["labels"][dim] + ("" if summary["higher_is_better"][dim] else " (lower is better)"),
+                         fontsize=9)  # fmt: skip
+        fig.suptitle(f"{split} split: mean ± standard deviation", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return
     models, values = normalized(summary, split)
-    labels = [summary["labels"][d] for d in summary["dimensions"]]
+    labels = [summary["labels"][d] for d in dims]
     angles = np.linspace(0, 2 * np.pi, len(labels), endpoint=False)
     fig = plt.figure(figsize=(6.5, 6.5))
     ax = fig.add_subplot(polar=True)
@@ -131,11 +187,13 @@ table {{ border-collapse: collapse; margin: 1em 0; }}
 th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
 th:first-child, td:first-child {{ text-align: left; }}
 td.best {{ font-weight: bold; background: #eef7ee; }}
+p.note {{ color: #735; }}
 td.err {{ color: #a33; }}
 video {{ width: 240px; }}
 </style></head><body>
 <h1>avjudge benchmark</h1>
 <p>{facts}</p>
+{splits}
 {sections}
 <h2>Samples</h2>
 <p><label>model <select id="model-filter"><option value="">all</option></select></label>
@@ -182,34 +240,46 @@ render();
 def _html_table(summary: dict, split: str) -> str:
     dims = summary["dimensions"]
     models, rows = table(summary, split)
-    best = [_best([r[j] for r in rows], summary["higher_is_better"][d]) for j, d in enumerate(dims)]
+    best = bests(summary, split)
     head = "".join(f"<th>{html.escape(summary['labels'][d])}</th>" for d in dims)
     body = []
     for model, row in zip(models, rows):
-        cells = "".join(
-            '<td class="err">–</td>' if v is None else f"<td{' class=best' if v == best[j] else ''}>{v:.3f}</td>"
-            for j, v in enumerate(row)
-        )
-        body.append(f"<tr><td>{html.escape(model)}</td>{cells}</tr>")
+        cells = []
+        for j, (v, dim) in enumerate(zip(row, dims)):
+            cell = summary["results"][model][split][dim]
+            if v is None:
+                cells.append('<td class="err">–</td>')
+                continue
+            mark = " class=best" if v == best[j] else ""
+            cells.append(f'<td{mark} title="{cell["n"]} clips">{html.escape(cell_text(cell))}</td>')
+        body.append(f"<tr><td>{html.escape(model)}</td>{''.join(cells)}</tr>")
+    note = too_small(summary, split)
     return (
         f'<table class="leaderboard" data-split="{html.escape(split)}"><thead><tr><th>model</th>{head}</tr>'
         f"</thead><tbody>{''.join(body)}</tbody></table>"
+        "<p>Each cell: mean ± standard deviation over its clips (n).</p>"
+        + (f'<p class="note">No best is marked: {html.escape(note)}.</p>' if note else "")
     )
+
+
+def _splits_table(summary: dict) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(split)}</td><td>{n}</td></tr>" for split, n in sorted(summary["prompts"].items())
+    )
+    return f'<table class="splits"><thead><tr><th>split</th><th>prompts</th></tr></thead><tbody>{rows}</tbody></table>'
 
 
 def write_html(summary: dict, records: list[dict], charts: dict[str, Path], path: Path) -> None:
     sections = []
     for split, chart in charts.items():
         img = base64.b64encode(chart.read_bytes()).decode()
+        kind = "radar chart" if chart.name.startswith("radar") else "bar chart"
         sections.append(
             f"<h2>{html.escape(split.capitalize())} split</h2>{_html_table(summary, split)}"
-            f'<img alt="radar chart, {html.escape(split)} split" src="data:image/png;base64,{img}">'
+            f'<img alt="{kind}, {html.escape(split)} split" src="data:image/png;base64,{img}">'
         )
     skipped = summary.get("skipped_dimensions") or {}
-    facts = (
-        f"{len(summary['models'])} models, {summary['clips']} clips, prompts per split: "
-        f"{html.escape(json.dumps(summary['prompts']))}. Errors are shown as errors, never as zeros."
-    )
+    facts = f"{len(summary['models'])} models, {summary['clips']} clips. Errors are shown as errors, never as zeros."
     if skipped:
         facts += " Skipped dimensions: " + "; ".join(f"{html.escape(k)} ({html.escape(v)})" for k, v in skipped.items())
     missing = summary.get("missing") or {}
@@ -229,7 +299,9 @@ def write_html(summary: dict, records: list[dict], charts: dict[str, Path], path
     ]
     data = json.dumps({"dimensions": summary["dimensions"], "samples": samples}).replace("</", "<\\/")
     heads = "".join(f"<th>{html.escape(summary['labels'][d])}</th>" for d in summary["dimensions"])
-    path.write_text(_PAGE.format(facts=facts, sections="\n".join(sections), sample_heads=heads, data=data))
+    page = _PAGE.format(facts=facts, splits=_splits_table(summary), sections="\n".join(sections),
+                        sample_heads=heads, data=data)  # fmt: skip
+    path.write_text(page)
 
 
 def write_report(bench_dir: str | Path, out: str | Path | None = None) -> dict[str, list[str]]:
@@ -240,7 +312,8 @@ def write_report(bench_dir: str | Path, out: str | Path | None = None) -> dict[s
         out: where the reports go (default: ``bench_dir``).
 
     Returns:
-        Split (and ``html``) -> the files written: leaderboard_<split>.md / .csv, radar_<split>.png, report.html.
+        Split (and ``html``) -> the files written: leaderboard_<split>.md / .csv, radar_<split>.png (bars_<split>.png for
+        fewer than three dimensions), report.html.
     """
     summary, records = load_results(bench_dir)
     out = Path(out or bench_dir)
@@ -249,10 +322,10 @@ def write_report(bench_dir: str | Path, out: str | Path | None = None) -> dict[s
     charts = {}
     for split in splits_of(summary):
         md, csv_path = out / f"leaderboard_{split}.md", out / f"leaderboard_{split}.csv"
-        png = out / f"radar_{split}.png"
+        png = out / chart_name(summary, split)
         md.write_text(leaderboard_markdown(summary, split))
         write_leaderboard_csv(summary, split, csv_path)
-        radar_png(summary, split, png)
+        chart_png(summary, split, png)
         charts[split] = png
         written[split] = [str(md), str(csv_path), str(png)]
     write_html(summary, records, charts, out / "report.html")

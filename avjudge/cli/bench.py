@@ -188,12 +188,14 @@ register(
 )
 register(
     "bench report",
-    "leaderboards (Markdown, CSV), radar charts and one HTML report from a bench run",
+    "leaderboards (Markdown, CSV), charts and one HTML report from a bench run",
     _report_args,
     _report,
-    "Per split: leaderboard_<split>.md / .csv shaped like AVBench's Table 2 (best value in bold)\n"
-    "and radar_<split>.png (each dimension min-max normalised over models); report.html holds\n"
-    "both and every sample with its video player, and opens from disk.",
+    "Per split: leaderboard_<split>.md / .csv shaped like AVBench's Table 2 (each cell mean ± std\n"
+    "over its n clips; the best in bold, unless the split has fewer than 5 prompts), and\n"
+    "radar_<split>.png (each dimension min-max normalised over models; bars_<split>.png with each\n"
+    "mean and its spread for fewer than three dimensions); report.html holds both and every\n"
+    "sample with its video player, and opens from disk.",
 )
 
 
