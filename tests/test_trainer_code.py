@@ -44,7 +44,8 @@ def _verl_batch(tokenizer, responses: list[str], groups: list[str]):
         non_tensors={
             "data_source": np.array(["avworld"] * n, dtype=object),
             "reward_model": np.array([{"ground_truth": None}] * n, dtype=object),
-            "extra_info": np.array([{"prompt": "a clip"} for _ in range(n)], dtype=object),
+            # verl's data recipes write each row's index in extra_info; its uid (one per row) follows it
+            "extra_info": np.array([{"prompt": "a clip", "index": g} for g in groups], dtype=object),
             "uid": np.array(groups, dtype=object),
         },
     )
@@ -80,6 +81,8 @@ def test_verl_reward_managers_and_grpo_keep_a_group_with_a_failed_clip_finite(ju
         assert math.isfinite(sequence_rewards[2]) and out["reward_extra_info"]["failed"] == [0, 0, 1, 0, 0, 0]
         adv, mask = advantages(out, data)
         assert bool(adv[mask.bool()].isfinite().all())
+        # the failed rollout is its group's mean: advantage 0 (per sample too: it comes after its group's good ones)
+        assert float(adv[2][mask[2].bool()].abs().max()) < 1e-6
     # verl's validation metrics take every extra value as a number
     metrics = process_validation_metrics(["avworld"] * 6, groups, dict(naive["reward_extra_info"]))
     assert "failed" in metrics["avworld"]

@@ -312,8 +312,8 @@ def write_report(bench_dir: str | Path, out: str | Path | None = None) -> dict[s
         out: where the reports go (default: ``bench_dir``).
 
     Returns:
-        Split (and ``html``) -> the files written: leaderboard_<split>.md / .csv, radar_<split>.png (bars_<split>.png for
-        fewer than three dimensions), report.html.
+        Split (and ``html``) -> the files written: leaderboard_<split>.md / .csv, radar_<split>.png
+        (bars_<split>.png for fewer than three dimensions), report.html.
     """
     summary, records = load_results(bench_dir)
     out = Path(out or bench_dir)

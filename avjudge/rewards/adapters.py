@@ -27,6 +27,13 @@ def _failing_as(reward: Reward, on_failure, default):
     return reward.with_failure(default if on_failure is None else on_failure)
 
 
+def _group_key(value):
+    """A hashable key of what groups samples (a prompt as text or messages, an id): None stays None."""
+    if value is None or isinstance(value, (str, int, float, tuple)):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def _message_text(value) -> str | None:
     """A prompt or completion as text: TRL's conversational ones are lists of messages (the last one's content)."""
     if isinstance(value, list) and value and isinstance(value[-1], dict):
@@ -69,10 +76,11 @@ def trl_reward(
         if text_from not in TEXT_FROM and text_from not in columns:
             raise ConfigError(f"text_from={text_from!r}: give prompt, completion or a column of the dataset")
         utterances = columns.get(utterance_from) if utterance_from else None
-        samples = [
-            sample(clip_item(m, fps), _message_text(texts[k]) if texts else None, utterances[k] if utterances else None)
+        samples = [  # a group: the completions of one prompt (TRL's consecutive num_generations)
+            sample(clip_item(m, fps), _message_text(texts[k]) if texts else None,
+                   utterances[k] if utterances else None, _group_key(prompts[k]) if prompts else None)
             for k, m in enumerate(media)
-        ]
+        ]  # fmt: skip
         batch = reward.score(samples)
         log_metric, log_extra = columns.get("log_metric"), columns.get("log_extra")
         if callable(log_metric):  # TRL logs these beside its own reward columns
@@ -97,7 +105,17 @@ def _verl_sample(solution, ground_truth, extra_info: dict | None, clip_from: str
     texts = {"solution": solution, "ground_truth": ground_truth}
     text = texts[text_from] if text_from in texts else extra.get(text_from)
     media = clip_item(clip, extra.get("fps", fps), extra.get("audio"), extra.get("audio_sample_rate"))
-    return sample(media, text, extra.get("utterance"))
+    return sample(media, text, extra.get("utterance"), _verl_group(extra, ground_truth))
+
+
+def _verl_group(extra: dict, ground_truth) -> object:
+    """The GRPO group of a verl sample (verl groups rollouts by ``uid``, one per dataset row, which it does not hand
+    the reward function): ``extra_info``'s ``uid``, else the row's ``index`` (verl's data recipes write it), else the
+    prompt, else the ground truth."""
+    for key in ("uid", "index", "prompt"):
+        if extra.get(key) is not None:
+            return _group_key(extra[key])
+    return _group_key(ground_truth)
 
 
 def _verl_dict(batch: RewardBatch, k: int) -> dict:
@@ -189,7 +207,8 @@ def verl_omni_compute_score(reward: Reward, fps: float | None = None, on_failure
     def compute_score(data_source=None, solution_image=None, ground_truth=None, extra_info=None, **_) -> dict:
         extra = extra_info or {}
         media = clip_item(solution_image, extra.get("fps", fps), extra.get("audio"), extra.get("audio_sample_rate"))
-        return _verl_dict(reward.score([sample(media, ground_truth, extra.get("utterance"))]), 0)
+        group = _verl_group(extra, ground_truth)
+        return _verl_dict(reward.score([sample(media, ground_truth, extra.get("utterance"), group)]), 0)
 
     return compute_score
 
@@ -237,7 +256,7 @@ def openrlhf_rewards(
         prompt = prompts[k] if prompts else None
         try:
             clip, text = query_fields(query, prompt, labels[k] if labels else None, clip_from, text_from)
-            samples.append(sample(clip_item(clip), text))
+            samples.append(sample(clip_item(clip), text, group=_group_key(prompt)))  # a group: one prompt's samples
         except (ValueError, TypeError) as err:  # a query that names no clip: that sample fails alone
             samples.append(sample({"error": f"query {k}: {err}"}))
     return reward.score(samples)
@@ -292,7 +311,7 @@ def flow_grpo_reward(reward: Reward, fps: float | None = None, on_failure=None) 
         items = batch_items(videos, fps, audio, [m.get("audio_sample_rate") for m in meta] if meta else None)
         meta = meta or [{}] * len(items)
         texts = list(prompts) if prompts is not None else [None] * len(items)
-        batch = reward.score([sample(i, t, m.get("utterance")) for i, t, m in zip(items, texts, meta)])
+        batch = reward.score([sample(i, t, m.get("utterance"), _group_key(t)) for i, t, m in zip(items, texts, meta)])
         info = {name: np.asarray(values, np.float32) for name, values in batch.columns().items()}
         return np.asarray(batch.rewards, np.float32), info
 
@@ -313,7 +332,7 @@ class FlowFactoryReward:
     def __call__(self, prompt, video=None, audio=None, audio_sample_rate=None, **_) -> RewardOutput:
         frames = video if video is not None else [None] * len(prompt)  # an audio-only model's samples
         items = batch_items(frames, self.fps, audio, audio_sample_rate)
-        batch = self.reward.score([sample(i, p) for i, p in zip(items, prompt)])
+        batch = self.reward.score([sample(i, p, group=_group_key(p)) for i, p in zip(items, prompt)])
         return RewardOutput(batch.rewards, batch.columns())
 
 

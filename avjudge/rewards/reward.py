@@ -76,9 +76,10 @@ class RewardBatch:
         return {**self.terms, "failed": [float(f) for f in self.failed]}
 
 
-def sample(media: dict, text: str | None = None, utterance: str | None = None) -> dict:
-    """A scoring-core item of one sample: its media fields (`avjudge.rewards.inputs.clip_item`) and its texts."""
-    return {**media, "captions": captions_of(text, utterance)}
+def sample(media: dict, text: str | None = None, utterance: str | None = None, group=None) -> dict:
+    """A scoring-core item of one sample: its media fields (`avjudge.rewards.inputs.clip_item`), its texts, and its
+    ``group`` (any hashable: GRPO's group, the samples of one prompt), where a failure's neutral value comes from."""
+    return {**media, "captions": captions_of(text, utterance), **({"group": group} if group is not None else {})}
 
 
 class Reward:
@@ -213,14 +214,16 @@ class Reward:
         samples = list(samples)
         ready = [k for k, s in enumerate(samples) if s.get("error") is None]
         scored = dict(zip(ready, self.backend.score([samples[k] for k in ready]) if ready else []))
-        return self.combine([scored.get(k) or ClipRecord(error=samples[k]["error"]) for k in range(len(samples))])
+        records = [scored.get(k) or ClipRecord(error=samples[k]["error"]) for k in range(len(samples))]
+        return self.combine(records, [s.get("group") for s in samples])
 
-    def combine(self, records: Sequence[ClipRecord]) -> RewardBatch:
-        """The rewards of samples whose terms were scored (a record each, its values and errors by term name)."""
+    def combine(self, records: Sequence[ClipRecord], groups: Sequence | None = None) -> RewardBatch:
+        """The rewards of samples whose terms were scored (a record each, its values and errors by term name), each
+        in its group (``groups``, one per record; None: the call is one group)."""
         with self._lock:
-            return self._combined(records)
+            return self._combined(records, list(groups) if groups is not None else [None] * len(records))
 
-    def _combined(self, records: Sequence[ClipRecord]) -> RewardBatch:
+    def _combined(self, records: Sequence[ClipRecord], groups: list) -> RewardBatch:
         values: dict[str, list[float | None]] = {name: [] for name in self.terms}
         errors: list[str | None] = []
         for record in records:
@@ -233,7 +236,7 @@ class Reward:
                 values[name].append(float(value) if outcome.ok else None)
                 first = first or (None if outcome.ok else f"{name}: {outcome.error}")
             errors.append(first)
-        filled = {name: self._neutral_filled(name, column) for name, column in values.items()}
+        filled = {name: self._neutral_filled(name, column, groups) for name, column in values.items()}
         total = sum(t.weight for t in self.terms.values())
         rewards, failed = [], []
         for k, error in enumerate(errors):
@@ -244,16 +247,36 @@ class Reward:
                 log.warning("avjudge reward: sample %d failed (%s); reward %r", k, error, rewards[-1])
         return RewardBatch(rewards, filled, failed, errors)
 
-    def _neutral_filled(self, name: str, column: list[float | None]) -> list[float]:
-        """The term's values with each failed one replaced by its neutral value; the good ones feed its history."""
+    def _neutral_filled(self, name: str, column: list[float | None], groups: list) -> list[float]:
+        """The term's values with each failed one replaced by its neutral value (`avjudge.rewards.failure`): its
+        group's good values' mean, so its advantage is 0 and the group's mean stays; the good ones feed the history."""
         good = [v for v in column if v is not None]
-        neutral = sum(good) / len(good) if good else self.history.mean(name)  # the call's, else the running mean
-        if neutral is None:
-            neutral = self.terms[name].midpoint
-        if neutral is None:  # no midpoint, allowed under another rule: reported as 0 beside `failed`
-            neutral = 0.0
+        in_group: dict = {}
+        for value, group in zip(column, groups):
+            if value is not None and group is not None:
+                in_group.setdefault(group, []).append(value)
+
+        def neutral(group) -> float:
+            for candidate in (
+                _mean(in_group.get(group)),
+                self.history.mean(name, group) if group is not None else None,
+                _mean(good),
+                self.history.mean(name),
+                self.terms[name].midpoint,
+            ):
+                if candidate is not None:
+                    return candidate
+            return 0.0  # no midpoint, allowed under another rule: reported as 0 beside `failed`
+
+        filled = [neutral(group) if value is None else value for value, group in zip(column, groups)]
         self.history.add(name, good)
-        return [neutral if v is None else v for v in column]
+        for group, values in in_group.items():
+            self.history.add_group(name, group, values)
+        return filled
+
+
+def _mean(values: list[float] | None) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def _finite(value) -> bool:
