@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Callable
 
@@ -41,3 +42,8 @@ def per_negative_type(scores, labels, negative_types, metric: Callable[[np.ndarr
         str(kind): metric(s[(y == 1) | (kinds == kind)], y[(y == 1) | (kinds == kind)])
         for kind in sorted(set(kinds[y == 0].tolist()))
     }
+
+
+def finite_number(value) -> bool:
+    """A real number JSON can carry and a reward can use: not a bool, not NaN, not infinite."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

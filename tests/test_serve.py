@@ -239,6 +239,30 @@ def test_concurrent_requests_share_batches_and_a_large_one_spans_several():
     assert sum(sizes) == 36 and max(sizes) == 8 and len(sizes) <= 6  # 36 items in batches of up to 8
 
 
+def test_an_item_that_breaks_a_shared_batch_fails_its_own_request_only():
+    """Requests batched together: where one's item makes the scorer raise, the batch is scored again request by
+    request, so the others are answered and only that request fails."""
+    calls = []
+
+    def score(items):
+        calls.append(list(items))
+        if "hostile" in items:
+            raise RuntimeError("a hostile item")
+        return [f"r{i}" for i in items]
+
+    async def scenario():
+        batcher = Batcher(score, max_batch_size=8, max_wait_ms=50, max_queue=100)
+        batcher.start()
+        answers = await asyncio.gather(batcher.submit(["a", "b"]), batcher.submit(["hostile"]),
+                                       batcher.submit(["c"]), return_exceptions=True)  # fmt: skip
+        await batcher.close()
+        return answers
+
+    good, bad, other = asyncio.run(scenario())
+    assert good == ["ra", "rb"] and other == ["rc"] and isinstance(bad, RuntimeError)
+    assert calls[0] == ["a", "b", "hostile", "c"] and ["a", "b"] in calls and ["hostile"] in calls
+
+
 def test_a_failing_scorer_fails_its_batch_only_and_close_drains_then_refuses():
     def score(items):
         if "boom" in items:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import arrays
 from ._open import Encoded, media_name
 from .clip import MediaClip
 from .decode import decode, remix, resample
@@ -26,59 +27,34 @@ def from_arrays(
     sample_rate: int | None = None,
     source: str = IN_MEMORY,
 ) -> MediaClip:
-    """A clip from decoded arrays (numpy, or anything ``np.asarray`` reads, e.g. a CPU tensor).
+    """A clip from decoded arrays (numpy, or anything ``np.asarray`` reads, e.g. a CPU tensor), checked as
+    `avjudge.media.arrays` says (a refused input is a `MediaError`).
 
     Args:
         frames: (T, H, W, 3) uint8 RGB, or float in [0, 1] as (T, H, W, 3) or (T, 3, H, W).
         fps: the frames' rate (they are taken as evenly spaced from time 0).
-        audio: a waveform, (N,) mono or (C, N), float in [-1, 1].
+        audio: a waveform, (N,) mono or (C, N) (or (N, C)), float in [-1, 1] or integer PCM.
         sample_rate: the waveform's rate.
         source: how messages name the clip.
     """
     if frames is None and audio is None:
         raise MediaError(source, "a clip in memory needs frames, audio or both")
-    video = times = None
-    if frames is not None:
-        video = _frames_uint8(np.asarray(frames), source)
-        if not fps or fps <= 0:
-            raise MediaError(source, "frames in memory need their fps")
-        times = np.arange(len(video), dtype=np.float64) / fps
-    sound = None
-    if audio is not None:
-        sound = np.asarray(audio, dtype=np.float32)
-        sound = sound[None] if sound.ndim == 1 else sound
-        if sound.ndim != 2 or sound.shape[1] == 0:
-            raise MediaError(source, f"audio in memory is (N,) or (C, N) samples, not shape {np.shape(audio)}")
-        if not sample_rate or sample_rate <= 0:
-            raise MediaError(source, "audio in memory needs its sample_rate")
-        if not np.isfinite(sound).all():
-            raise MediaError(source, "audio in memory holds NaN or infinite samples")
-    duration = max(
-        len(video) / fps if video is not None else 0.0, sound.shape[1] / sample_rate if sound is not None else 0.0
-    )
+    if frames is not None and fps is None:
+        raise MediaError(source, "frames in memory need their fps")
+    if audio is not None and sample_rate is None:
+        raise MediaError(source, "audio in memory needs its sample_rate")
+    video = None if frames is None else arrays.picture(frames, source)
+    sound = None if audio is None else arrays.waveform(audio, source)
+    fps, sample_rate, duration = arrays.checked_extent(video, fps, sound, sample_rate, source)
     return MediaClip(
         frames=video,
-        fps=float(fps) if video is not None else None,
-        timestamps=times,
-        audio=np.ascontiguousarray(sound) if sound is not None else None,
-        sample_rate=int(sample_rate) if sound is not None else None,
-        duration=float(duration),
+        fps=fps,
+        timestamps=None if video is None else np.arange(len(video), dtype=np.float64) / fps,
+        audio=sound,
+        sample_rate=None if sound is None else int(round(sample_rate)),
+        duration=duration,
         source=source,
     )
-
-
-def _frames_uint8(frames: np.ndarray, source: str) -> np.ndarray:
-    if frames.ndim != 4 or 3 not in (frames.shape[-1], frames.shape[1]):
-        raise MediaError(source, f"frames in memory are (T, H, W, 3) or (T, 3, H, W), not shape {frames.shape}")
-    if frames.shape[-1] != 3:  # channels first, as torch lays images out
-        frames = np.moveaxis(frames, 1, -1)
-    if frames.dtype == np.uint8:
-        return np.ascontiguousarray(frames)
-    if not np.issubdtype(frames.dtype, np.floating):
-        raise MediaError(source, f"frames in memory are uint8 or float in [0, 1], not {frames.dtype}")
-    if not np.isfinite(frames).all() or frames.min() < -1e-3 or frames.max() > 1 + 1e-3:
-        raise MediaError(source, "float frames in memory must lie in [0, 1]")
-    return np.ascontiguousarray(np.round(np.clip(frames, 0, 1) * 255).astype(np.uint8))
 
 
 def conform(clip: MediaClip, needs: DecodeNeeds) -> MediaClip:

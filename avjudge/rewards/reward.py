@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -24,6 +23,7 @@ from ..media import DecodeNeeds, MediaClip, MediaError, conform, merge_needs
 from ..metrics import Metric
 from ..prompts import task as judge_task
 from ..scoring import ClipRecord, FunctionScorer, JudgeScorer, MetricScorer, Scoring, caption_for, captions_of
+from ..stats import finite_number
 from .failure import OnFailure, RunningMeans
 
 log = logging.getLogger(__name__)
@@ -231,7 +231,7 @@ class Reward:
             for name, term in self.terms.items():
                 outcome = record.outcome(name)
                 value = outcome.values.get(term.output) if outcome.ok else None
-                if outcome.ok and not _finite(value):
+                if outcome.ok and not finite_number(value):
                     outcome = replace(outcome, error=f"{term.output} is {value!r}, not a finite number")
                 values[name].append(float(value) if outcome.ok else None)
                 first = first or (None if outcome.ok else f"{name}: {outcome.error}")
@@ -277,10 +277,6 @@ class Reward:
 
 def _mean(values: list[float] | None) -> float | None:
     return sum(values) / len(values) if values else None
-
-
-def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _check_weights(terms: dict[str, RewardTerm]) -> None:

@@ -4,7 +4,6 @@ scorer of the job, by the job's one plan, in the decoding stage an engine may ru
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from ..devices import device_name
 from ..judges import Judge, ScoreResult
 from ..metrics import METRICS, load_metrics
 from ..runtime import ClipJob, Engine, run_job
+from ..stats import finite_number
 from .core import ClipRecord, Decoder, Scoring
 from .scorers import JudgeScorer, MetricScorer
 
@@ -146,6 +146,6 @@ def metric_summary(records: list[dict], names: list[str]) -> dict:
     values: dict[str, list[float]] = {}
     for r in records:
         for key, value in r.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            if finite_number(value):
                 values.setdefault(key, []).append(float(value))
     return {"per_metric": per_metric, "means": {key: float(np.mean(v)) for key, v in sorted(values.items())}}

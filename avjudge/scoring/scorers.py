@@ -80,14 +80,31 @@ class JudgeScorer:
                 outcomes[i] = Outcome(error=f"no {field} caption for the {self.name} judge")
             else:
                 todo.append(i)
-        if todo:
-            texts = [caption_for(self.judge.task, captions[i]) for i in todo] if field else None
-            utterances = [(captions[i] or {}).get("utterance") or None for i in todo]
-            spoken = utterances if self.judge.task.name == "at" else None
-            for i, result in zip(todo, self.judge.score([clips[i] for i in todo], texts, spoken)):
-                values = {k: v for k, v in result.to_dict().items() if k != "error"}
-                outcomes[i] = Outcome(error=result.error) if result.error else Outcome(values=values)
+        for i, outcome in zip(todo, self._judged([clips[i] for i in todo], [captions[i] for i in todo])):
+            outcomes[i] = outcome
         return outcomes
+
+    def _judged(self, clips: list[MediaClip], captions: list[dict]) -> list[Outcome]:
+        """The judge's outcomes of clips whose captions it has. Where the batch's forward pass raises (a clip the
+        model cannot take: one frame, one sample), each clip is judged alone, so the bad one fails by itself."""
+        if not clips:
+            return []
+        texts = [caption_for(self.judge.task, c) for c in captions] if self.judge.task.caption_field else None
+        spoken = [(c or {}).get("utterance") or None for c in captions] if self.judge.task.name == "at" else None
+        try:
+            results = self.judge.score(clips, texts, spoken)
+        except Exception as err:
+            if is_run_fault(err):
+                raise
+            if len(clips) == 1:
+                return [Outcome(error=reason(err))]
+            return [outcome for k in range(len(clips)) for outcome in self._judged([clips[k]], [captions[k]])]
+        return [
+            Outcome(error=r.error)
+            if r.error
+            else Outcome(values={k: v for k, v in r.to_dict().items() if k != "error"})
+            for r in results
+        ]
 
 
 class MetricScorer:

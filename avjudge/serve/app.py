@@ -51,6 +51,8 @@ class ServerSettings:
     max_wait_ms: float = 10.0
     max_queue: int = 1024  # items waiting; more is a 503
     max_body_mb: float = 64.0  # a request's body, uploads included; more is a 413
+    body_timeout_s: float = 30.0  # a body that takes longer to arrive is a 408
+    max_clip_mb: float = 1024.0  # what one packed clip may unpack to, by its declared shapes; more is a 400
     token: str | None = None  # bearer token every endpoint but /health asks for
     media_roots: tuple[str, ...] = ()  # where item paths may point, relative ones from the first (`MediaPaths`)
     # what /get_reward rewards: a name, or weighted names ("av=2,vt=1"); None: the one judge or metric served
@@ -144,18 +146,34 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
             )
 
     async def body(request: Request):
+        """The request's JSON: within the size limit, read within the body timeout (a client trickling its body
+        holds no connection longer), every text valid UTF-8 and the nesting bounded; else 413, 408 or 400."""
         limit = int(settings.max_body_mb * 2**20)
-        if int(request.headers.get("content-length") or 0) > limit:
-            raise RequestError(413, f"the request is over the server's {settings.max_body_mb:g} MB limit")
-        data = bytearray()
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > limit:
-                raise RequestError(413, f"the request is over the server's {settings.max_body_mb:g} MB limit")
         try:
-            return json.loads(data)
-        except ValueError as err:
-            raise RequestError(400, f"the body is not JSON ({err})") from err
+            declared = int(request.headers.get("content-length") or 0)
+        except ValueError:
+            raise RequestError(400, "the Content-Length header is not a number") from None
+        if declared > limit:
+            raise RequestError(413, f"the request is over the server's {settings.max_body_mb:g} MB limit")
+
+        async def read() -> bytearray:
+            data = bytearray()
+            async for chunk in request.stream():
+                data += chunk
+                if len(data) > limit:
+                    raise RequestError(413, f"the request is over the server's {settings.max_body_mb:g} MB limit")
+            return data
+
+        try:
+            data = await asyncio.wait_for(read(), settings.body_timeout_s)
+        except asyncio.TimeoutError:
+            raise RequestError(408, f"the body did not arrive within {settings.body_timeout_s:g} s") from None
+        try:
+            payload = json.loads(data)
+        except (ValueError, RecursionError) as err:
+            raise RequestError(400, f"the body is not JSON this server reads ({type(err).__name__}: {err})") from None
+        check_texts(payload)
+        return payload
 
     def items_of(raw_items, clips: dict | None = None) -> list[ScoreItem]:
         """The request's items, parsed and checked by the service with the clips in memory the request carries, their
@@ -228,7 +246,7 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         payload = await body(request)
         if not isinstance(payload, dict) or "items" not in payload:
             raise ItemError('the body is {"items": [...], "clips"?: {NAME: packed clip}}')
-        results = await scored(items_of(payload["items"], _clips(payload.get("clips") or {})))
+        results = await scored(items_of(payload["items"], _clips(payload.get("clips") or {}, settings.max_clip_mb)))
         return JSONResponse({"results": results, "model": service.names(), "version": service.describe()["version"]})
 
     @route("POST", "/get_reward")
@@ -290,11 +308,39 @@ def served_reward(service: ScoreService, settings: ServerSettings, score_items=N
     return openrlhf_failing_as(reward, settings.on_failure)
 
 
-def _clips(raw) -> dict:
-    """The clips a request carries already decoded (name -> `avjudge.media.pack_clip` text), unpacked in memory."""
+MAX_DEPTH = 32  # JSON nesting a request may have; the protocol needs 4
+
+
+def check_texts(payload) -> None:
+    """Every text of a request (keys too) is valid UTF-8 (JSON may carry a lone surrogate, "\\ud800", that no
+    answer can hold) and its nesting is at most `MAX_DEPTH`; else an `ItemError` naming where."""
+    stack = [(payload, "body", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ItemError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ItemError(f"{where}: not valid UTF-8 text (a lone surrogate)") from None
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((key, f"{where} key", depth + 1))
+                stack.append((item, f"{where}.{key.encode('utf-8', 'replace').decode()}", depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{k}]", depth + 1) for k, item in enumerate(value))
+
+
+def _clips(raw, max_mb: float) -> dict:
+    """The clips a request carries already decoded (name -> `avjudge.media.pack_clip` text), unpacked in memory
+    within ``max_mb`` each (by their declared shapes, before anything is allocated) and checked as any clip in
+    memory is."""
     if not isinstance(raw, dict):
         raise ItemError("clips is an object of name -> packed clip (avjudge.media.pack_clip)")
+    if not all(isinstance(data, str) for data in raw.values()):
+        raise ItemError("clips is an object of name -> packed clip text (avjudge.media.pack_clip)")
     try:
-        return {str(name): unpack_clip(data, f"clips.{name}") for name, data in raw.items()}
+        return {str(name): unpack_clip(data, f"clips.{name}", int(max_mb * 2**20)) for name, data in raw.items()}
     except MediaError as err:
         raise ItemError(str(err)) from err

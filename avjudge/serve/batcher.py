@@ -129,15 +129,30 @@ class Batcher:
             if not self.queue:
                 self._emptied.set()
             self.telemetry.batch(len(batch))
-            try:
-                results = await loop.run_in_executor(self._worker, self.score, [entry[0] for entry in batch])
-            except Exception as err:  # noqa: BLE001 - a fault of the scorer itself fails its requests, not the server
-                for request in {id(entry[1]): entry[1] for entry in batch}.values():
-                    if not request.future.done():
-                        request.future.set_exception(err)
-                continue
-            for (_, request, index, _), outcome in zip(batch, results):
-                request.results[index] = outcome
-                request.remaining -= 1
-                if request.remaining == 0 and not request.future.done():
-                    request.future.set_result(request.results)
+            if not await self._scored(loop, batch):
+                # one request's items broke a batch of several requests: each request alone, so only it fails
+                by_request: dict[int, list] = {}
+                for entry in batch:
+                    by_request.setdefault(id(entry[1]), []).append(entry)
+                for entries in by_request.values():
+                    await self._scored(loop, entries)
+
+    async def _scored(self, loop, entries: list) -> bool:
+        """Score ``entries`` and answer their requests. Where scoring raises: False if they are of several requests
+        (to be scored apart), else their request gets the exception (a fault of the scorer itself fails its
+        request, never the server)."""
+        try:
+            results = await loop.run_in_executor(self._worker, self.score, [entry[0] for entry in entries])
+        except Exception as err:  # noqa: BLE001 - answered as said above
+            if len({id(entry[1]) for entry in entries}) > 1:
+                return False
+            for request in {id(entry[1]): entry[1] for entry in entries}.values():
+                if not request.future.done():
+                    request.future.set_exception(err)
+            return True
+        for (_, request, index, _), outcome in zip(entries, results):
+            request.results[index] = outcome
+            request.remaining -= 1
+            if request.remaining == 0 and not request.future.done():
+                request.future.set_result(request.results)
+        return True

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import AvjudgeError
 from ..media import MediaClip
 from ..scoring import JudgeScorer, MetricScorer, Scoring, captions_of
+from ..stats import finite_number
 
 
 class ItemError(AvjudgeError, ValueError):
@@ -194,7 +195,11 @@ class ScoreService:
         name = item.output or next(iter(values))
         if name not in values:
             return result(item.id, f"{item.judge} has no output {name!r}; it gives {sorted(values)}")
-        return result(item.id, score=values[name], values=values)
+        if not finite_number(values[name]):
+            return result(item.id, f"{item.judge}'s {name} is {values[name]!r}, not a finite number")
+        return result(
+            item.id, score=values[name], values={k: v if finite_number(v) else None for k, v in values.items()}
+        )
 
 
 def _files_hash(folder: Path) -> str:
