@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from avjudge.config import ConfigError
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import CheckpointError, Judge, render_prompt
 from avjudge.judges.calibration import fit_temperature, load_temperature, save_temperature
@@ -366,6 +367,16 @@ def test_the_deprecated_avreward_keeps_its_behaviour_and_warns(judges, world_ite
     with pytest.warns(DeprecationWarning):
         delta_reward = AVReward({"av": judges["av"]}, use_delta=True)
     assert abs(delta_reward(completions=videos[:1])[0] - av[0].delta) < 1e-4
+    # text_key names what the vt judge reads: the completions are read, not the prompts in their place
+    with pytest.warns(DeprecationWarning):
+        captioning = AVReward({"vt": judges["vt"]}, text_key="completions")
+    assert captioning(prompts=["x", "y"], completions=texts[:2], video=videos[:2]) == pytest.approx(
+        [r.score for r in vt], abs=1e-5
+    )
+    with pytest.warns(DeprecationWarning):
+        misnamed = AVReward({"vt": judges["vt"]}, text_key="descriptions")
+    with pytest.raises(ConfigError, match="text_key='descriptions'"):
+        misnamed(prompts=texts[:2], video=videos[:2])
 
 
 @pytest.mark.parametrize(

@@ -272,3 +272,50 @@ def test_a_relative_path_through_a_served_reward_scores_the_users_file(judges, w
     with live_app(create_app(ScoreService({"av": judges["av"]}))) as url:
         batch = Reward.served(RewardClient(url), {"av": 1.0}).score([sample(clip_item(Path(path).name))])
     assert batch.failed == [False] and batch.rewards == pytest.approx(expected, abs=1e-6)
+
+
+def test_flow_factorys_own_loader_and_processor_steps_build_and_call_the_reward(judges, world, tmp_path):
+    """Flow-Factory is not on the package registry: its steps are reproduced as its code writes them
+    (X-GenGroup/Flow-Factory @ 5f6cda1a: rewards/registry.py get_reward_model_class, rewards/loader.py
+    load_reward_model, hparams/reward_args.py RewardArguments, rewards/reward_processor.py
+    _resolve_batch_size / _compute_pointwise_batch)."""
+    import dataclasses
+    import importlib
+    import inspect
+
+    import torch
+
+    checkpoint = judges["av"].adapter.checkpoint
+    (tmp_path / "reward.yaml").write_text(f"terms:\n  av: {{judge: av, checkpoint: {checkpoint}}}\ndevice: cpu\n")
+
+    @dataclasses.dataclass
+    class RewardArguments:  # its fields; unknown keys of the YAML land in extra_kwargs (ArgABC)
+        name: str = "default"
+        reward_model: str | None = None
+        weight: float = 1.0
+        dtype: object = torch.float32
+        device: object = torch.device("cpu")
+        batch_size: int = 16
+        extra_kwargs: dict = dataclasses.field(default_factory=dict)
+
+    arrays = _same_length([_arrays(c["video"]) for c in world[:2]])
+    config = RewardArguments(reward_model="avjudge.rewards.FlowFactoryReward", batch_size=2,
+                             extra_kwargs={"reward": str(tmp_path / "reward.yaml"), "fps": arrays[0]["fps"],
+                                           "sample_rate": arrays[0]["sample_rate"]})  # fmt: skip
+    # get_reward_model_class: a dotted path imported as is; load_reward_model: cls(config=..., accelerator=...)
+    module_path, class_name = config.reward_model.rsplit(".", 1)
+    model = getattr(importlib.import_module(module_path), class_name)(config=config, accelerator=object())
+    # the processor: the batch size from the model's config, the sample fields __call__ names, a tensor of rewards
+    assert model.config.batch_size == 2 and model.use_tensor_inputs
+    sample_fields = {"prompt": "a clip", "video": None, "audio": None, "image": None, "condition_images": None}
+    named = set(inspect.signature(model.__call__).parameters) & set(sample_fields)
+    assert named == {"prompt", "video", "audio"}
+    captions = [c["captions"]["video"] for c in world[:2]]
+    batch = {"prompt": captions, "video": [torch.from_numpy(a["frames"]) for a in arrays],
+             "audio": [torch.from_numpy(a["audio"]) for a in arrays]}  # fmt: skip
+    output = model(**batch)
+    rewards = torch.as_tensor(output.rewards if hasattr(output, "rewards") else output, dtype=torch.float32)
+    in_memory = Reward({"av": judges["av"]}).score([sample(clip_item(a)) for a in arrays]).rewards
+    assert rewards.tolist() == pytest.approx(in_memory, abs=1e-5) and output.extra_info["failed"] == [0.0, 0.0]
+    with pytest.raises(ConfigError, match="reward: FILE"):
+        getattr(importlib.import_module(module_path), class_name)(config=RewardArguments(), accelerator=None)

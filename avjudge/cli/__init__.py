@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "avjudge.cli.bench",
     "avjudge.cli.filter",
     "avjudge.cli.omni",
+    "avjudge.cli.rewards",
     "avjudge.cli.serve",
     "avjudge.world.commands",
     "avjudge.demo.commands",

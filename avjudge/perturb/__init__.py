@@ -1,4 +1,4 @@
-from . import audio  # noqa: F401  (registers the audio strategies)
+from . import audio, degenerate  # noqa: F401  (register the audio and degenerate strategies)
 from .base import STRATEGIES, Context, PerturbError, describe_all, get_strategy
 from .pool import SourcePool
 

@@ -12,14 +12,8 @@ import numpy as np
 from scipy.signal import butter, resample_poly, sosfiltfilt
 
 from ..media import MediaClip
-from .base import Choice, Context, PerturbError, Range, Strategy, register
+from .base import Choice, Context, PerturbError, Range, Strategy, audio_of, register
 from .signal import fit_length, mix_at_snr, pink_noise
-
-
-def _audio(clip: MediaClip) -> np.ndarray:
-    if clip.audio is None:
-        raise PerturbError(f"{clip.source or 'clip'} has no audio to perturb")
-    return clip.audio
 
 
 def _with_audio(clip: MediaClip, audio: np.ndarray) -> MediaClip:
@@ -45,7 +39,7 @@ class _TimeShift(Strategy):
     family = "temporal"
 
     def apply(self, clip, params, ctx):
-        audio = _audio(clip)
+        audio = audio_of(clip)
         samples = int(round(params["shift_s"] * clip.sample_rate))
         if abs(samples) >= audio.shape[1]:
             raise PerturbError(f"a shift of {params['shift_s']:.2f} s is longer than the clip")
@@ -85,7 +79,7 @@ class SpeedChange(Strategy):
         raise PerturbError(f"factor range {lo}..{hi} has nothing at least {dev} away from 1")
 
     def apply(self, clip, params, ctx):
-        audio = _audio(clip)
+        audio = audio_of(clip)
         ratio = Fraction(params["factor"]).limit_denominator(1000)
         # playing f times faster = resampling to 1/f of the samples
         faster = resample_poly(audio, ratio.denominator, ratio.numerator, axis=1)
@@ -102,7 +96,7 @@ class PitchShift(Strategy):
     def apply(self, clip, params, ctx):
         import pedalboard
 
-        audio = _audio(clip)
+        audio = audio_of(clip)
         # offline Rubber Band: no latency to undo; the faster engine measured as accurate as the high-quality one
         shifted = pedalboard.time_stretch(
             audio,
@@ -132,7 +126,7 @@ class Filter(Strategy):
         return {"kind": kind, "cutoff_hz": cutoff, "order": int(self.ranges["order"].low)}
 
     def apply(self, clip, params, ctx):
-        audio = _audio(clip)
+        audio = audio_of(clip)
         nyquist = clip.sample_rate / 2
         if not 0 < params["cutoff_hz"] < nyquist:
             raise PerturbError(f"cutoff {params['cutoff_hz']:.0f} Hz is outside (0, {nyquist:.0f}) Hz")
@@ -173,7 +167,7 @@ class NoiseAddition(Strategy):
         return params
 
     def apply(self, clip, params, ctx):
-        audio = _audio(clip)
+        audio = audio_of(clip)
         n = audio.shape[1]
         rng = np.random.default_rng(params["seed"])
         if params["kind"] == "white":
@@ -198,7 +192,7 @@ class RandomMismatch(Strategy):
         return {"source": _need_pool(ctx, self.name).random_other(rng, _record_id(ctx))}
 
     def apply(self, clip, params, ctx):
-        audio = _audio(clip)
+        audio = audio_of(clip)
         other = _need_pool(ctx, self.name).audio(params["source"], clip.sample_rate, audio.shape[0])
         return _with_audio(clip, fit_length(other, audio.shape[1]))
 
@@ -236,7 +230,7 @@ class SpeakerCount(Strategy):
     def apply(self, clip, params, ctx):
         from .sources import synthesize
 
-        audio = _audio(clip)
+        audio = audio_of(clip)
         try:
             voice = synthesize(params["text"], params["voice"], clip.sample_rate)
         except RuntimeError as err:
@@ -271,6 +265,6 @@ class AmbienceSwap(Strategy):
     def apply(self, clip, params, ctx):
         from .sources import ambience
 
-        audio = _audio(clip)
+        audio = audio_of(clip)
         bed = ambience(params["ambience"], audio.shape[1], clip.sample_rate, np.random.default_rng(params["seed"]))
         return _with_audio(clip, mix_at_snr(audio, np.repeat(bed[None], audio.shape[0], 0), params["snr_db"]))

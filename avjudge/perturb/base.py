@@ -22,6 +22,20 @@ class PerturbError(AvjudgeError, ValueError):
     """A perturbation that cannot be applied to this clip (no audio, no pool, too short...)."""
 
 
+def audio_of(clip: MediaClip) -> np.ndarray:
+    """The clip's audio, or the `PerturbError` of a clip without it."""
+    if clip.audio is None:
+        raise PerturbError(f"{clip.source or 'clip'} has no audio to perturb")
+    return clip.audio
+
+
+def frames_of(clip: MediaClip) -> np.ndarray:
+    """The clip's frames, or the `PerturbError` of a clip without them."""
+    if clip.frames is None:
+        raise PerturbError(f"{clip.source or 'clip'} has no frames to perturb")
+    return clip.frames
+
+
 @dataclass(frozen=True)
 class Range:
     """A numeric range; ``signed`` draws a random sign for a magnitude in [low, high]."""

@@ -3,7 +3,6 @@ functions, in this process or through the reward server), failures every trainer
 each trainer's call shape (`avjudge.rewards.adapters`)."""
 
 from .adapters import (
-    FlowFactoryReward,
     flow_grpo_reward,
     openrlhf_reward_func,
     trl_reward,
@@ -13,15 +12,20 @@ from .adapters import (
     verl_omni_compute_score,
 )
 from .avreward import AVReward
+from .config import RewardConfig, TermConfig, load_reward
 from .failure import OnFailure
 from .inputs import batch_items, clip_item
-from .reward import ASPECTS, Reward, RewardBatch, RewardTerm, sample
+from .reward import ASPECTS, PromptBlindReward, Reward, RewardBatch, RewardTerm, sample
 
 __all__ = [
     "ASPECTS",
     "AVReward",
     "FlowFactoryReward",
+    "RewardConfig",
+    "TermConfig",
+    "load_reward",
     "OnFailure",
+    "PromptBlindReward",
     "Reward",
     "RewardBatch",
     "RewardTerm",
@@ -36,3 +40,11 @@ __all__ = [
     "verl_compute_score",
     "verl_omni_compute_score",
 ]
+
+
+def __getattr__(name: str):
+    if name == "FlowFactoryReward":  # imports Flow-Factory where it is installed: only when asked for
+        from .flow_factory import FlowFactoryReward
+
+        return FlowFactoryReward
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

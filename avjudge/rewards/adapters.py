@@ -23,11 +23,11 @@ from .reward import Reward, RewardBatch, sample
 TEXT_FROM = ("prompt", "completion")
 
 
-def _failing_as(reward: Reward, on_failure, default):
+def failing_as(reward: Reward, on_failure, default):
     return reward.with_failure(default if on_failure is None else on_failure)
 
 
-def _group_key(value):
+def group_key(value):
     """A hashable key of what groups samples (a prompt as text or messages, an id): None stays None."""
     if value is None or isinstance(value, (str, int, float, tuple)):
         return value
@@ -66,7 +66,7 @@ def trl_reward(
         fps: the rate of frames given as arrays without one.
         on_failure: default ``none``.
     """
-    reward = _failing_as(reward, on_failure, "none")
+    reward = failing_as(reward, on_failure, "none")
 
     def avjudge_reward(prompts=None, completions=None, completion_ids=None, **columns) -> list[float | None]:
         media = completions if media_from == "completions" else columns.get(media_from)
@@ -78,7 +78,7 @@ def trl_reward(
         utterances = columns.get(utterance_from) if utterance_from else None
         samples = [  # a group: the completions of one prompt (TRL's consecutive num_generations)
             sample(clip_item(m, fps), _message_text(texts[k]) if texts else None,
-                   utterances[k] if utterances else None, _group_key(prompts[k]) if prompts else None)
+                   utterances[k] if utterances else None, group_key(prompts[k]) if prompts else None)
             for k, m in enumerate(media)
         ]  # fmt: skip
         batch = reward.score(samples)
@@ -114,8 +114,8 @@ def _verl_group(extra: dict, ground_truth) -> object:
     prompt, else the ground truth."""
     for key in ("uid", "index", "prompt"):
         if extra.get(key) is not None:
-            return _group_key(extra[key])
-    return _group_key(ground_truth)
+            return group_key(extra[key])
+    return group_key(ground_truth)
 
 
 def _verl_dict(batch: RewardBatch, k: int) -> dict:
@@ -143,7 +143,7 @@ def verl_compute_score(
         fps: the rate of frames given as arrays without one (``extra_info["fps"]`` wins).
         on_failure: default ``neutral``.
     """
-    reward = _failing_as(reward, on_failure, "neutral")
+    reward = failing_as(reward, on_failure, "neutral")
 
     def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_info=None, **_) -> dict:
         batch = reward.score([_verl_sample(solution_str, ground_truth, extra_info, clip_from, text_from, fps)])
@@ -162,7 +162,7 @@ def verl_batch_compute_score(
     """verl's batch reward manager's function, ``compute_score(data_sources, solution_strs, ground_truths,
     extra_infos, **reward_kwargs) -> [{"score", ...}]`` (volcengine/verl @ v0.9.1,
     ``verl/workers/reward_manager/batch.py``): the whole batch scored together. Options as `verl_compute_score`."""
-    reward = _failing_as(reward, on_failure, "neutral")
+    reward = failing_as(reward, on_failure, "neutral")
 
     def compute_score(data_sources=None, solution_strs=(), ground_truths=None, extra_infos=None, **_) -> list[dict]:
         n = len(solution_strs)  # verl hands some of these as numpy object arrays: never ask them for truth
@@ -189,7 +189,7 @@ def verl_async_compute_score(
     for every sample of the rollout at once). The samples awaiting together are scored as batches of up to
     ``max_batch_size`` (`avjudge.rewards.gather`), so the judge's forward passes are batched as the legacy batch
     manager's were. Options as `verl_compute_score`."""
-    gatherer = SampleGatherer(_failing_as(reward, on_failure, "neutral"), _verl_dict, max_batch_size, max_wait_ms)
+    gatherer = SampleGatherer(failing_as(reward, on_failure, "neutral"), _verl_dict, max_batch_size, max_wait_ms)
 
     async def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_info=None, **_) -> dict:
         return await gatherer.score(_verl_sample(solution_str, ground_truth, extra_info, clip_from, text_from, fps))
@@ -202,7 +202,7 @@ def verl_omni_compute_score(reward: Reward, fps: float | None = None, on_failure
     extra_info)`` (verl-project/verl-omni, ``tests/reward_loop/test_generated_media.py``): the generated video as a
     uint8 tensor (T, C, H, W), its audio in ``extra_info["audio"]`` ((C, N)) at ``extra_info["audio_sample_rate"]``,
     the prompt as the ground truth. ``fps``: the video's rate (``extra_info["fps"]`` wins)."""
-    reward = _failing_as(reward, on_failure, "neutral")
+    reward = failing_as(reward, on_failure, "neutral")
 
     def compute_score(data_source=None, solution_image=None, ground_truth=None, extra_info=None, **_) -> dict:
         extra = extra_info or {}
@@ -256,7 +256,7 @@ def openrlhf_rewards(
         prompt = prompts[k] if prompts else None
         try:
             clip, text = query_fields(query, prompt, labels[k] if labels else None, clip_from, text_from)
-            samples.append(sample(clip_item(clip), text, group=_group_key(prompt)))  # a group: one prompt's samples
+            samples.append(sample(clip_item(clip), text, group=group_key(prompt)))  # a group: one prompt's samples
         except (ValueError, TypeError) as err:  # a query that names no clip: that sample fails alone
             samples.append(sample({"error": f"query {k}: {err}"}))
     return reward.score(samples)
@@ -265,7 +265,7 @@ def openrlhf_rewards(
 def openrlhf_failing_as(reward: Reward, on_failure=None) -> Reward:
     """``reward`` under the failure rule OpenRLHF can take (default ``neutral``): it makes a tensor of every reward,
     so ``none`` and ``nan`` are refused."""
-    reward = _failing_as(reward, on_failure, "neutral")
+    reward = failing_as(reward, on_failure, "neutral")
     if reward.on_failure.rule in ("none", "nan"):
         raise ConfigError("OpenRLHF makes a tensor of every reward: on_failure must be neutral or a number")
     return reward
@@ -303,7 +303,7 @@ def flow_grpo_reward(reward: Reward, fps: float | None = None, on_failure=None) 
     ``metadata`` per-sample dicts that may hold ``audio``, ``audio_sample_rate`` and ``utterance``. Scores a float32
     array (a failed clip neutral by default: Flow-GRPO has no way to skip a sample), info each term's array and
     ``failed``."""
-    reward = _failing_as(reward, on_failure, "neutral")
+    reward = failing_as(reward, on_failure, "neutral")
 
     def reward_fn(videos, prompts=None, metadata=None, **_):
         meta = list(metadata) if metadata is not None else None
@@ -311,33 +311,8 @@ def flow_grpo_reward(reward: Reward, fps: float | None = None, on_failure=None) 
         items = batch_items(videos, fps, audio, [m.get("audio_sample_rate") for m in meta] if meta else None)
         meta = meta or [{}] * len(items)
         texts = list(prompts) if prompts is not None else [None] * len(items)
-        batch = reward.score([sample(i, t, m.get("utterance"), _group_key(t)) for i, t, m in zip(items, texts, meta)])
+        batch = reward.score([sample(i, t, m.get("utterance"), group_key(t)) for i, t, m in zip(items, texts, meta)])
         info = {name: np.asarray(values, np.float32) for name, values in batch.columns().items()}
         return np.asarray(batch.rewards, np.float32), info
 
     return reward_fn
-
-
-class FlowFactoryReward:
-    """A Flow-Factory pointwise reward model, ``model(prompt, video=, audio=, audio_sample_rate=) -> output`` with
-    ``output.rewards`` and ``output.extra_info`` (X-GenGroup/Flow-Factory, ``src/flow_factory/rewards/abc.py``,
-    ``PointwiseRewardModel``; tensor inputs: video (T, C, H, W) in [0, 1], audio (C, N) in [-1, 1])."""
-
-    required_fields = ("prompt", "video", "audio")
-    use_tensor_inputs = True
-
-    def __init__(self, reward: Reward, fps: float, on_failure=None):
-        self.reward, self.fps = _failing_as(reward, on_failure, "neutral"), fps
-
-    def __call__(self, prompt, video=None, audio=None, audio_sample_rate=None, **_) -> RewardOutput:
-        frames = video if video is not None else [None] * len(prompt)  # an audio-only model's samples
-        items = batch_items(frames, self.fps, audio, audio_sample_rate)
-        batch = self.reward.score([sample(i, p, group=_group_key(p)) for i, p in zip(items, prompt)])
-        return RewardOutput(batch.rewards, batch.columns())
-
-
-class RewardOutput:
-    """What a Flow-Factory reward model returns: ``rewards`` and ``extra_info``."""
-
-    def __init__(self, rewards: list, extra_info: dict):
-        self.rewards, self.extra_info = rewards, extra_info

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import ConfigError
 from ..media import MediaClip
 from .inputs import clip_item
 from .reward import Reward, RewardTerm, sample
@@ -56,7 +57,21 @@ class AVReward(Reward):
         if media is None:
             raise ValueError(f"no media: pass a {self.media_key!r} column or completions that are file paths")
         utterances = kwargs.get(self.utterance_key) if self.utterance_key else None
-        return self.score(list(media), kwargs.get(self.text_key) or prompts, utterances)[0]
+        return self.score(list(media), self._texts(prompts, completions, kwargs), utterances)[0]
+
+    def _texts(self, prompts, completions, columns: dict):
+        """What ``text_key`` names: the prompts or the completions (as `trl_reward`'s ``text_from``), or a column;
+        only the old default, ``caption``, falls back to the prompts where the column is missing."""
+        named = {"prompt": prompts, "prompts": prompts, "completion": completions, "completions": completions}
+        if self.text_key in named:
+            return named[self.text_key]
+        if columns.get(self.text_key) is not None:
+            return columns[self.text_key]
+        if self.text_key == "caption":
+            return prompts
+        raise ConfigError(
+            f"AVReward(text_key={self.text_key!r}): no such column; give prompts, completions or a column"
+        )
 
     def ddpo(self, videos, prompts, metadata=None) -> tuple[np.ndarray, dict]:
         utterances = [m.get("utterance") for m in metadata] if metadata else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,13 @@ log = logging.getLogger(__name__)
 
 ClipFunction = Callable[[MediaClip], float]
 ASPECTS = ("sync", "video", "audio", "video-text", "audio-text")
+TEXT_ASPECTS = ("video-text", "audio-text")  # what a term that reads the prompt judges
+
+
+class PromptBlindReward(UserWarning):
+    """A reward none of whose terms reads the prompt (shown once per place a reward is built)."""
+
+
 JUDGE_ASPECTS = {"av": "sync", "vt": "video-text", "at": "audio-text"}
 
 
@@ -186,6 +194,13 @@ class Reward:
                 raise ConfigError(f"reward term {name!r}: aspect {settled.aspect!r} is not one of {', '.join(ASPECTS)}")
             self.terms[name] = settled
         self._check_failure_rule()
+        if not self.reads_prompt:
+            warnings.warn(
+                f"reward {'+'.join(self.terms)} reads no prompt (no vt or at judge, no CLAP): a generator can raise it "
+                "with clips that ignore their prompts; audit it (avjudge rewards audit) before training",
+                PromptBlindReward,
+                stacklevel=3,
+            )
 
     def _check_failure_rule(self) -> None:
         unplaced = [name for name, term in self.terms.items() if term.midpoint is None]
@@ -194,6 +209,13 @@ class Reward:
                 f"reward term(s) {unplaced} have no midpoint for on_failure=neutral: give RewardTerm(..., midpoint=X) "
                 "(the neutral value before any good one is seen) or another on_failure"
             )
+
+    def audit(self, samples: Sequence[dict], **options) -> dict:
+        """This reward scored on degenerate variants of ``samples`` beside their sources: the reward audit
+        (`avjudge.rewards.audit.audit`, whose options it takes)."""
+        from .audit import audit
+
+        return audit(self, list(samples), **options)
 
     def with_failure(self, on_failure: str | float) -> Reward:
         """This reward under another failure rule; its terms, scorers and running means are shared."""
@@ -205,6 +227,11 @@ class Reward:
     @property
     def aspects(self) -> dict[str, str | None]:
         return {name: term.aspect for name, term in self.terms.items()}
+
+    @property
+    def reads_prompt(self) -> bool:
+        """Whether a term judges the clip against its prompt (a vt or at judge, CLAP...)."""
+        return any(aspect in TEXT_ASPECTS for aspect in self.aspects.values())
 
     def score(self, samples: Sequence[dict]) -> RewardBatch:
         """The rewards of ``samples`` (scoring-core items: `sample`). A sample whose media could not be made a clip

@@ -1,0 +1,79 @@
+"""A reward as a YAML file: its terms (judges by checkpoint, metrics by name), weights and failure rule, so a reward
+travels by name to a trainer's own loader (Flow-Factory's ``reward_model``) and to `avjudge rewards audit`.
+
+```yaml
+terms:
+  av: {judge: av, checkpoint: runs/av/final, weight: 2}
+  vt: {judge: vt, checkpoint: runs/vt/final}
+  quality: {metric: dnsmos, output: dnsmos_ovrl, weight: 0.5}
+on_failure: neutral
+device: auto
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import ConfigError, load_config
+
+
+@dataclass
+class TermConfig:
+    """One term: a ``judge`` task (av, vt, at) with its ``checkpoint`` folder, or a ``metric``'s registry name;
+    `avjudge.rewards.RewardTerm`'s weight, output, aspect and midpoint."""
+
+    judge: str | None = None
+    checkpoint: str | None = None
+    metric: str | None = None
+    weight: float = 1.0
+    output: str | None = None
+    aspect: str | None = None
+    midpoint: float | None = None
+
+    def __post_init__(self):
+        if (self.judge is None) == (self.metric is None):
+            raise ConfigError("a reward term names a judge (judge: av, checkpoint: DIR) or a metric (metric: NAME)")
+        if self.judge is not None and not self.checkpoint:
+            raise ConfigError(f"the {self.judge} judge's term needs its checkpoint folder (checkpoint: DIR)")
+
+
+@dataclass
+class RewardConfig:
+    """A reward's terms by name, its failure rule (`avjudge.rewards.failure`), and where its models run."""
+
+    terms: dict[str, TermConfig] = field(default_factory=dict)
+    on_failure: str = "neutral"
+    use_delta: bool = False
+    device: str = "auto"
+    batch_size: int = 8
+    workers: int = 2
+
+    def build(self, base: Path | None = None):
+        """The `avjudge.rewards.Reward`; a relative checkpoint is read from ``base`` (the YAML file's folder)."""
+        from ..judges import Judge
+        from ..metrics import get_metric
+        from ..metrics.base import METRICS
+        from .reward import Reward, RewardTerm
+
+        if not self.terms:
+            raise ConfigError("a reward needs at least one term (terms: NAME: {judge: ..., checkpoint: ...})")
+        terms = {}
+        for name, term in self.terms.items():
+            if term.judge is not None:
+                folder = Path(term.checkpoint).expanduser()
+                folder = folder if folder.is_absolute() or base is None else base / folder
+                scorer = Judge.load(term.judge, folder, device=self.device, batch_size=self.batch_size,
+                                    workers=self.workers)  # fmt: skip
+            else:
+                scorer = get_metric(term.metric, **({"device": self.device} if METRICS.lookup(term.metric).takes_device
+                                                     else {}))  # fmt: skip
+            terms[name] = RewardTerm(scorer, term.weight, term.output, term.aspect, term.midpoint)
+        return Reward(terms, on_failure=self.on_failure, use_delta=self.use_delta, workers=self.workers)
+
+
+def load_reward(path: str | Path, overrides: list[str] | None = None):
+    """The `avjudge.rewards.Reward` a YAML file describes (`RewardConfig`), with ``key=value`` overrides on top."""
+    path = Path(path)
+    return load_config(RewardConfig, path, overrides).build(path.parent)
