@@ -305,7 +305,7 @@ def _still_clip(rng):
 
 
 def test_checkpoint_errors_say_what_to_do(tmp_path):
-    with pytest.raises(CheckpointError, match="make_tiny_judges"):
+    with pytest.raises(CheckpointError, match="avjudge judges make-tiny"):
         Judge.load("av", tmp_path)
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
     with pytest.raises(CheckpointError, match="no adapter"):

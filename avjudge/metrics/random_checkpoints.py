@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
-
 AUDIOSET_CLASSES = 527
 HEAD_SCALE = 20.0  # an AudioSet head's weights times this: its probabilities far from uniform
 
@@ -31,6 +29,8 @@ HEAD_SCALE = 20.0  # an AudioSet head's weights times this: its probabilities fa
 def randomised(state: dict, seed: int = 0) -> dict:
     """Random values (seeded) for every floating tensor of a state dict: norms' scales near 1, running variances
     positive, an AudioSet head scaled by `HEAD_SCALE`; integer tensors (batch counts) kept."""
+    import torch
+
     generator = torch.Generator().manual_seed(seed)
     out = {}
     for name, value in state.items():
@@ -49,7 +49,7 @@ def randomised(state: dict, seed: int = 0) -> dict:
     return out
 
 
-def _randomise(model: torch.nn.Module) -> torch.nn.Module:
+def _randomise(model):
     model.load_state_dict(randomised(model.state_dict()))
     return model
 
@@ -57,6 +57,8 @@ def _randomise(model: torch.nn.Module) -> torch.nn.Module:
 def _save(state: dict, path: Path, wrap: str | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     state = randomised(state)
+    import torch
+
     torch.save({wrap: state} if wrap else state, path)
 
 
@@ -186,6 +188,8 @@ def make_random_checkpoints(out: Path, only: list[str] | None = None, nisqa: Pat
 
         raise ConfigError(f"--only {unknown}: known are {', '.join(BUILDERS)}")
     out.mkdir(parents=True, exist_ok=True)
+    import torch  # here, not at import: the CLI lists the builders on the base install
+
     torch.manual_seed(0)
     built = {}
     for name in only or BUILDERS:
