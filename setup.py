@@ -17,7 +17,7 @@ setup(
     packages=find_packages(include=["avjudge*"]) + [f"avjudge.shipped.{name}" for name in SHIPPED],
     package_dir={f"avjudge.shipped.{name}": folder for name, (folder, _) in SHIPPED.items()},
     package_data={
-        "avjudge.omni.avibench": ["vocabulary.json"],
+        "avjudge.omni.benchmarks.avibench": ["vocabulary.json"],
         **{f"avjudge.shipped.{name}": data for name, (_, data) in SHIPPED.items()},
     },
 )
