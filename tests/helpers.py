@@ -244,13 +244,15 @@ def live_app(app):
         thread.join(timeout=10)
 
 
-def randomised(state: dict) -> dict:
-    """Random weights (seeded) for a state dict; norms' scales near 1, so every layer's arithmetic shows."""
-    import torch
-
-    generator = torch.Generator().manual_seed(0)
-    out = {}
+def swap_two(state: dict, skip: tuple[str, ...] = ()) -> tuple[dict, tuple[str, str]]:
+    """A state dict with two of its tensors of one shape swapped (the first such pair whose values differ; names
+    holding a word of ``skip`` left alone): the mutation a parity test must catch."""
+    seen: dict = {}
     for name, value in state.items():
-        noise = 0.05 * torch.randn(value.shape, generator=generator)
-        out[name] = 1 + noise if value.dim() == 1 and "norm" in name and name.endswith("weight") else noise
-    return out
+        if not value.is_floating_point() or value.numel() < 2 or any(word in name for word in skip):
+            continue
+        other = seen.get(tuple(value.shape))
+        if other is not None and not bool((state[other] == value).all()):
+            return {**state, name: state[other], other: value}, (other, name)
+        seen.setdefault(tuple(value.shape), name)
+    raise AssertionError("no two tensors of one shape to swap")

@@ -27,8 +27,7 @@ from avjudge.metrics.desync import (
     sync_windows,
     video_segments,
 )
-
-from .helpers import randomised
+from avjudge.metrics.random_checkpoints import randomised
 
 torch = pytest.importorskip("torch")
 from avjudge.metrics.synchformer import Synchformer  # noqa: E402 (needs torch)

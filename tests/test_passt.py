@@ -23,8 +23,9 @@ from avjudge.metrics.passt import (
     kaldi_mel_banks,
     passt_waveform,
 )
+from avjudge.metrics.random_checkpoints import randomised
 
-from .helpers import randomised
+from .helpers import swap_two
 
 torch = pytest.importorskip("torch")
 
@@ -118,21 +119,25 @@ def test_passt_equals_hear21passts_network_and_front_end_on_the_same_weights(hea
     np.testing.assert_allclose(got_logits.numpy(), logits.numpy(), atol=1e-5)
     assert embedding.shape == (2, 768) and logits.shape == (2, 527)
     assert float((embedding[0] - embedding[1]).abs().max()) > 1e-3
+    # the test bites: two of the weights' tensors swapped, the parity fails
+    mutated, names = swap_two(state)
+    ours.load_state_dict(mutated)
+    with torch.inference_mode():
+        swapped_embedding, _ = ours(expected_mel[:, None])
+    assert float((swapped_embedding - embedding).abs().max()) > 1e-3, names
 
 
 def test_the_passt_waveform_is_the_first_8_s_at_32_khz_padded_to_10_s():
-    audio = np.ones((1, 9 * 16000), np.float32) + np.sin(np.arange(9 * 16000) / 10.0)[None]
+    audio = 0.5 * np.ones((1, 9 * 16000), np.float32) + 0.4 * np.sin(np.arange(9 * 16000) / 10.0)[None]
     waveform = passt_waveform(from_arrays(None, None, audio, 16000))
     assert waveform.shape == (CLIP_SAMPLES,) and np.all(waveform[8 * SAMPLE_RATE :] == 0)
-    assert abs(float(waveform[: 8 * SAMPLE_RATE].mean())) < 1e-2  # the mean (the 1.0 offset) removed
+    assert abs(float(waveform[: 8 * SAMPLE_RATE].mean())) < 1e-2  # the mean (the 0.5 offset) removed
 
 
-def test_passt_set_metrics_through_metrics_compare_each_clip_decoded_once_for_every_extractor(
-    small_world, tmp_path, monkeypatch
-):
+@pytest.fixture
+def extractor_root(tmp_path, monkeypatch):
+    """Random PaSST (a narrow one) and PANNs checkpoints, pinned."""
     import avjudge.metrics.passt as passt
-    import avjudge.scoring.core as core
-    import avjudge.scoring.set_compare as set_compare
     from avjudge.metrics.checkpoints import pin
     from avjudge.metrics.panns import build_cnn14
 
@@ -142,9 +147,43 @@ def test_passt_set_metrics_through_metrics_compare_each_clip_decoded_once_for_ev
     (root / "panns").mkdir()
     torch.manual_seed(0)
     torch.save(randomised(passt.build_passt().state_dict()), root / "passt" / "passt-s-f128-p16-s10-ap.476-swa.pt")
-    torch.save({"model": build_cnn14().state_dict()}, root / "panns" / "Cnn14_16k_mAP=0.438.pth")
+    torch.save({"model": randomised(build_cnn14().state_dict())}, root / "panns" / "Cnn14_16k_mAP=0.438.pth")
     pin("passt_s_swa", root)
     pin("panns_cnn14_16k", root)
+    return root
+
+
+def test_the_av_benchmark_protocol_takes_passts_fd_over_the_paired_clips_only(small_world, tmp_path, extractor_root):
+    """av-benchmark's evaluate.py (@ 050a5cdb) unrolls PaSST's features by paired name: a generated set holding the
+    reference's clips and three more has PaSST FD 0 under its protocol, not under all-clips; PANNs' FD reads every
+    clip under both."""
+    import shutil
+
+    from avjudge.scoring.set_compare import compare_sets
+
+    clips = sorted((small_world / "clips").glob("*.mp4"))
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    for clip in clips[:3]:
+        shutil.copy(clip, reference / clip.name)
+    names = ["fd_passt", "fd_panns"]
+    options = {"cache": tmp_path / "cache", "root": extractor_root, "progress": False}
+    paired = compare_sets(small_world / "clips", reference, names, tmp_path / "a.json", **options)
+    everything = compare_sets(small_world / "clips", reference, names, tmp_path / "b.json", protocol="all-clips",
+                              **options)  # fmt: skip
+    assert paired["protocol"] == "av-benchmark" and paired["pairs"] == 3
+    assert paired["unpaired"]["generated"] == sorted(c.name for c in clips[3:])
+    assert abs(paired["metrics"]["fd_passt"]) < 1e-6 < everything["metrics"]["fd_passt"]
+    assert paired["metrics"]["fd_panns"] == everything["metrics"]["fd_panns"] > 0
+
+
+def test_passt_set_metrics_through_metrics_compare_each_clip_decoded_once_for_every_extractor(
+    small_world, tmp_path, monkeypatch, extractor_root
+):
+    import avjudge.scoring.core as core
+    import avjudge.scoring.set_compare as set_compare
+
+    root = extractor_root
     decoded = []
     clip_of = core.clip_of
     monkeypatch.setattr(core, "clip_of", lambda item, *a: decoded.append(Path(item["video"]).name) or clip_of(item, *a))

@@ -157,3 +157,11 @@ def test_the_cli_compares_and_names_what_it_could_not_compute(extractors_root, w
     assert "is_panns" in capsys.readouterr().out
     assert main([*args[:3], "fd_nope", *args[4:]]) == 2
     assert "unknown set metric 'fd_nope'" in capsys.readouterr().err
+
+
+def test_a_saturated_softmax_gives_a_finite_inception_score():
+    logits = np.zeros((40, 5))
+    logits[np.arange(40), np.arange(40) % 5] = 2000.0  # each row certain of one class: the others' p underflows to 0
+    nearly = np.where(logits > 0, 60.0, 0.0)  # the same certainty, the others' p about 1e-26
+    saturated = inception_score(logits)
+    assert np.isfinite(saturated).all() and saturated == pytest.approx(inception_score(nearly), abs=1e-9)

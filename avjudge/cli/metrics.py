@@ -87,6 +87,13 @@ def _metrics_compare_args(p: argparse.ArgumentParser) -> None:
     )
     add_out(p, "the report (.json): each metric under avjudge's and av-benchmark's names, clips, failures, pairs")
     p.add_argument(
+        "--protocol",
+        choices=["av-benchmark", "all-clips"],
+        default="av-benchmark",
+        help="av-benchmark: as its evaluate.py, PaSST's FD and IS over the clips paired by id only (the report lists "
+        "the unpaired); all-clips: every metric over every clip",
+    )
+    p.add_argument(
         "--cache",
         type=Path,
         default=None,
@@ -114,6 +121,7 @@ def _metrics_compare(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         workers=args.workers,
         progress=not args.no_progress,
+        protocol=args.protocol,
     )
     print(json.dumps({k: report[k] for k in ("metrics", "av_benchmark", "errors")}, indent=2))
     failed = {side: len(report[side]["failed"]) for side in ("generated", "reference")}

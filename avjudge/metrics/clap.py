@@ -1,4 +1,4 @@
-"""CLAP text-audio similarity as av-benchmark computes ``LAION_CLAP`` and ``MS_CLAP``.
+"""CLAP text-audio similarity as av-benchmark computes ``LAION-CLAP-Score`` and ``MS-CLAP-Score``.
 
 - ``clap``: LAION-CLAP (HTSAT-base audio encoder, RoBERTa text encoder; the checkpoint GenAU and MMAudio use,
   ``music_speech_audioset_epoch_15_esc_89.98.pt``). The audio at 48 kHz mono, the mean removed, the first 8 s
@@ -362,7 +362,7 @@ class ClapMetric(Metric):
 @register
 class Clap(ClapMetric):
     name = "clap"
-    description = "LAION-CLAP text-audio cosine similarity of the audio and its caption (av-benchmark's LAION_CLAP)"
+    description = "LAION-CLAP cosine similarity of the audio and its caption (av-benchmark's LAION-CLAP-Score)"
     audio = AudioNeeds(sample_rate=SAMPLE_RATE)
     checkpoints = (CHECKPOINT, TOKENIZER)
     scales = {"clap_laion": (-1.0, 1.0)}
@@ -378,7 +378,7 @@ class Clap(ClapMetric):
 @register
 class MsClap(ClapMetric):
     name = "clap_ms"
-    description = "MS-CLAP 2023 text-audio cosine similarity of the audio and its caption (av-benchmark's MS_CLAP)"
+    description = "MS-CLAP 2023 cosine similarity of the audio and its caption (av-benchmark's MS-CLAP-Score)"
     audio = AudioNeeds(sample_rate=MS_SAMPLE_RATE)
     checkpoints = (MS_CHECKPOINT, MS_TOKENIZER)
     scales = {"clap_ms": (-1.0, 1.0)}

@@ -26,15 +26,19 @@ AUDIOSET_CLASSES = 527
 HEAD_SCALE = 20.0  # an AudioSet head's weights times this: its probabilities far from uniform
 
 
+FIXED = ("spectrogram_extractor", "logmel_extractor")  # PANNs' STFT and mel kernels: signal processing, not learnt
+
+
 def randomised(state: dict, seed: int = 0) -> dict:
-    """Random values (seeded) for every floating tensor of a state dict: norms' scales near 1, running variances
-    positive, an AudioSet head scaled by `HEAD_SCALE`; integer tensors (batch counts) kept."""
+    """Random values (seeded) for every learnt floating tensor of a state dict: norms' scales near 1, running
+    variances positive, an AudioSet head scaled by `HEAD_SCALE`, the rest small; integer tensors (batch counts) and
+    fixed signal-processing kernels (`FIXED`) kept."""
     import torch
 
     generator = torch.Generator().manual_seed(seed)
     out = {}
     for name, value in state.items():
-        if not value.is_floating_point():
+        if not value.is_floating_point() or any(word in name for word in FIXED):
             out[name] = value
             continue
         noise = 0.05 * torch.randn(value.shape, generator=generator)

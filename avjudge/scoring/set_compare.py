@@ -24,6 +24,8 @@ from ..resources import default_cache
 from .core import Scoring
 from .scorers import Outcome
 
+PROTOCOLS = ("av-benchmark", "all-clips")
+
 
 def pair_key(item_id: str) -> str:
     """What pairs a generated clip with its reference: its id, a media file's extension left out."""
@@ -49,7 +51,7 @@ class FeatureScorer:
 
     def __init__(self, name: str, extraction: Extraction):
         self.name, self.extraction = name, extraction
-        self.needs = DecodeNeeds(audio=True, sample_rate=extraction.spec.sample_rate, channels=1)
+        self.needs = DecodeNeeds(audio=True)  # the file's own rate and channels: ``prepare`` mixes and resamples
 
     def score(self, clips: list[MediaClip], captions: list[dict]) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(clips)
@@ -68,7 +70,8 @@ class FeatureScorer:
 def collect(items: list[dict], extractions: dict[str, Extraction], workers: int, desc: str, progress: bool):
     """Each extractor's features of the items (extractor -> id -> arrays), from its cache or extracted in batches
     through the scoring core, and what failed (id -> extractor -> why). A clip is decoded once for every extractor
-    that lacks its features: at the rate they share, else at its own, each extractor's preparation resampling it."""
+    that lacks its features, at its own rate: each extractor's preparation mixes and resamples it as av-benchmark
+    does (`avjudge.metrics.reference_audio`)."""
     features: dict[str, dict] = {name: {} for name in extractions}
     failed: dict[str, dict[str, str]] = {}
     scoring = Scoring([FeatureScorer(name, e) for name, e in extractions.items()], workers)
@@ -117,6 +120,7 @@ def compare_sets(
     batch_size: int = 16,
     workers: int = 2,
     progress: bool = True,
+    protocol: str = "av-benchmark",
 ) -> dict:
     """Compare a generated set with a reference set and write the report (JSON) to ``out``.
 
@@ -127,6 +131,8 @@ def compare_sets(
         names: set metrics (`avjudge.metrics.sets.SET_METRICS`).
         cache: where features are cached (default ``$AVJUDGE_CACHE/features``).
         root: the checkpoint folder (default ``$AVJUDGE_CHECKPOINTS``).
+        protocol: ``av-benchmark`` (its ``evaluate.py``: PaSST's FD and IS over the clips paired by id only) or
+            ``all-clips`` (every metric over every clip; KL pairs clips either way).
 
     Returns:
         The report: each metric under avjudge's name and av-benchmark's key, each set's clips and failures, the
@@ -135,6 +141,8 @@ def compare_sets(
     metrics = [SET_METRICS.lookup(n) for n in names]
     if not metrics:
         raise ConfigError("name at least one set metric (--metrics)")
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"--protocol {protocol!r}: give one of {', '.join(PROTOCOLS)}")
     sets = {"generated": input_items(generated), "reference": input_items(reference)}
     for side, items in sets.items():
         if len({i["id"] for i in items}) != len(items):
@@ -153,6 +161,7 @@ def compare_sets(
     found = {side: collect(items, extractions, workers, side, progress) for side, items in sets.items()}
     by_key = {side: {pair_key(i["id"]): i["id"] for i in items} for side, items in sets.items()}
     paired = sorted(set(by_key["generated"]) & set(by_key["reference"]))
+    report["protocol"] = protocol
     for metric in metrics:
         generated_features = found["generated"][0][metric.extractor]
         reference_features = found["reference"][0][metric.extractor]
@@ -161,6 +170,9 @@ def compare_sets(
             for k in paired
             if by_key["generated"][k] in generated_features and by_key["reference"][k] in reference_features
         ]
+        if protocol == "av-benchmark" and metric.paired_in_av_benchmark:  # its evaluate.py unrolls paired clips
+            generated_features = {a: generated_features[a] for a, _ in pairs}
+            reference_features = {b: reference_features[b] for _, b in pairs}
         try:
             values = evaluate(metric, generated_features, reference_features, pairs)
         except MetricError as err:
@@ -168,12 +180,12 @@ def compare_sets(
             continue
         report["metrics"].update(values)
         report["av_benchmark"].update({metric.reported[k]: v for k, v in values.items()})
-        if metric.paired:
+        if metric.paired or (protocol == "av-benchmark" and metric.paired_in_av_benchmark):
             report["pairs"] = len(pairs)
     for side, items in sets.items():
         report[side] = {"source": str(generated if side == "generated" else reference), "clips": len(items),
                         "failed": found[side][1]}  # fmt: skip
-    if any(m.paired for m in metrics):
+    if "pairs" in report:
         report["unpaired"] = {
             side: sorted(by_key[side][k] for k in set(by_key[side]) - set(paired))
             for side in ("generated", "reference")
