@@ -35,6 +35,7 @@ READS = {
     "omni avibench levels",
     "bench controls",
     "filter",
+    "rewards audit",
 }
 SCORES = {
     "score",
@@ -49,7 +50,7 @@ SCORES = {
     "serve",
 }
 LOADS_JUDGES = SCORES - {"metrics run", "metrics compare"}
-CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo"}
+CONFIGURED = {"world make", "perturb apply", "data build", "train", "demo", "rewards audit"}
 
 
 def options(words: str) -> dict[str, argparse.Action]:

@@ -90,7 +90,12 @@ def test_shares_of_a_clip_of_silence_a_tone_and_noise(tags_checkpoints, tmp_path
     rng = np.random.default_rng(0)
     t = np.arange(2 * rate) / rate
     audio = np.concatenate(
-        [np.zeros(rate), 0.5 * np.sin(2 * np.pi * 440 * t), 0.3 * rng.standard_normal(rate), np.zeros(rate // 4)]
+        [
+            np.zeros(rate),
+            0.5 * np.sin(2 * np.pi * 440 * t),
+            np.clip(0.3 * rng.standard_normal(rate), -1, 1),
+            np.zeros(rate // 4),
+        ]
     ).astype(np.float32)  # 1 s silence, 2 s tone, 1 s noise, a 0.25 s tail left out
     metric = get_metric("panns_tags", device="cpu")
     real = metric.compute(from_arrays(None, None, audio[None], rate))  # random Cnn14: shares, not their values
