@@ -1,7 +1,7 @@
 # Two entry points that work on a fresh machine: `make demo` and `make test`.
 PYTHON ?= python3
 VENV ?= .venv
-EXTRAS ?= judges,train,perturb,metrics,asr,report,serve,ray,test,dev
+EXTRAS ?= judges,train,perturb,metrics,asr,report,serve,ray,datajuicer,curator,test,dev
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
