@@ -21,6 +21,7 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 	$(BIN)/pip install -q -c constraints.txt tiktoken more-itertools
 	$(BIN)/pip install -q --no-deps openai-whisper==20250625
 	# verl's own reward managers and GRPO advantage, what the reward tests run; without its GPU stack (vLLM, flash-attn)
+	# (omegaconf 2.4.0 replaces the 2.3.1 that NeMo Curator's hydra-core pin resolves to; both run on it, tested)
 	$(BIN)/pip install -q --no-deps verl==0.9.1 tensordict==0.10.0 pyvers==0.2.3 torchdata==0.11.0 \
 		omegaconf==2.4.0 hydra-core==1.3.8 antlr4-python3-runtime==4.9.3 codetiming==1.4.0 pylatexenc==2.11 orjson==3.13.0
 	# PANNs' own network (panns_inference), the reference of the Cnn14 parity test; its __init__ downloads a label
