@@ -135,6 +135,92 @@ def ffmpeg(*args: str) -> None:
     subprocess.run(["ffmpeg", "-y", "-loglevel", "error", *args], check=True)
 
 
+def ffmpeg_audio(path: Path) -> tuple[np.ndarray, int]:
+    """A file's sound as the ffmpeg CLI writes it (every decoded sample, float32 at its own rate), (channels, n),
+    and its rate: an independent reference, and what av-benchmark reads of a clip's sound extracted so."""
+    channels, rate = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels,sample_rate", "-of",
+         "csv=p=0", str(path)], capture_output=True, text=True, check=True,
+    ).stdout.strip().split(",")[::-1]  # fmt: skip
+    pcm = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(path), "-vn", "-f", "f32le", "-acodec", "pcm_f32le", "-"],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    return np.frombuffer(pcm, np.float32).reshape(-1, int(channels)).T, int(rate)
+
+
+def kaldi_banks_by_the_book(mels, n_fft, sample_rate, fmin, fmax):
+    """Kaldi's ``MelBanks`` (feat/mel-computations.cc) bin by bin: ``mels`` triangles equally spaced on
+    1127 ln(1 + f / 700) between ``fmin`` and ``fmax``, over the FFT bins below Nyquist."""
+    import math
+
+    import torch
+
+    def mel(f):
+        return 1127.0 * math.log(1.0 + f / 700.0)
+
+    low, high = mel(fmin), mel(fmax)
+    delta = (high - low) / (mels + 1)
+    banks = np.zeros((mels, n_fft // 2))
+    for m in range(mels):
+        left, centre, right = low + m * delta, low + (m + 1) * delta, low + (m + 2) * delta
+        for k in range(n_fft // 2):
+            f = mel(sample_rate / n_fft * k)
+            if left < f < right:
+                banks[m, k] = (f - left) / (centre - left) if f <= centre else (right - f) / (right - centre)
+    return torch.from_numpy(banks).float(), None
+
+
+@contextmanager
+def hear21passt_modules():
+    """``hear21passt.models.passt`` and ``hear21passt.models.preprocess`` (0.0.26, installed by make install without
+    its dependencies), imported without the package's ``__init__``; timm's download helper (its only use of timm,
+    for pretrained weights) left empty, and the front end's torchaudio (absent here) giving identities for its
+    training-only masking and Kaldi's mel banks as `kaldi_banks_by_the_book` writes them."""
+    import importlib.util
+    import sys
+    import types
+
+    import torch
+
+    spec = importlib.util.find_spec("hear21passt")
+    if spec is None:
+        pytest.skip("hear21passt is not installed (make install adds it)")
+    root = spec.submodule_search_locations[0]
+    with pytest.MonkeyPatch.context() as mp:
+        for name, path in (("hear21passt", root), ("hear21passt.models", f"{root}/models")):
+            package = types.ModuleType(name)
+            package.__path__ = [path]
+            mp.setitem(sys.modules, name, package)
+        hub = types.ModuleType("timm.models._hub")
+        hub.download_cached_file = None
+        for name, module in (("timm", types.ModuleType("timm")), ("timm.models", types.ModuleType("timm.models")),
+                             ("timm.models._hub", hub)):  # fmt: skip
+            mp.setitem(sys.modules, name, module)
+        torchaudio = types.ModuleType("torchaudio")
+        torchaudio.transforms = types.SimpleNamespace(
+            FrequencyMasking=lambda *a, **k: torch.nn.Identity(), TimeMasking=lambda *a, **k: torch.nn.Identity()
+        )
+        torchaudio.compliance = types.SimpleNamespace(
+            kaldi=types.SimpleNamespace(
+                get_mel_banks=lambda mels, n_fft, sr, fmin, fmax, **vtln: kaldi_banks_by_the_book(
+                    mels, n_fft, sr, fmin, fmax
+                )
+            )
+        )
+        mp.setitem(sys.modules, "torchaudio", torchaudio)
+        from hear21passt.models import passt, preprocess
+
+        yield passt, preprocess
+
+
+def hear21passt_front_end(preprocess):
+    """``get_basic_model``'s front end (hear21passt/base.py): its ``AugmentMelSTFT``, in eval mode."""
+    options = {"htk": False, "fmin": 0.0, "fmax": None, "norm": 1, "fmin_aug_range": 10, "fmax_aug_range": 2000}
+    return preprocess.AugmentMelSTFT(n_mels=128, sr=32000, win_length=800, hopsize=320, n_fft=1024, freqm=48,
+                                     timem=192, **options).eval()  # fmt: skip
+
+
 def ffmpeg_rgb_frames(path: Path) -> np.ndarray:
     """Frames as the ffmpeg CLI displays them (autorotation applied): an independent reference."""
     info = subprocess.run(
@@ -256,3 +342,45 @@ def swap_two(state: dict, skip: tuple[str, ...] = ()) -> tuple[dict, tuple[str, 
             return {**state, name: state[other], other: value}, (other, name)
         seen.setdefault(tuple(value.shape), name)
     raise AssertionError("no two tensors of one shape to swap")
+
+
+# av-benchmark's statistics (hkchengrex/av-benchmark @ 050a5cdb, after audioldm_eval), as it writes them
+
+
+def av_benchmark_fd(generated: np.ndarray, reference: np.ndarray) -> float:
+    """``av_bench/metrics/fad.py``: ``np.cov`` of each set and scipy's ``sqrtm`` of their product (its epsilon retry
+    where that is not finite, its real part where complex)."""
+    from scipy import linalg
+
+    mu_g, mu_r = generated.mean(axis=0), reference.mean(axis=0)
+    s_g, s_r = np.cov(generated, rowvar=False), np.cov(reference, rowvar=False)
+    root, _ = linalg.sqrtm(s_g.dot(s_r), disp=False)
+    if not np.isfinite(root).all():
+        offset = np.eye(len(s_g)) * 1e-6
+        root = linalg.sqrtm((s_g + offset).dot(s_r + offset))
+    diff = mu_g - mu_r
+    return float(diff.dot(diff) + np.trace(s_g) + np.trace(s_r) - 2 * np.trace(root.real))
+
+
+def av_benchmark_kl(generated_logits, reference_logits) -> float:
+    """``av_bench/metrics/kl.py``'s ``kl_softmax``: KL(reference || generated) of paired rows, summed, per pair."""
+    import torch
+    import torch.nn.functional as F
+
+    g, r = torch.as_tensor(generated_logits), torch.as_tensor(reference_logits)
+    return float(F.kl_div(F.log_softmax(g, dim=1), F.log_softmax(r, dim=1), reduction="sum", log_target=True) / len(g))
+
+
+def av_benchmark_isc(logits, splits: int = 10, seed: int = 2020) -> tuple[float, float]:
+    """``av_bench/metrics/isc.py``: rows shuffled with ``seed``, per split ``exp(mean KL(p || mean p))``."""
+    import torch
+
+    features = torch.as_tensor(logits)
+    n = len(features)
+    features = features[np.random.RandomState(seed).permutation(n), :].double()
+    p, log_p, scores = features.softmax(dim=1), features.log_softmax(dim=1), []
+    for i in range(splits):
+        part = slice(i * n // splits, (i + 1) * n // splits)
+        q = p[part].mean(dim=0, keepdim=True)
+        scores.append((p[part] * (log_p[part] - q.log())).sum(dim=1).mean().exp().item())
+    return float(np.mean(scores)), float(np.std(scores))

@@ -15,6 +15,7 @@ from .helpers import (
     colour_of_frame,
     coloured_frames,
     ffmpeg,
+    ffmpeg_audio,
     ffmpeg_rgb_frames,
     remux_faststart,
     requires_ffmpeg,
@@ -315,3 +316,24 @@ def test_sampled_frames_decode_only_the_groups_they_need(
     np.testing.assert_array_equal(gated.frames, every.frames)
     if keyint <= 12 and fps <= 1.0:  # groups shorter than the step between sampled frames: some are never decoded
         assert not all(settled)
+
+
+@requires_ffmpeg
+def test_audio_to_the_streams_end_is_every_sample_ffmpegs_command_line_writes(clip_path):
+    from avjudge.media import DecodeNeeds, load_clip, merge_needs
+
+    expected, rate = ffmpeg_audio(clip_path)
+    assert rate == SR
+    assert expected.shape[1] > DUR * SR  # the AAC stream's last frame runs past the declared 2 s
+    cut = decode(clip_path, video=False)
+    assert cut.audio.shape == (1, int(DUR * SR))
+    whole = decode(clip_path, video=False, audio_to_end=True)
+    np.testing.assert_allclose(whole.audio, expected, atol=1e-6)
+    np.testing.assert_array_equal(whole.audio[:, : cut.audio.shape[1]], cut.audio)
+    doubled = decode(clip_path, video=False, audio_to_end=True, sample_rate=2 * SR)
+    assert doubled.audio.shape[1] == 2 * expected.shape[1]
+    assert decode(clip_path, video=False, audio_to_end=True, end=1.0).audio.shape[1] == SR  # a window: cut
+    # a plan reads to the end only where every consumer of the sound does
+    to_end = DecodeNeeds(audio=True, audio_to_end=True)
+    assert load_clip(str(clip_path), merge_needs([to_end, to_end])).audio.shape == expected.shape
+    assert load_clip(str(clip_path), merge_needs([to_end, DecodeNeeds(audio=True)])).audio.shape == cut.audio.shape

@@ -12,7 +12,10 @@ import pytest
 from avjudge.media import decode
 from avjudge.metrics.base import MetricError
 from avjudge.metrics.panns import CLASSES, PannsFeatures, build_cnn14
+from avjudge.metrics.random_checkpoints import FIXED, random_cnn14
 from avjudge.metrics.reference_audio import SAMPLE_RATE, SECONDS, reference_waveform
+
+from .helpers import swap_two
 
 torch = pytest.importorskip("torch")
 
@@ -35,35 +38,36 @@ def reference_cnn14(monkeypatch):
     return Cnn14(sample_rate=16000, window_size=512, hop_size=160, mel_bins=64, fmin=50, fmax=8000, classes_num=527)
 
 
-def _randomised(network):
-    """Random weights and batch-norm statistics, so every layer's arithmetic shows."""
-    generator = torch.Generator().manual_seed(0)
-    state = {}
-    for name, value in network.state_dict().items():
-        if name.endswith("running_var"):
-            value = 0.5 + torch.rand(value.shape, generator=generator)
-        elif name.endswith("num_batches_tracked") or "extractor" in name:
-            pass  # the STFT's and mel bank's fixed weights stay
-        elif value.is_floating_point():
-            value = 0.1 * torch.randn(value.shape, generator=generator)
-        state[name] = value
-    network.load_state_dict(state)
-    return network
+@pytest.fixture(scope="module")
+def random_network():
+    """The random checkpoint's Cnn14 (`avjudge checkpoints make-random`): every tensor random, its batch-norm
+    statistics measured on test sounds."""
+    return random_cnn14()
 
 
-def test_cnn14_equals_the_panns_inference_network_on_the_same_weights(reference_cnn14, world_records):
-    ours = _randomised(build_cnn14())
-    reference_cnn14.load_state_dict(ours.state_dict(), strict=True)  # the same names and shapes
+def test_cnn14_equals_the_panns_inference_network_on_the_same_weights(reference_cnn14, random_network, world_records):
+    state = random_network.state_dict()
+    assert not [name for name, v in state.items() if v.is_floating_point() and bool((v == v.flatten()[0]).all())]
+    reference_cnn14.load_state_dict(state, strict=True)  # the same names and shapes
     reference_cnn14.eval()
-    waveforms = [reference_waveform(decode(r["video"], video=False)) for r in world_records[:2]]
-    for waveform in waveforms:
-        x = torch.from_numpy(waveform)[None]
-        with torch.inference_mode():
-            embedding, logits = ours(x)
-            expected = reference_cnn14(x)
-        np.testing.assert_allclose(embedding.numpy(), expected["embedding"].numpy(), rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(torch.sigmoid(logits).numpy(), expected["clipwise_output"].numpy(), atol=1e-5)
-        assert logits.shape == (1, CLASSES) and float(embedding.abs().sum()) > 0
+    # the clips' lengths differ: one at a time
+    waveforms = [torch.from_numpy(reference_waveform(decode(r["video"], video=False)))[None] for r in world_records]
+    with torch.inference_mode():
+        embedding, logits = (torch.cat(o) for o in zip(*(random_network(w) for w in waveforms)))
+        expected = [reference_cnn14(w) for w in waveforms]
+    for key, ours in (("embedding", embedding), ("clipwise_output", torch.sigmoid(logits))):
+        np.testing.assert_allclose(ours.numpy(), torch.cat([e[key] for e in expected]).numpy(), rtol=1e-5, atol=1e-5)
+    assert logits.shape == (len(world_records), CLASSES)
+    # activations in range: the clips told apart, the class distributions neither uniform nor saturated
+    assert 0.1 < float(embedding.abs().mean()) < 100 and 1 < float(logits.std()) < 100
+    assert float((embedding[0] - embedding[1]).abs().max()) > 1e-2
+    # the test bites: two of the weights' tensors swapped (PANNs' fixed STFT and mel kernels aside), parity fails
+    mutated, names = swap_two(state, skip=FIXED)
+    swapped = build_cnn14()
+    swapped.load_state_dict(mutated)
+    with torch.inference_mode():
+        swapped_embedding, _ = swapped(waveforms[0])
+    assert float((swapped_embedding - embedding[:1]).abs().max()) > 1e-3, names
 
 
 def test_the_reference_waveform_is_av_benchmarks_mono_16k_without_its_mean_and_8_s_at_most():
@@ -80,11 +84,11 @@ def test_the_reference_waveform_is_av_benchmarks_mono_16k_without_its_mean_and_8
         reference_waveform(from_arrays(np.zeros((2, 8, 8, 3), np.uint8), 2.0))
 
 
-def test_a_released_shaped_checkpoint_loads_and_batches_as_one_at_a_time(tmp_path, monkeypatch, world_records):
+def test_a_released_shaped_checkpoint_loads_and_batches_as_one_at_a_time(tmp_path, random_network, world_records):
     from avjudge.metrics.checkpoints import pin
 
     (tmp_path / "panns").mkdir()
-    network = _randomised(build_cnn14())
+    network = random_network
     # as PANNs saves it: the model beside its sampler's numpy state
     saved = {"model": network.state_dict(), "iteration": 3, "sampler": {"indexes": np.arange(4)}}
     torch.save(saved, tmp_path / "panns" / "Cnn14_16k_mAP=0.438.pth")

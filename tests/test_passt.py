@@ -4,10 +4,7 @@ against Kaldi's construction written out here; and the PaSST set metrics through
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -25,71 +22,17 @@ from avjudge.metrics.passt import (
 )
 from avjudge.metrics.random_checkpoints import randomised
 
-from .helpers import swap_two
+from .helpers import hear21passt_front_end, hear21passt_modules, kaldi_banks_by_the_book, swap_two
 
 torch = pytest.importorskip("torch")
 
 
-def kaldi_banks_by_the_book(mels, n_fft, sample_rate, fmin, fmax):
-    """Kaldi's ``MelBanks`` (feat/mel-computations.cc) bin by bin: ``mels`` triangles equally spaced on
-    1127 ln(1 + f / 700) between ``fmin`` and ``fmax``, over the FFT bins below Nyquist."""
-    import math
-
-    def mel(f):
-        return 1127.0 * math.log(1.0 + f / 700.0)
-
-    low, high = mel(fmin), mel(fmax)
-    delta = (high - low) / (mels + 1)
-    banks = np.zeros((mels, n_fft // 2))
-    for m in range(mels):
-        left, centre, right = low + m * delta, low + (m + 1) * delta, low + (m + 2) * delta
-        for k in range(n_fft // 2):
-            f = mel(sample_rate / n_fft * k)
-            if left < f < right:
-                banks[m, k] = (f - left) / (centre - left) if f <= centre else (right - f) / (right - centre)
-    return torch.from_numpy(banks).float(), None
-
-
 @pytest.fixture(scope="module")
 def hear21passt():
-    """``hear21passt``'s network module and its front end, imported without the package's ``__init__``; timm's
-    download helper (its only use of timm, for pretrained weights) is left empty, and the front end's torchaudio
-    (absent here) gives identities for its training-only masking and Kaldi's mel banks written out above."""
-    spec = importlib.util.find_spec("hear21passt")
-    if spec is None:
-        pytest.skip("hear21passt is not installed (make install adds it)")
-    root = spec.submodule_search_locations[0]
-    with pytest.MonkeyPatch.context() as mp:
-        for name, path in (("hear21passt", root), ("hear21passt.models", f"{root}/models")):
-            package = types.ModuleType(name)
-            package.__path__ = [path]
-            mp.setitem(sys.modules, name, package)
-        hub = types.ModuleType("timm.models._hub")
-        hub.download_cached_file = None
-        for name, module in (("timm", types.ModuleType("timm")), ("timm.models", types.ModuleType("timm.models")),
-                             ("timm.models._hub", hub)):  # fmt: skip
-            mp.setitem(sys.modules, name, module)
-        torchaudio = types.ModuleType("torchaudio")
-        torchaudio.transforms = types.SimpleNamespace(
-            FrequencyMasking=lambda *a, **k: torch.nn.Identity(), TimeMasking=lambda *a, **k: torch.nn.Identity()
-        )
-        torchaudio.compliance = types.SimpleNamespace(
-            kaldi=types.SimpleNamespace(
-                get_mel_banks=lambda mels, n_fft, sr, fmin, fmax, **vtln: kaldi_banks_by_the_book(
-                    mels, n_fft, sr, fmin, fmax
-                )
-            )
-        )
-        mp.setitem(sys.modules, "torchaudio", torchaudio)
-        from hear21passt.models.passt import get_model
-        from hear21passt.models.preprocess import AugmentMelSTFT
-
-        network = get_model(arch="passt_s_swa_p16_128_ap476", pretrained=False).eval()
-        # get_basic_model's front end (hear21passt/base.py)
-        options = {"htk": False, "fmin": 0.0, "fmax": None, "norm": 1, "fmin_aug_range": 10, "fmax_aug_range": 2000}
-        mel = AugmentMelSTFT(n_mels=128, sr=32000, win_length=800, hopsize=320, n_fft=1024, freqm=48, timem=192,
-                             **options).eval()  # fmt: skip
-        yield network, mel
+    """``hear21passt``'s PaSST-S network and ``get_basic_model``'s front end, on the package's own code."""
+    with hear21passt_modules() as (passt, preprocess):
+        network = passt.get_model(arch="passt_s_swa_p16_128_ap476", pretrained=False).eval()
+        yield network, hear21passt_front_end(preprocess)
 
 
 def test_kaldi_mel_banks_equal_kaldis_construction():

@@ -46,6 +46,7 @@ def test_one_plan_serves_every_consumer():
         "fps": None,
         "sample_rate": 48000,
         "channels": 1,
+        "audio_to_end": False,
     }
     with pytest.raises(ValueError, match="rate it samples"):
         DecodeNeeds(video=True)

@@ -227,10 +227,11 @@ class _KeyframeGate:
 
 
 class _AudioAssembler:
-    """Places decoded audio frames at their timestamps in a buffer covering [start, stop)."""
+    """Places decoded audio frames at their timestamps in a buffer covering [start, stop), or to the last decoded
+    sample where that is later and ``to_end`` is set."""
 
-    def __init__(self, start: float, stop: float):
-        self.start, self.stop = start, stop
+    def __init__(self, start: float, stop: float, to_end: bool = False):
+        self.start, self.stop, self.to_end = start, stop, to_end
         self.chunks: list[tuple[int, np.ndarray]] = []
         self.rate: int | None = None
         self.channel_names: list[str] = []
@@ -239,7 +240,7 @@ class _AudioAssembler:
 
     @property
     def done(self) -> bool:
-        return self.end_time is not None and self.end_time >= self.stop
+        return not self.to_end and self.end_time is not None and self.end_time >= self.stop
 
     def push(self, frame: av.AudioFrame, t: float | None) -> None:
         if self.rate is None:
@@ -254,7 +255,10 @@ class _AudioAssembler:
     def finish(self, path, sample_rate: int | None, channels: int | None) -> tuple[np.ndarray, int]:
         if self.rate is None:
             raise MediaError(path, f"no audio samples in the window [{self.start:.3f}, {self.stop:.3f}) s")
-        n = int(round((self.stop - self.start) * self.rate))
+        seconds = self.stop - self.start
+        if self.to_end:
+            seconds = max(seconds, self.cursor / self.rate)
+        n = int(round(seconds * self.rate))
         nch = self.chunks[0][1].shape[0]
         buf = np.zeros((nch, n), np.float32)
         for offset, data in self.chunks:
@@ -265,8 +269,8 @@ class _AudioAssembler:
             buf = remix(buf, self.channel_names, channels)
         rate = sample_rate or self.rate
         if rate != self.rate:
+            want = int(round(seconds * rate))
             buf = resample(buf, self.rate, rate)
-            want = int(round((self.stop - self.start) * rate))
             buf = buf[:, :want] if buf.shape[1] >= want else np.pad(buf, ((0, 0), (0, want - buf.shape[1])))
         return np.ascontiguousarray(buf, dtype=np.float32), rate
 
@@ -297,6 +301,7 @@ def decode(
     end: float | None = None,
     compute_hash: bool = False,
     skip_unneeded: bool = True,
+    audio_to_end: bool = False,
 ) -> MediaClip:
     """Decode ``path`` (a file, or its encoded bytes in memory) into a MediaClip in one demuxing pass.
 
@@ -305,7 +310,8 @@ def decode(
     ``compute_hash`` reads the file once more for its sha256 (dedupe needs it, scoring does not);
     ``fps=f`` returns the frame on screen at ``start + k / f``: with ``skip_unneeded`` only the groups of pictures
     that hold those frames are decoded (`_KeyframeGate`; the same frames as decoding all). Rotation metadata is
-    applied.
+    applied. The audio covers the window; with ``audio_to_end`` and a window to the file's end, also what the
+    decoder gives past the declared duration (an AAC stream's last frame), as FFmpeg's command line writes it.
     """
     if not (video or audio):
         raise ValueError("decode needs video=True or audio=True")
@@ -338,7 +344,7 @@ def decode(
             vs.thread_type = "SLICE" if gate is not None else "AUTO"
             streams.append(vs)
         if audio:
-            assembler = _AudioAssembler(start, stop)
+            assembler = _AudioAssembler(start, stop, audio_to_end and (end is None or end >= (declared or math.inf)))
             streams.append(aus)
         if start > 0:
             c.seek(int((start + origin) * av.time_base), backward=True)

@@ -30,6 +30,8 @@ class DecodeNeeds:
         fps: the rate it samples frames at (`NATIVE_FPS`: the file's own frames); with ``video`` only.
         sample_rate: the rate it takes audio at (None: the clip's own).
         channels: the channels it takes (None: the clip's own).
+        audio_to_end: it reads every decoded sample, past the declared duration too (an AAC stream's last frame),
+            as FFmpeg's command line writes the stream (av-benchmark's set metrics read audio so).
     """
 
     video: bool = False
@@ -37,6 +39,7 @@ class DecodeNeeds:
     fps: float | None = None
     sample_rate: int | None = None
     channels: int | None = None
+    audio_to_end: bool = False
 
     def __post_init__(self):
         if self.video and self.fps is None:
@@ -50,6 +53,7 @@ class DecodeNeeds:
             "fps": None if not self.video or self.fps == NATIVE_FPS else self.fps,
             "sample_rate": self.sample_rate if self.audio else None,
             "channels": self.channels if self.audio else None,
+            "audio_to_end": self.audio and self.audio_to_end,
         }
 
 
@@ -59,7 +63,8 @@ def _shared(values: list):
 
 def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
     """One plan that serves every consumer: frames at the highest rate any samples (the file's own where one
-    samples those), audio at the rate and channels they all take (else the clip's own, each converting it)."""
+    samples those), audio at the rate and channels they all take (else the clip's own, each converting it), to the
+    stream's end where they all read it so."""
     needs = list(needs)
     rates = [n.fps for n in needs if n.video]
     sound = [n for n in needs if n.audio]
@@ -69,6 +74,7 @@ def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
         fps=max(rates) if rates else None,  # NATIVE_FPS is infinite: it wins
         sample_rate=_shared([n.sample_rate for n in sound]),
         channels=_shared([n.channels for n in sound]),
+        audio_to_end=bool(sound) and all(n.audio_to_end for n in sound),
     )
 
 

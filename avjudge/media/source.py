@@ -102,7 +102,7 @@ def load_clip(video: Encoded | MediaClip | None, needs: DecodeNeeds, audio: Enco
             raise MediaError(video.source or IN_MEMORY, "a clip in memory carries its own audio; give no audio file")
         return conform(video, needs)
     sound = needs.options()
-    sound = {"sample_rate": sound["sample_rate"], "channels": sound["channels"]}
+    sound = {key: sound[key] for key in ("sample_rate", "channels", "audio_to_end")}
     if video is None and audio is None:
         raise MediaError(None, "no media: give a video, an audio file or a clip in memory")
     if video is None and needs.video:

@@ -4,7 +4,8 @@ from them mean nothing; their cost is the real one.
 
 Every tensor is random (`randomised`): batch-norm statistics, tokens, position embeddings and biases too, so that a
 parity test against a reference network sees a swap of any two tensors; the AudioSet heads are scaled so their
-probabilities are far from uniform (KL and IS move away from 0 and 1).
+probabilities are far from uniform (KL and IS move away from 0 and 1). PANNs' Cnn14, 13 batch norms deep, has its
+statistics measured on seeded test sounds instead (`calibrated`): random ones make its activations explode.
 
 Builds under OUT: syncnet (SyncNet v2), clip-vit-large-patch14 + laion-aesthetic (CLIP ViT-L/14 and the
 aesthetic head), audiobox-aesthetics (Meta's model classes), dover (DOVER++, 56 M parameters), and
@@ -51,6 +52,51 @@ def randomised(state: dict, seed: int = 0) -> dict:
         else:
             out[name] = noise
     return out
+
+
+def calibration_sounds(count: int, seconds: float, sample_rate: int, seed: int = 0):
+    """``count`` seeded sounds, (count, samples): three tones of random pitch and level over noise of a random
+    level, what a random network's statistics are measured on (`calibrated`)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    t = torch.arange(int(seconds * sample_rate)) / sample_rate
+    sounds = []
+    for _ in range(count):
+        noise = torch.randn(len(t), generator=generator) * 10 ** (-3 * torch.rand(1, generator=generator))
+        pitches = 50 * 2 ** (7 * torch.rand(3, 1, generator=generator))
+        tones = (torch.rand(3, 1, generator=generator) * torch.sin(2 * torch.pi * pitches * t)).sum(0)
+        sounds.append(0.3 * (noise + tones))
+    return torch.stack(sounds)
+
+
+def calibrated(network, batches: list, head: str, head_std: float = 4.0):
+    """``network`` (random weights) with its batch-norm statistics measured on ``batches`` (those layers in training
+    mode, the rest not) and its ``head`` (a Linear giving logits) scaled so the logits' spread over the last batch is
+    ``head_std``. Random statistics let activations grow layer by layer (Cnn14's embeddings ~1e4, its logits ~1e6:
+    every softmax saturated, so KL is 0 and a swapped tensor unseen); measured ones keep each layer's output near
+    unit scale, as trained statistics do."""
+    import torch
+
+    network.eval()
+    norms = [m for m in network.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    momenta = [m.momentum for m in norms]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average over the batches
+        m.train()
+    with torch.no_grad():
+        for batch in batches:
+            network(batch)
+        for m, momentum in zip(norms, momenta):
+            m.momentum = momentum
+        network.eval()
+        logits = network(batches[-1])[-1]
+        layer = network.get_submodule(head)
+        scale = head_std / float(logits.std())
+        layer.weight.mul_(scale)
+        layer.bias.mul_(scale)
+    return network
 
 
 def _randomise(model):
@@ -144,10 +190,23 @@ def dover(out: Path) -> None:
     _save(build_dover().state_dict(), out / "dover" / "DOVER_plus_plus.pth")
 
 
-def panns(out: Path) -> None:
+def random_cnn14(seed: int = 0):
+    """Cnn14 (16 kHz) with random weights, its batch-norm statistics measured on test sounds (`calibrated`)."""
     from avjudge.metrics.panns import build_cnn14
+    from avjudge.metrics.reference_audio import SAMPLE_RATE
 
-    _save(build_cnn14().state_dict(), out / "panns" / "Cnn14_16k_mAP=0.438.pth", wrap="model")  # as PANNs saves
+    network = build_cnn14()
+    network.load_state_dict(randomised(network.state_dict(), seed))
+    batches = [calibration_sounds(8, 2.0, SAMPLE_RATE, seed + k) for k in range(2)]
+    return calibrated(network, batches, head="fc_audioset")
+
+
+def panns(out: Path) -> None:
+    import torch
+
+    path = out / "panns" / "Cnn14_16k_mAP=0.438.pth"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"model": random_cnn14().state_dict()}, path)  # as PANNs saves it
 
 
 def vggish(out: Path) -> None:

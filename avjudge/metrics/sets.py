@@ -32,9 +32,9 @@ class Extractor:
 
 
 EXTRACTORS = Registry("feature extractor", MetricError)
-EXTRACTORS.register(Extractor("panns", PannsFeatures, reference_waveform, SAMPLE_RATE, "cnn14-16k-8s-2"))
-EXTRACTORS.register(Extractor("vggish", VggishFeatures, examples_of, SAMPLE_RATE, "vggish-8s-2"))
-EXTRACTORS.register(Extractor("passt", PasstFeatures, passt_waveform, PASST_RATE, "passt-s-swa-8s-in-10s-2"))
+EXTRACTORS.register(Extractor("panns", PannsFeatures, reference_waveform, SAMPLE_RATE, "cnn14-16k-8s-3"))
+EXTRACTORS.register(Extractor("vggish", VggishFeatures, examples_of, SAMPLE_RATE, "vggish-8s-3"))
+EXTRACTORS.register(Extractor("passt", PasstFeatures, passt_waveform, PASST_RATE, "passt-s-swa-8s-in-10s-3"))
 
 
 def _rows(features: dict, feature: str) -> np.ndarray:

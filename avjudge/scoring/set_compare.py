@@ -51,7 +51,8 @@ class FeatureScorer:
 
     def __init__(self, name: str, extraction: Extraction):
         self.name, self.extraction = name, extraction
-        self.needs = DecodeNeeds(audio=True)  # the file's own rate and channels: ``prepare`` mixes and resamples
+        # the file's own rate and channels, every decoded sample: ``prepare`` mixes and resamples as av-benchmark does
+        self.needs = DecodeNeeds(audio=True, audio_to_end=True)
 
     def score(self, clips: list[MediaClip], captions: list[dict]) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(clips)
@@ -70,8 +71,9 @@ class FeatureScorer:
 def collect(items: list[dict], extractions: dict[str, Extraction], workers: int, desc: str, progress: bool):
     """Each extractor's features of the items (extractor -> id -> arrays), from its cache or extracted in batches
     through the scoring core, and what failed (id -> extractor -> why). A clip is decoded once for every extractor
-    that lacks its features, at its own rate: each extractor's preparation mixes and resamples it as av-benchmark
-    does (`avjudge.metrics.reference_audio`)."""
+    that lacks its features, at its own rate and to the stream's last decoded sample (FFmpeg's command line, what
+    av-benchmark reads): each extractor's preparation mixes and resamples it as av-benchmark does
+    (`avjudge.metrics.reference_audio`)."""
     features: dict[str, dict] = {name: {} for name in extractions}
     failed: dict[str, dict[str, str]] = {}
     scoring = Scoring([FeatureScorer(name, e) for name, e in extractions.items()], workers)
