@@ -12,7 +12,7 @@ import pytest
 from avjudge.media import decode
 from avjudge.metrics.base import MetricError
 from avjudge.metrics.panns import CLASSES, PannsFeatures, build_cnn14
-from avjudge.metrics.random_checkpoints import FIXED, random_cnn14
+from avjudge.metrics.random_checkpoints import FIXED, calibration_sounds, random_cnn14
 from avjudge.metrics.reference_audio import SAMPLE_RATE, SECONDS, reference_waveform
 
 from .helpers import swap_two
@@ -47,7 +47,6 @@ def random_network():
 
 def test_cnn14_equals_the_panns_inference_network_on_the_same_weights(reference_cnn14, random_network, world_records):
     state = random_network.state_dict()
-    assert not [name for name, v in state.items() if v.is_floating_point() and bool((v == v.flatten()[0]).all())]
     reference_cnn14.load_state_dict(state, strict=True)  # the same names and shapes
     reference_cnn14.eval()
     # the clips' lengths differ: one at a time
@@ -104,3 +103,36 @@ def test_a_released_shaped_checkpoint_loads_and_batches_as_one_at_a_time(tmp_pat
     with torch.inference_mode():
         embedding, _ = network(torch.from_numpy(waveforms[1])[None])
     np.testing.assert_allclose(together[1]["embedding"], embedding[0].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _constant(state: dict) -> list[str]:
+    """Names of floating tensors of more than one value that hold one value throughout (zeros, ones, ...)."""
+    return [
+        n for n, v in state.items() if v.is_floating_point() and v.numel() > 1 and bool((v == v.flatten()[0]).all())
+    ]
+
+
+@pytest.mark.parametrize("module", ["syncnet", "vggish", "passt", "dover"])
+def test_random_checkpoints_hold_no_constant_tensor(module):
+    """`avjudge checkpoints make-random` leaves no tensor at its initial value (zero tokens and biases, unit
+    norms, batch-norm statistics at 0 / 1): a parity test would not see such a tensor swapped."""
+    import importlib
+
+    from avjudge.metrics.random_checkpoints import randomised
+
+    build = {"syncnet": "build_network", "vggish": "build_vggish", "passt": "build_passt", "dover": "build_dover"}
+    network = getattr(importlib.import_module(f"avjudge.metrics.{module}"), build[module])()
+    assert _constant({"tokens": torch.zeros(2, 3), "weight": torch.randn(2, 3)}) == ["tokens"]  # the check can fail
+    assert _constant(randomised(network.state_dict())) == []
+
+
+def test_the_random_cnn14_has_measured_statistics_and_a_scaled_head(random_network):
+    state = random_network.state_dict()
+    assert [n for n in _constant(state) if not any(word in n for word in FIXED)] == []
+    variances = [v for n, v in state.items() if n.endswith("running_var")]
+    assert len(variances) == 13 and all(bool((v > 0).all()) for v in variances)
+    assert not any(bool(torch.allclose(v, torch.ones_like(v))) for v in variances)
+    sounds = calibration_sounds(8, 2.0, SAMPLE_RATE, seed=123)  # unseen sounds: still in range, not saturated
+    with torch.inference_mode():
+        embedding, logits = random_network(sounds)
+    assert 0.1 < float(embedding.abs().mean()) < 100 and 1 < float(logits.std()) < 20

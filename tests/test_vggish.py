@@ -7,8 +7,11 @@ import pytest
 
 from avjudge.media import decode, from_arrays
 from avjudge.metrics.base import MetricError
+from avjudge.metrics.random_checkpoints import randomised
 from avjudge.metrics.reference_audio import SAMPLE_RATE, reference_waveform
 from avjudge.metrics.vggish import VggishFeatures, build_vggish, examples_of, vggish_examples
+
+from .helpers import swap_two
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchvggish")
@@ -30,6 +33,14 @@ def test_the_head_is_torchvggish_without_its_last_relu_and_examples_are_0_96_s(w
         mine, theirs = ours(x), package(x)
     assert (mine < 0).any()  # no ReLU at the end
     np.testing.assert_allclose(torch.relu(mine).numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    # the test bites: two of the weights' tensors swapped, the parity fails
+    mutated, names = swap_two(randomised(ours.state_dict()))
+    ours.load_state_dict(mutated)
+    with torch.inference_mode():
+        swapped = ours(x)
+    package.load_state_dict(randomised(package.state_dict()))
+    with torch.inference_mode():
+        assert float((torch.relu(swapped) - package(x)).abs().max()) > 1e-3, names
     with pytest.raises(MetricError, match="0.96 s"):
         vggish_examples(np.zeros(SAMPLE_RATE // 2, np.float32))
     ten_seconds = from_arrays(None, None, np.random.default_rng(0).normal(size=10 * SAMPLE_RATE) * 0.1, SAMPLE_RATE)
