@@ -104,12 +104,12 @@ def _randomise(model):
     return model
 
 
-def _save(state: dict, path: Path, wrap: str | None = None) -> None:
+def _save(state: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     state = randomised(state)
     import torch
 
-    torch.save({wrap: state} if wrap else state, path)
+    torch.save(state, path)
 
 
 def syncnet(out: Path) -> None:
