@@ -88,6 +88,9 @@ def test_a_jobs_progress_moves_per_clip_and_ends_at_the_total(tmp_path, monkeypa
             self.n += n
             moves.append(n)
 
+        def set_postfix_str(self, text, refresh=True):
+            pass
+
         def __enter__(self):
             return self
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
+
+import pytest
 
 from avjudge.jsonl import read_jsonl
 from avjudge.runtime import run_job
@@ -47,3 +50,40 @@ def test_a_chunk_whose_decoding_raises_is_redone_item_by_item(tmp_path):
     records = {r["id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
     assert "breaks the decoder" in records["3"]["error"]
     assert all(records[i]["decoded"] for i in ("0", "1", "2", "4", "5"))  # its chunk-mate "2" too
+
+
+def _sleeping_job(decode_s: float, score_s: float) -> ClipJob:
+    """A clip job whose stages sleep (as a GPU's forward pass leaves the CPU free) for the given seconds a chunk."""
+
+    def decode(chunk):
+        time.sleep(decode_s)
+        return chunk
+
+    def score(chunk):
+        time.sleep(score_s)
+        return [{"id": item["id"]} for item in chunk]
+
+    return ClipJob(decode, score)
+
+
+@pytest.mark.parametrize(("decode_s", "score_s", "bound_by"), [(0.1, 0.3, "score"), (0.3, 0.1, "decode")])
+def test_the_summary_says_each_stages_busy_time_and_which_bounds_the_run(tmp_path, decode_s, score_s, bound_by):
+    chunks = 6
+    items = [{"id": str(i)} for i in range(2 * chunks)]
+    summary = run_job(items, tmp_path / "out.jsonl", _sleeping_job(decode_s, score_s), chunk_size=2, progress=False)
+    stages = summary["stages"]
+    assert stages["bound_by"] == bound_by
+    assert stages["decode_busy_s"] == pytest.approx(chunks * decode_s, abs=0.1)
+    assert stages["score_busy_s"] == pytest.approx(chunks * score_s, abs=0.1)
+    # the stages overlap: the run takes about the busier stage plus one chunk of the other, not their sum
+    wall = summary["seconds_this_run"]
+    assert wall < stages["decode_busy_s"] + stages["score_busy_s"] - 0.3
+    # a process that is not a clip job has no stages to time
+    plain = run_job(items, tmp_path / "plain.jsonl", lambda chunk: [{"id": i["id"]} for i in chunk], progress=False)
+    assert "stages" not in plain
+
+
+def test_the_progress_bar_names_the_stage_that_bounds_the_run(tmp_path, capsys):
+    items = [{"id": str(i)} for i in range(4)]
+    run_job(items, tmp_path / "out.jsonl", _sleeping_job(0.0, 0.2), chunk_size=2, progress=True)
+    assert "decode 0s, score 0s*" in capsys.readouterr().err

@@ -24,6 +24,7 @@ from ..tables import is_parquet, read_table, write_table
 from .engines import Engine
 from .local import LocalEngine
 from .progress import listening
+from .stages import clocked
 
 OUTPUTS = (".jsonl", ".parquet")
 
@@ -70,7 +71,8 @@ def run_job(
     returns the summary.
 
     ``engine`` (default: this process) runs ``process``; on Ray it travels to each actor by value, with the models
-    it holds rebuilt there from their checkpoints.
+    it holds rebuilt there from their checkpoints. A `ClipJob` run here has its stages timed: the summary's
+    ``stages`` gives each one's busy seconds and the one that bounds the run, as the progress bar does.
     """
     check_output(out)
     ids = [item["id"] for item in items]
@@ -80,6 +82,8 @@ def run_job(
     done = {r["id"] for r in read_records(out)}
     todo = [item for item in items if item["id"] not in done]
     wanted, pending = set(ids), {item["id"] for item in todo}
+    engine = engine or LocalEngine()
+    process, clock = clocked(process, getattr(engine, "scores_here", False))
     start = time.perf_counter()
     with (
         JsonlWriter(records_log(out)) as writer,
@@ -92,7 +96,7 @@ def run_job(
             bar.update(items)
 
         with listening(moved):
-            for records in (engine or LocalEngine()).run(todo, process, chunk_size):
+            for records in engine.run(todo, process, chunk_size):
                 strays = [r["id"] for r in records if r["id"] not in wanted]
                 if strays:
                     raise RuntimeError(f"the engine returned records of ids not asked for: {strays[:5]}")
@@ -101,6 +105,8 @@ def run_job(
                 writer.write_all(fresh)
                 bar.update(len(fresh) - partial[0])
                 partial[0] = 0.0
+                if clock is not None:
+                    bar.set_postfix_str(clock.postfix(), refresh=False)
     if pending:  # an incomplete run must not look complete: its summary is not written, a rerun does the rest
         raise RuntimeError(f"the engine ended without records of {len(pending)} item(s), e.g. {sorted(pending)[:3]}")
     records = list(read_records(out))
@@ -116,6 +122,8 @@ def run_job(
         "seconds_this_run": round(time.perf_counter() - start, 3),
         "output": str(out),
     }
+    if clock is not None:  # which stage bounds the run (`avjudge.runtime.stages`)
+        summary["stages"] = clock.report()
     if summarize:
         summary.update(summarize(records))
     write_json(summary_path(out), summary)
