@@ -80,19 +80,21 @@ def local_scores(world, tiny_judges, tmp_path_factory):
 
 
 @contextmanager
-def ray_data_log():
-    """The messages Ray Data logs meanwhile, read from its logger: its handler writes to the ``sys.stderr`` of the
-    moment ``ray.data`` was first imported, which under pytest may be an earlier test's capture (data-juicer's
-    tests import it)."""
+def ray_data_plans():
+    """The messages Ray Data's executor logs meanwhile (the plan of each dataset it runs), read from its module's
+    logger: Ray Data's handlers write to the ``sys.stderr`` of the moment they were made, which under pytest may be
+    an earlier test's capture (data-juicer's tests import ``ray.data``), and it replaces the handlers of its
+    ``ray.data`` logger when it configures its logging, on its first run."""
+    from ray.data._internal.execution import streaming_executor
+
     messages: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: messages.append(record.getMessage())
-    logger = logging.getLogger("ray.data")
-    logger.addHandler(handler)
+    streaming_executor.logger.addHandler(handler)
     try:
         yield messages
     finally:
-        logger.removeHandler(handler)
+        streaming_executor.logger.removeHandler(handler)
 
 
 # Two actors of one CPU decode in the actor (Ray Data fuses the stages); actors of half a CPU leave decoding to tasks.
@@ -120,7 +122,7 @@ def test_ray_scores_every_clip_once_as_the_local_engine_does(cluster, world, tin
     judge = Judge.load("av", tiny_judges["qwen2_5_omni"], batch_size=4)
     options, plan = POOLS[pool]
     engine = make_engine("ray", **options)
-    with ray_data_log() as logged:
+    with ray_data_plans() as logged:
         summary = score_items(judge, items, tmp_path / "ray.parquet", chunk_size=4, progress=False, engine=engine)
     assert any(plan in line for line in logged)  # Ray Data logs the plan it runs
     on_ray = _by_id(tmp_path / "ray.parquet")  # the same columns as the local JSONL
