@@ -29,6 +29,8 @@ from avjudge.metrics.desync import (
 )
 from avjudge.metrics.random_checkpoints import randomised
 
+from .helpers import swap_two
+
 torch = pytest.importorskip("torch")
 from avjudge.metrics.synchformer import Synchformer  # noqa: E402 (needs torch)
 
@@ -114,6 +116,15 @@ def test_synchformer_equals_av_benchmarks_network_on_the_same_weights(reference_
         expected = reference.compare_v_a(video, audio)
         np.testing.assert_allclose(ours.compare_v_a(video, audio).numpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
         assert expected.shape == (2, 21) and float(expected.std()) > 0
+        # the test bites: two of the weights' tensors swapped, one of the three outputs leaves the reference's
+        mutated, names = swap_two(state)
+        ours.load_state_dict(mutated)
+        moved = [
+            (ours.extract_vfeats(frames) - reference.extract_vfeats(frames)).abs().max(),
+            (ours.extract_afeats(mels) - reference.extract_afeats(mels)).abs().max(),
+            (ours.compare_v_a(video, audio) - expected).abs().max(),
+        ]
+        assert max(float(m) for m in moved) > 1e-3, names
     np.testing.assert_allclose(OFFSETS, make_class_grid(-2, 2, 21).numpy(), atol=1e-7)
 
 
