@@ -18,6 +18,8 @@ from avjudge.metrics.checkpoints import pin
 from avjudge.metrics.clap import CLIP_SAMPLES, SAMPLE_RATE, ClapEncoder, repeat_pad
 from avjudge.metrics.reference_audio import reference_waveform
 
+from .helpers import swap_two
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
@@ -126,6 +128,12 @@ def test_embeddings_equal_laion_claps_own_model_on_the_same_weights(laion_clap, 
         expected = reference.get_text_embedding(dict(tokens))
         np.testing.assert_allclose(ours.text(texts).numpy(), expected.numpy(), atol=1e-5)
         assert float((expected[0] - expected[1]).abs().max()) > 1e-3
+        # the test bites: two of the audio tower's tensors swapped, its embeddings leave the reference's
+        audio_tower = {k: v for k, v in state.items() if k.startswith("audio_branch.")}
+        mutated, names = swap_two(audio_tower, skip=("extractor", "attn_mask", "_index"))
+        swapped = ClapEncoder({"state_dict": {f"module.{k}": v for k, v in {**state, **mutated}.items()}}, tokenizer)
+        moved = swapped.audio(waveforms) - reference.get_audio_embedding(inputs)
+        assert float(moved.abs().max()) > 1e-3, names
 
 
 def test_repeat_pad_repeats_whole_copies_then_pads_with_zeros():
