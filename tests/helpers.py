@@ -171,6 +171,27 @@ def kaldi_banks_by_the_book(mels, n_fft, sample_rate, fmin, fmax):
     return torch.from_numpy(banks).float(), None
 
 
+def panns_inference_cnn14():
+    """``panns_inference.models.Cnn14`` (0.1.1, installed by make install without its dependencies) at 16 kHz as
+    av-benchmark configures it, imported without the package's ``__init__``, which downloads AudioSet's label list."""
+    import importlib.util
+    import os
+    import sys
+    import types
+
+    spec = importlib.util.find_spec("panns_inference")
+    if spec is None:
+        pytest.skip("panns_inference is not installed (make install adds it)")
+    package = types.ModuleType("panns_inference")
+    package.__path__ = list(spec.submodule_search_locations)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "panns_inference", package)
+        mp.setitem(os.environ, "MPLBACKEND", "Agg")
+        from panns_inference.models import Cnn14
+
+    return Cnn14(sample_rate=16000, window_size=512, hop_size=160, mel_bins=64, fmin=50, fmax=8000, classes_num=527)
+
+
 @contextmanager
 def hear21passt_modules():
     """``hear21passt.models.passt`` and ``hear21passt.models.preprocess`` (0.0.26, installed by make install without

@@ -29,6 +29,7 @@ from .helpers import (
     ffmpeg_audio,
     hear21passt_front_end,
     hear21passt_modules,
+    panns_inference_cnn14,
     requires_ffmpeg,
 )
 
@@ -85,23 +86,10 @@ def _state(path, key=None):
 def reference_networks(root):
     """av-benchmark's three extractors from their reference packages, with the checkpoints' weights: (B, N)
     waveforms -> named features, as ``av_bench/extract.py`` stores them."""
-    import importlib.util
-    import sys
-    import types
-
     from torchvggish import vggish_input
     from torchvggish.torchvggish import VGG, make_layers
 
-    spec = importlib.util.find_spec("panns_inference")
-    if spec is None:
-        pytest.skip("panns_inference is not installed (make install adds it)")
-    with pytest.MonkeyPatch.context() as mp:  # its __init__ downloads AudioSet's label list
-        package = types.ModuleType("panns_inference")
-        package.__path__ = list(spec.submodule_search_locations)
-        mp.setitem(sys.modules, "panns_inference", package)
-        from panns_inference.models import Cnn14
-
-    cnn14 = Cnn14(sample_rate=16000, window_size=512, hop_size=160, mel_bins=64, fmin=50, fmax=8000, classes_num=527)
+    cnn14 = panns_inference_cnn14()
     cnn14.load_state_dict(_state(root / "panns" / "Cnn14_16k_mAP=0.438.pth", "model"))
     vgg = VGG(make_layers(), postprocess=False)
     vgg.load_state_dict(_state(root / "vggish" / "vggish-10086976.pth"))

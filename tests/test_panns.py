@@ -3,9 +3,6 @@ without its dependencies), with the same random weights, on the world's audio.""
 
 from __future__ import annotations
 
-import sys
-import types
-
 import numpy as np
 import pytest
 
@@ -15,27 +12,14 @@ from avjudge.metrics.panns import CLASSES, PannsFeatures, build_cnn14
 from avjudge.metrics.random_checkpoints import FIXED, calibration_sounds, random_cnn14
 from avjudge.metrics.reference_audio import SAMPLE_RATE, SECONDS, reference_waveform
 
-from .helpers import swap_two
+from .helpers import panns_inference_cnn14, swap_two
 
 torch = pytest.importorskip("torch")
 
 
 @pytest.fixture
-def reference_cnn14(monkeypatch):
-    """``panns_inference.models.Cnn14``, imported without the package's ``__init__``, which downloads AudioSet's
-    label list at import time."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("panns_inference")
-    if spec is None:
-        pytest.skip("panns_inference is not installed (make install adds it)")
-    package = types.ModuleType("panns_inference")
-    package.__path__ = list(spec.submodule_search_locations)
-    monkeypatch.setitem(sys.modules, "panns_inference", package)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    from panns_inference.models import Cnn14
-
-    return Cnn14(sample_rate=16000, window_size=512, hop_size=160, mel_bins=64, fmin=50, fmax=8000, classes_num=527)
+def reference_cnn14():
+    return panns_inference_cnn14()
 
 
 @pytest.fixture(scope="module")

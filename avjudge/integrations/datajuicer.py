@@ -85,8 +85,9 @@ class _AvjudgeOperator(Filter):
             by_sample[i].append(record)
         for i, found in by_sample.items():
             stats = samples[Fields.stats][i]
+            each = [self.engine.statistics(r) for r in found]
             for name in (*self.engine.names, "error"):
-                stats[stat_key(name)] = [self.engine.statistics(r)[stat_key(name)] for r in found]
+                stats[stat_key(name)] = [s[stat_key(name)] for s in each]
             stats[stat_key("passed")] = [self.engine.passes(r) for r in found]
         return samples
 

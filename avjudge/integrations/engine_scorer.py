@@ -39,14 +39,11 @@ class EngineScorer:
         if unknown:
             raise ConfigError(f"thresholds on {unknown}, which are not among the dimensions scored ({named})")
         self.names = named
-        self._scorer = None
-
-    @property
-    def rules(self) -> list[Rule]:
-        """The thresholds as `avjudge filter`'s rules: ``min`` is ``>=``, ``max`` is ``<=``."""
-        return [Rule(d, ">=", float(v)) for d, v in self.min.items()] + [
+        # the thresholds as `avjudge filter`'s rules: ``min`` is ``>=``, ``max`` is ``<=``
+        self.rules = [Rule(d, ">=", float(v)) for d, v in self.min.items()] + [
             Rule(d, "<=", float(v)) for d, v in self.max.items()
         ]
+        self._scorer = None
 
     def scorer(self):
         if self._scorer is None:

@@ -99,8 +99,8 @@ def calibrated(network, batches: list, head: str, head_std: float = 4.0):
     return network
 
 
-def _randomise(model):
-    model.load_state_dict(randomised(model.state_dict()))
+def _randomise(model, seed: int = 0):
+    model.load_state_dict(randomised(model.state_dict(), seed))
     return model
 
 
@@ -195,8 +195,7 @@ def random_cnn14(seed: int = 0):
     from avjudge.metrics.panns import build_cnn14
     from avjudge.metrics.reference_audio import SAMPLE_RATE
 
-    network = build_cnn14()
-    network.load_state_dict(randomised(network.state_dict(), seed))
+    network = _randomise(build_cnn14(), seed)
     batches = [calibration_sounds(8, 2.0, SAMPLE_RATE, seed + k) for k in range(2)]
     return calibrated(network, batches, head="fc_audioset")
 

@@ -42,7 +42,8 @@ class StageClock:
 
     def postfix(self) -> str:
         """For a progress bar: each stage's busy seconds, the busier one marked."""
-        return ", ".join(f"{s} {self.busy[s]:.0f}s" + ("*" if s == self.bound_by else "") for s in STAGES)
+        bound = self.bound_by
+        return ", ".join(f"{s} {self.busy[s]:.0f}s" + ("*" if s == bound else "") for s in STAGES)
 
     def report(self) -> dict:
         """For a job's summary: ``{"decode_busy_s", "score_busy_s", "bound_by"}``."""
