@@ -27,6 +27,28 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
+def auroc_interval(
+    scores: np.ndarray, labels: np.ndarray, draws: int = 1000, seed: int = 0
+) -> tuple[float | None, list[float] | None]:
+    """(AUROC, its 95 % bootstrap interval): positives and negatives resampled apart, ``draws`` times (0: no
+    interval); (None, None) with one class missing."""
+    from scipy.stats import rankdata  # scipy is a base requirement; stats itself stays light to import
+
+    pos, neg = np.asarray(scores, float)[labels == 1], np.asarray(scores, float)[labels == 0]
+    if not len(pos) or not len(neg):
+        return None, None
+
+    def areas(p: np.ndarray, n: np.ndarray) -> np.ndarray:  # rows of resamples; ties count half (mid ranks)
+        ranks = rankdata(np.concatenate([p, n], axis=-1), axis=-1)[..., : p.shape[-1]]
+        return (ranks.sum(-1) - p.shape[-1] * (p.shape[-1] + 1) / 2) / (p.shape[-1] * n.shape[-1])
+
+    if not draws:
+        return float(areas(pos, neg)), None
+    rng = np.random.default_rng(seed)
+    resampled = areas(pos[rng.integers(0, len(pos), (draws, len(pos)))], neg[rng.integers(0, len(neg), (draws, len(neg)))])
+    return float(areas(pos, neg)), np.percentile(resampled, [2.5, 97.5]).tolist()
+
+
 def printed(value: float | None, digits: int = 2, missing: str = "-") -> str:
     """A figure as papers print it, rounded half up (0.495 -> 0.50, which float formatting does not do); ``missing``
     where it is undefined (no answers, an AUROC with one class, a correlation of a constant)."""

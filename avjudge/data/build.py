@@ -34,6 +34,7 @@ from .manifest import load_manifest
 from .pairs import pair_clip
 from .recipe import Recipe
 from .splits import assign_splits
+from .windows import TOO_SHORT, draw_window, window_length
 
 JUDGE_INDEX = {"av": 0, "vt": 1, "at": 2}
 RECIPE_FILE, SPLITS_FILE = "recipe.yaml", "splits.json"  # what a built dataset keeps of how it was made
@@ -78,6 +79,41 @@ class _SplitBuilder:
         self.pool = SourcePool(sources)  # negatives borrow only from their own split: no leakage
         self.order = [sources[i] for i in np.random.default_rng(self.key).permutation(len(sources))]
         self.out, self.backend, self.materialize = out, backend, materialize
+        self.strategies = recipe.audio_strategies(judge) if judge == "av" else {}
+        self.windows: dict[str, float] = {}  # source id -> its pairs' window (cropping recipes)
+        self.skipped: list[dict] = []
+        if recipe.windowed(judge):
+            self._choose_windows()
+
+    def _choose_windows(self) -> None:
+        """Each source's window length; a source too short for it (or whose length is unknown) is skipped."""
+        kept = []
+        for source in self.order:
+            try:
+                duration = self.pool.duration(source["id"])
+            except PerturbError as err:
+                self.skipped.append({"source_id": source["id"], "reasons": [str(err)]})
+                continue
+            length = window_length(duration, self.strategies, self.cfg.window_s, self.cfg.min_window_s)
+            if length:
+                self.windows[source["id"]] = length
+                kept.append(source)
+            else:
+                self.skipped.append({"source_id": source["id"], "reasons": [TOO_SHORT], "duration_s": duration})
+        self.order = kept
+
+    def _window(self, rng: np.random.Generator, source: dict, span: tuple[float, float] | None = None) -> dict:
+        """A window of ``source``'s length for its pairs inside ``span`` (default: the whole source).
+
+        Raises:
+            PerturbError: the span is too short for it.
+        """
+        length = self.windows[source["id"]]
+        span = span or (0.0, self.pool.duration(source["id"]))
+        window = draw_window(rng, span, length)
+        if window is None:
+            raise PerturbError(f"it keeps {span[1] - span[0]:.2f} s of the source, less than the {length:.2f} s window")
+        return window
 
     def _base(self, kind: str, k: int, source: dict, label: int) -> dict:
         captions = source.get("captions") or {}
@@ -100,26 +136,35 @@ class _SplitBuilder:
 
     def positives(self) -> Iterator[Slot]:
         for k in range(self.n_pos):
-            yield Slot(record=self._base("p", k, self.order[k % len(self.order)], 1))
+            source = self.order[k % len(self.order)]
+            record = self._base("p", k, source, 1)
+            if self.windows:
+                record["window"] = self._window(np.random.default_rng([*self.key, 3, k]), source)
+            yield Slot(record=record)
 
     def av_negatives(self) -> Iterator[Slot]:
         weights = self.recipe.strategy_weights("av")
         names = sorted(weights)
         probs = np.array([weights[n] for n in names]) / sum(weights.values())
-        strategies = self.recipe.audio_strategies("av")
         for k in range(self.n_neg):
             rng = np.random.default_rng([*self.key, 1, k])
             source = self.order[k % len(self.order)]
             errors = []
             for _ in range(10):  # another strategy when one cannot apply here (e.g. a one-clip pool)
                 name = names[int(rng.choice(len(names), p=probs))]
+                context = Context(record=source, pool=self.pool)
                 try:
-                    params = strategies[name].sample(rng, None, Context(record=source, pool=self.pool))
+                    params = self.strategies[name].sample(rng, None, context)
+                    if self.windows:
+                        duration = self.pool.duration(source["id"])
+                        window = self._window(rng, source, self.strategies[name].kept_span(params, duration, context))
                 except PerturbError as err:
                     errors.append(f"{name}: {err}")
                     continue
                 record = self._base("n", k, source, 0)
                 record.update(strategy=name, negative_type=name, params=params)
+                if self.windows:
+                    record["window"] = window
                 yield Slot(record=record)
                 break
             else:
@@ -198,6 +243,9 @@ class _SplitBuilder:
                         )
 
     def slots(self) -> Iterator[Slot]:
+        yield from (Slot(rejection=skipped) for skipped in self.skipped)
+        if not self.order:
+            return
         yield from self.positives()
         yield from (self.av_negatives() if self.judge == "av" else self.text_negatives())
 

@@ -12,6 +12,7 @@ from ..jsonl import read_jsonl
 from ..media import MediaClip, decode
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
 from ..perturb.base import Strategy
+from .windows import draw_window
 
 NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
 
@@ -113,11 +114,18 @@ class PairDataset:
         if record["label"] or strategy is None or (record.get("media") or {}).get("audio"):
             return None
         context = Context(record=self.pool.records[record["source_id"]], pool=self.pool)
+        rng = np.random.default_rng(seed)
         try:
-            params = strategy.sample(np.random.default_rng(seed), None, context)
+            params = strategy.sample(rng, None, context)
+            window = record.get("window")
+            if window:  # a new shift keeps another stretch of the source: the window is drawn anew inside it
+                span = strategy.kept_span(params, self.pool.duration(record["source_id"]), context)
+                window = draw_window(rng, span, window["duration_s"])
+                if window is None:
+                    return None
         except PerturbError:
             return None
-        record = {**record, "params": params}
+        record = {**record, "params": params, **({"window": window} if window else {})}
         return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root, self.sources)
 
 
@@ -130,17 +138,33 @@ def pair_clip(
     sources: DecodedSources | None = None,
     frames: bool = True,
 ) -> MediaClip:
-    """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now; ``sources``
-    decodes (and keeps) the source clip if given; ``frames=False`` decodes no frames, all that writing a
-    negative's audio needs (every media strategy changes the audio alone)."""
+    """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now, cut to the pair's
+    window if it has one; ``sources`` decodes (and keeps) the source clip if given; ``frames=False`` decodes no
+    frames, all that writing a negative's audio needs (every AV strategy changes the audio alone)."""
     source = pool.records[record["source_id"]]
     decode_source = _decode_source if sources is None else sources  # (an empty cache is falsy)
     video, audio = NEEDS[record["dimension"]]
-    clip = decode_source(source["video"], video and frames, audio, fps, sample_rate)
+    return pair_view(record, decode_source(source["video"], video and frames, audio, fps, sample_rate), pool, root)
+
+
+def pair_view(record: dict, clip: MediaClip, pool: SourcePool, root: Path | None = None) -> MediaClip:
+    """What a pair shows its judge of its already decoded source ``clip``: its materialised audio, else its negative
+    applied now, cut to its window if it has one."""
+    window = record.get("window")
     audio_file = (record.get("media") or {}).get("audio")
-    if audio_file:
+    if audio_file:  # written from the windowed negative: only the picture is cut here
         path = Path(audio_file) if root is None or Path(audio_file).is_absolute() else root / audio_file
+        clip = _cut(clip, window) if window else clip
         return clip.replace(audio=decode(path, video=False).audio)
     if record["strategy"] in STRATEGIES:
-        return get_strategy(record["strategy"]).apply(clip, record["params"], Context(record=source, pool=pool))
-    return clip
+        context = Context(record=pool.records[record["source_id"]], pool=pool)
+        clip = get_strategy(record["strategy"]).apply(clip, record["params"], context)
+    return _cut(clip, window) if window else clip
+
+
+def _cut(clip: MediaClip, window: dict) -> MediaClip:
+    """``clip`` cut to a pair's ``window`` (source seconds; the clip may itself start later in its source)."""
+    try:
+        return clip.window(window["start_s"] - clip.start, window["duration_s"])
+    except ValueError as err:
+        raise PerturbError(f"{clip.source or 'clip'}: {err}") from err

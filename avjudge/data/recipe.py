@@ -39,6 +39,11 @@ class JudgeRecipe:
         dimensions_per_sample: VT / AT judges: caption-edit dimensions rotated per source clip and round.
         dimensions: VT / AT judges: restrict and reweight the taxonomy's dimensions.
         max_rounds: VT / AT judges: rotation rounds over the sources before a shortfall is reported.
+        crop: AV judge: every pair, positive or negative, is a window of its source of one length, cut the same way
+            (`avjudge.data.windows`); false shows whole sources, as the AVBench paper does (then no time shift may
+            use ``fill: window``).
+        window_s: AV judge, cropping: the window's length; default: each source's length less the largest shift.
+        min_window_s: AV judge, cropping: a source whose window would be shorter is skipped (counted in the stats).
     """
 
     pairs: int = 1000
@@ -49,8 +54,13 @@ class JudgeRecipe:
     dimensions_per_sample: int = 3  # vt / at: dimensions rotated per source clip and round
     dimensions: dict[str, float] = field(default_factory=dict)  # vt / at: restrict and reweight the taxonomy
     max_rounds: int = 10  # vt / at: rotation rounds over the sources before a shortfall is reported
+    crop: bool = True  # av: every pair a window of its source, one length (Synchformer's way)
+    window_s: float | None = None  # av, cropping: the window; default each source less the largest shift
+    min_window_s: float = 1.0  # av, cropping: shorter windows skip their source
 
     def __post_init__(self):
+        if self.window_s is not None and self.window_s <= 0:
+            raise ConfigError(f"window_s must be positive, got {self.window_s}")
         if self.pairs < 2:
             raise ConfigError(f"pairs must be at least 2, got {self.pairs}")
         if not 0 < self.positive_fraction < 1:
@@ -106,11 +116,26 @@ class Recipe:
         return {k: v for k, v in weights.items() if v > 0}
 
     def audio_strategies(self, judge: str) -> dict[str, Strategy]:
-        """name -> the audio strategy ``judge``'s negatives draw from, with this recipe's parameter overrides."""
-        return {
+        """name -> the audio strategy ``judge``'s negatives draw from, with this recipe's parameter overrides.
+
+        Raises:
+            ConfigError: a strategy cuts its clip (``fill: window``) in a recipe that shows whole sources.
+        """
+        strategies = {
             name: get_strategy(name, self.judges[judge].strategy_params.get(name))
             for name in sorted(self.strategy_weights(judge))
         }
+        cutting = sorted(name for name, s in strategies.items() if s.largest_cut() > 0)
+        if cutting and not self.windowed(judge):
+            raise ConfigError(
+                f"{', '.join(cutting)} cut{'s' if len(cutting) == 1 else ''} the clip (fill: window) but judges.{judge}"
+                ".crop is false, so positives would be longer than negatives: set crop: true, or fill: silence"
+            )
+        return strategies
+
+    def windowed(self, judge: str) -> bool:
+        """Whether ``judge``'s pairs are windows of their sources (AV pairs of a cropping recipe)."""
+        return judge == "av" and self.judges[judge].crop
 
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> tuple[Recipe, Path]:

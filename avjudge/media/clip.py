@@ -63,6 +63,33 @@ class MediaClip:
             changes["content_hash"] = None
         return dataclasses.replace(self, **changes)
 
+    def window(self, offset: float, duration: float, audio_offset: float | None = None) -> "MediaClip":
+        """The part of this clip ``offset`` seconds after its start, ``duration`` long: the frames shown in it and
+        the audio from ``audio_offset`` (default ``offset``) on, so the two streams may come from different times
+        (a time-shift negative cut from inside its source). The result starts at ``start + offset``.
+
+        Raises:
+            ValueError: the window reaches outside the clip's audio (by more than a sample of rounding).
+        """
+        audio_offset = offset if audio_offset is None else audio_offset
+        if offset < -1e-9 or audio_offset < -1e-9 or duration <= 0:
+            raise ValueError(f"window at {offset:.3f} s (audio {audio_offset:.3f} s) of {duration:.3f} s is invalid")
+        changes: dict = {"start": self.start + offset, "duration": duration, "content_hash": None}
+        if self.frames is not None:
+            t0 = self.start + offset - 1e-6
+            keep = (self.timestamps >= t0) & (self.timestamps < t0 + duration)
+            changes.update(frames=self.frames[keep], timestamps=self.timestamps[keep])
+        if self.audio is not None:
+            first, count = int(round(audio_offset * self.sample_rate)), int(round(duration * self.sample_rate))
+            audio = self.audio[:, first : first + count]
+            if audio.shape[1] < count - 1:
+                raise ValueError(
+                    f"the window's audio ({audio_offset:.3f} s + {duration:.3f} s) reaches past the clip's "
+                    f"{self.audio.shape[1] / self.sample_rate:.3f} s"
+                )
+            changes["audio"] = np.ascontiguousarray(audio)
+        return dataclasses.replace(self, **changes)
+
     def mono_audio(self) -> np.ndarray:
         """(N,) float32 mean of the channels."""
         if self.audio is None:

@@ -32,9 +32,11 @@ def shift(audio: np.ndarray, samples: int) -> np.ndarray:
 
 
 class _TimeShift(Strategy):
-    """``fill``: what the shift uncovers. ``silence`` (the paper's way) leaves a silent head or
-    tail a judge can hear without looking; ``wrap`` rotates the track so only the audio-visual
-    alignment gives the shift away."""
+    """``fill``: what the shift does where one stream has nothing left to show. ``window`` (the default, Synchformer's
+    way) cuts both streams to the stretch where both are real, the sound taken from ``shift_s`` earlier or later in the
+    source, so only the audio-visual alignment gives the shift away; a pair's window is drawn inside that stretch.
+    ``silence`` (the AVBench paper's way) pads a silent head or tail a judge can hear without looking; ``wrap``
+    rotates the track, which puts a seam in it."""
 
     family = "temporal"
 
@@ -43,31 +45,48 @@ class _TimeShift(Strategy):
         samples = int(round(params["shift_s"] * clip.sample_rate))
         if abs(samples) >= audio.shape[1]:
             raise PerturbError(f"a shift of {params['shift_s']:.2f} s is longer than the clip")
-        if params.get("fill", "silence") == "wrap":
+        fill = params.get("fill", "silence")  # records from before `window` existed were padded
+        if fill == "window":
+            seconds = samples / clip.sample_rate
+            length = audio.shape[1] / clip.sample_rate - abs(seconds)
+            return clip.window(max(seconds, 0.0), length, audio_offset=max(-seconds, 0.0))
+        if fill == "wrap":
             return _with_audio(clip, np.roll(audio, samples, axis=1))
         return _with_audio(clip, shift(audio, samples))
+
+    def kept_span(self, params, duration, ctx):
+        if params.get("fill", "silence") != "window":
+            return 0.0, duration
+        return max(params["shift_s"], 0.0), duration + min(params["shift_s"], 0.0)
+
+    def largest_cut(self):
+        return self.ranges["shift_s"].high if "window" in self.ranges["fill"].options else 0.0
+
+
+_FILL = Choice(("window",), allowed=("silence", "wrap"))
 
 
 @register
 class TimeShiftMicro(_TimeShift):
     name = "time_shift_micro"
     description = "audio moved a fraction of a second against the picture (high-precision temporal negative)"
-    defaults = {"shift_s": Range(0.2, 1.0, signed=True, unit="s"), "fill": Choice(("silence",), allowed=("wrap",))}
+    defaults = {"shift_s": Range(0.2, 1.0, signed=True, unit="s"), "fill": _FILL}
 
 
 @register
 class TimeShiftMedium(_TimeShift):
     name = "time_shift_medium"
     description = "audio moved seconds against the picture (temporal negative)"
-    defaults = {"shift_s": Range(1.0, 3.0, signed=True, unit="s"), "fill": Choice(("silence",), allowed=("wrap",))}
+    defaults = {"shift_s": Range(1.0, 3.0, signed=True, unit="s"), "fill": _FILL}
 
 
 @register
 class SpeedChange(Strategy):
     name = "speed_change"
     family = "acoustic"
-    description = "audio played faster or slower (pitch follows), cropped or padded to its length"
+    description = "audio played faster or slower (pitch follows); the clip cut to the faster sound, never padded"
     defaults = {"factor": Range(0.8, 1.2, unit="x"), "min_deviation": Range(0.05, 0.05)}
+    tells = ("audio",)
 
     def sample(self, rng, clip, ctx):
         lo, hi = self.ranges["factor"].low, self.ranges["factor"].high
@@ -83,7 +102,13 @@ class SpeedChange(Strategy):
         ratio = Fraction(params["factor"]).limit_denominator(1000)
         # playing f times faster = resampling to 1/f of the samples
         faster = resample_poly(audio, ratio.denominator, ratio.numerator, axis=1)
-        return _with_audio(clip, fit_length(faster, audio.shape[1]))
+        if faster.shape[1] >= audio.shape[1]:
+            return _with_audio(clip, faster[:, : audio.shape[1]])
+        # faster sound ends early: the clip ends with it (silence after it would be a tell of its own)
+        return _with_audio(clip, faster).window(0.0, faster.shape[1] / clip.sample_rate)
+
+    def kept_span(self, params, duration, ctx):
+        return 0.0, duration / max(params["factor"], 1.0)
 
 
 @register
@@ -92,6 +117,7 @@ class PitchShift(Strategy):
     family = "acoustic"
     description = "pitch moved by a few semitones, duration and timing kept (speaker / physical negative)"
     defaults = {"semitones": Range(2.0, 3.0, signed=True, unit="semitones")}
+    tells = ("audio",)
 
     def apply(self, clip, params, ctx):
         import pedalboard
@@ -119,6 +145,7 @@ class Filter(Strategy):
         "highpass_hz": Range(2000.0, 4000.0, unit="Hz"),
         "order": Range(6, 6),
     }
+    tells = ("audio",)
 
     def sample(self, rng, clip, ctx):
         kind = self.ranges["kind"].sample(rng)
@@ -154,6 +181,7 @@ class NoiseAddition(Strategy):
         "snr_db": Range(0.0, 15.0, unit="dB"),
         "babble_voices": Range(3, 5),
     }
+    tells = ("audio",)
 
     def sample(self, rng, clip, ctx):
         kind = self.ranges["kind"].sample(rng)
@@ -194,7 +222,13 @@ class RandomMismatch(Strategy):
     def apply(self, clip, params, ctx):
         audio = audio_of(clip)
         other = _need_pool(ctx, self.name).audio(params["source"], clip.sample_rate, audio.shape[0])
-        return _with_audio(clip, fit_length(other, audio.shape[1]))
+        if other.shape[1] >= audio.shape[1]:
+            return _with_audio(clip, other[:, : audio.shape[1]])
+        # a shorter clip's sound: the clip ends with it rather than fall silent
+        return _with_audio(clip, other).window(0.0, other.shape[1] / clip.sample_rate)
+
+    def kept_span(self, params, duration, ctx):
+        return 0.0, min(duration, _need_pool(ctx, self.name).duration(params["source"]))
 
 
 @register
@@ -220,6 +254,7 @@ class SpeakerCount(Strategy):
         "snr_db": Range(0.0, 6.0, unit="dB"),
         "offset_s": Range(0.0, 1.5, unit="s"),
     }
+    tells = ("audio",)  # a second voice over the first is heard without the picture
 
     def sample(self, rng, clip, ctx):
         pool = _need_pool(ctx, self.name)
@@ -252,6 +287,7 @@ class AmbienceSwap(Strategy):
     family = "scene"
     description = "ambience of the other kind of place mixed in (indoor picture, outdoor rain; and the reverse)"
     defaults = {"snr_db": Range(0.0, 10.0, unit="dB")}
+    tells = ("audio",)  # a second ambience mixed over the clip's own
 
     def sample(self, rng, clip, ctx):
         background = ((ctx.record or {}).get("meta") or {}).get("background")

@@ -96,11 +96,19 @@ class Context:
     pool: Any = None  # avjudge.perturb.pool.SourcePool
 
 
+SIDES = ("audio", "video", "text")  # what one side of a pair is; `Strategy.tells` names some of them
+
+
 class Strategy:
     """A hard-negative strategy: the picture stays, the audio changes.
 
-    Subclasses set ``name``, ``family`` (temporal, acoustic, scene, semantic), ``description`` and ``defaults``
-    (parameter ranges), register with ``@register``, and implement `apply`.
+    Subclasses set ``name``, ``family`` (temporal, acoustic, scene, semantic), ``description``, ``defaults``
+    (parameter ranges) and ``tells``, register with ``@register``, and implement `apply`.
+
+    ``tells`` are the sides (`SIDES`) that may give the negative away on their own, by design: a filter is heard
+    without the picture (``("audio",)``); a time shift or another clip's sound only in the relation between sound and
+    picture (``()``). The shortcut audit (`avjudge.data.shortcuts`) flags a negative type that a side outside its
+    tells tells apart.
 
     Args:
         overrides: parameter -> a new range (``[low, high]``), a fixed value, or choices; a recipe's
@@ -114,6 +122,7 @@ class Strategy:
     family: ClassVar[str]
     description: ClassVar[str]
     defaults: ClassVar[dict[str, Range | Choice]] = {}
+    tells: ClassVar[tuple[str, ...]] = ()
     needs_pool: ClassVar[bool] = False
 
     def __init__(self, overrides: dict | None = None):
@@ -153,6 +162,17 @@ class Strategy:
         """
         raise NotImplementedError
 
+    def kept_span(self, params: dict, duration: float, ctx: Context) -> tuple[float, float]:
+        """Where, in the source's time (seconds), `apply`'s output of a ``duration``-second source holds both streams
+        as real content: all of it, unless the strategy cuts the clip rather than pad it (a cropped time shift, a
+        faster speed, a shorter clip's sound). A pair's window is drawn inside it."""
+        return 0.0, duration
+
+    def largest_cut(self) -> float:
+        """The most seconds `kept_span` can take off a source under this strategy's ranges, not counting what depends
+        on the source itself (a faster speed: a share of the source's length)."""
+        return 0.0
+
     def __call__(self, clip: MediaClip, rng: np.random.Generator, ctx: Context | None = None):
         ctx = ctx or Context()
         params = self.sample(rng, clip, ctx)
@@ -172,16 +192,24 @@ def get_strategy(name: str, overrides: dict | None = None) -> Strategy:
     return STRATEGIES.lookup(name)(overrides)
 
 
+def tells_text(tells: tuple[str, ...]) -> str:
+    """``tells`` as `avjudge perturb list` prints them: "none" where only the relation between the sides tells."""
+    return ", ".join(tells) or "none"
+
+
 @dataclass
 class StrategyInfo:
     name: str
     family: str
     description: str
     parameters: dict[str, str] = field(default_factory=dict)
+    tells: tuple[str, ...] = ()
 
 
 def describe_all() -> list[StrategyInfo]:
     return [
-        StrategyInfo(cls.name, cls.family, cls.description, {k: v.describe() for k, v in cls.defaults.items()})
+        StrategyInfo(
+            cls.name, cls.family, cls.description, {k: v.describe() for k, v in cls.defaults.items()}, cls.tells
+        )
         for cls in STRATEGIES.values()
     ]

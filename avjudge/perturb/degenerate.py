@@ -21,6 +21,7 @@ class _Degenerate(Strategy):
 class BlackFrames(_Degenerate):
     name = "black_frames"
     description = "every frame black, the sound kept"
+    tells = ("video",)
 
     def apply(self, clip, params, ctx):
         return clip.replace(frames=np.zeros_like(frames_of(clip)))
@@ -30,6 +31,7 @@ class BlackFrames(_Degenerate):
 class FrozenFrame(_Degenerate):
     name = "frozen_frame"
     description = "the first frame held for the whole clip, the sound kept"
+    tells = ("video",)
 
     def apply(self, clip, params, ctx):
         frames = frames_of(clip)
@@ -40,6 +42,7 @@ class FrozenFrame(_Degenerate):
 class LoopedFirstSecond(_Degenerate):
     name = "looped_first_second"
     description = "the first second, picture and sound, repeated to the clip's length"
+    tells = ("audio", "video")
 
     def apply(self, clip, params, ctx):
         changes = {}
@@ -58,6 +61,7 @@ class LoopedFirstSecond(_Degenerate):
 class ReversedFrames(_Degenerate):
     name = "reversed_frames"
     description = "the frames in reverse order, the sound kept"
+    tells = ("video",)
 
     def apply(self, clip, params, ctx):
         return clip.replace(frames=np.ascontiguousarray(frames_of(clip)[::-1]))
@@ -67,6 +71,7 @@ class ReversedFrames(_Degenerate):
 class ShuffledFrames(_Degenerate):
     name = "shuffled_frames"
     description = "the frames in a random order, the sound kept"
+    tells = ("video",)
     defaults = {"seed": Range(0, 2**31 - 1)}
 
     def apply(self, clip, params, ctx):
@@ -79,6 +84,7 @@ class ShuffledFrames(_Degenerate):
 class Silence(_Degenerate):
     name = "silence"
     description = "the sound silenced, the picture kept"
+    tells = ("audio",)
 
     def apply(self, clip, params, ctx):
         return clip.replace(audio=np.zeros_like(audio_of(clip)))
@@ -88,6 +94,7 @@ class Silence(_Degenerate):
 class WhiteNoise(_Degenerate):
     name = "white_noise"
     description = "the sound replaced by white noise of the same loudness"
+    tells = ("audio",)
     defaults = {"seed": Range(0, 2**31 - 1)}
 
     def apply(self, clip, params, ctx):

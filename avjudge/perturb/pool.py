@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..media import decode, remix
+from ..media import MediaError, decode, probe, remix
 from .base import PerturbError
 
 _WORD = re.compile(r"[a-z]+")
@@ -40,6 +40,7 @@ class SourcePool:
         self._cache_size = cache_size
         self._tfidf = None
         self._caption_group = None
+        self._durations: dict[str, float] = {}
         self._utterances = [
             (i, (r.get("captions") or {}).get("utterance") or "")
             for i, r in self.records.items()
@@ -56,6 +57,21 @@ class SourcePool:
                 self._audio.popitem(last=False)
         self._audio.move_to_end(key)
         return self._audio[key]
+
+    def duration(self, source_id: str) -> float:
+        """The source's length in seconds: its record's ``duration`` (a world manifest has it), else probed once."""
+        if source_id not in self._durations:
+            record = self.records[source_id]
+            seconds = record.get("duration") or (record.get("meta") or {}).get("duration")
+            if not seconds:
+                try:
+                    seconds = probe(record["video"]).duration
+                except MediaError as err:
+                    raise PerturbError(str(err)) from err
+                if not seconds:
+                    raise PerturbError(f"{record['video']}: its container does not say how long it is")
+            self._durations[source_id] = float(seconds)
+        return self._durations[source_id]
 
     def random_other(self, rng: np.random.Generator, exclude: str | None) -> str:
         skip = self.index.get(exclude)
