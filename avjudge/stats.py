@@ -45,7 +45,9 @@ def auroc_interval(
     if not draws:
         return float(areas(pos, neg)), None
     rng = np.random.default_rng(seed)
-    resampled = areas(pos[rng.integers(0, len(pos), (draws, len(pos)))], neg[rng.integers(0, len(neg), (draws, len(neg)))])
+    resampled = areas(
+        pos[rng.integers(0, len(pos), (draws, len(pos)))], neg[rng.integers(0, len(neg), (draws, len(neg)))]
+    )
     return float(areas(pos, neg)), np.percentile(resampled, [2.5, 97.5]).tolist()
 
 

@@ -79,8 +79,8 @@ def test_rewards_audit_writes_its_report_for_a_reward_yaml(tiny_judges, small_wo
     argv = ["rewards", "audit", "--reward", str(tmp_path / "reward.yaml"), "--input", str(small_world / "world.jsonl")]
     assert main([*argv, "--out", str(out), "--bootstrap", "50"]) == 0
     report = json.loads((out / "audit.json").read_text())
-    assert len(report["variants"]) == 10 and report["clips"] == 6 and report["prompt_blind"]
+    assert len(report["variants"]) == 12 and report["clips"] == 6 and report["prompt_blind"]
     assert "flag: prompt-blind" in capsys.readouterr().out
     assert "| silence (the sound silenced) |" in (out / "audit.md").read_text()
     page = (out / "audit.html").read_text()
-    assert page.count("<tr>") == 11 and "data:image/png;base64," in page
+    assert page.count("<tr>") == 13 and "data:image/png;base64," in page

@@ -27,6 +27,7 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> int:
     from ..config import dump_yaml, load_config
     from ..resources import resolve
+    from ..rewards.card import card_of_run
     from ..stats import printed
     from ..train import TrainConfig, evaluation_table, run_training
     from ..train.trainer import end_worker, is_main_process
@@ -49,6 +50,10 @@ def _train(args: argparse.Namespace) -> int:
         f"{printed(after['auroc'], 3, 'n/a')}, Yes-bias {after['yes_bias']:.3f}; model in "
         f"{Path(config.output_dir) / 'final'}"
     )
+    card = card_of_run(config, summary)
+    for flag in card["flags"]:
+        print(f"flag: {flag}")
+    print(f"judge card: {Path(config.output_dir) / 'judge_card.md'} (avjudge judges card {config.output_dir})")
     return 0
 
 
@@ -60,7 +65,10 @@ register(
     "Train the model in CONFIG on a dataset made by `avjudge data build`. The loss falls on\n"
     "the answer token only; held-out pairs are scored every eval_steps (metrics to the log,\n"
     "wandb offline unless configured, and OUT/eval/step_*.json). OUT/final and every\n"
-    "checkpoint load directly in `avjudge score`. Rerunning resumes from the newest checkpoint.\n\n"
+    "checkpoint load directly in `avjudge score`. Rerunning resumes from the newest checkpoint.\n"
+    "It ends by writing the judge card (OUT/judge_card.json and .md, also in OUT/final): the data's\n"
+    "shortcut audit, held-out figures per negative type and the judge's reward audit, with flags\n"
+    "(`avjudge judges card OUT`).\n\n"
     "examples:\n"
     "  avjudge train --config tiny_world_av --set model=DIR --set dataset=pairs --set output_dir=runs/av\n"
     "multi-GPU (the paper's setup; held-out evaluation sharded over the processes, one writes):\n"

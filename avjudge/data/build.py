@@ -26,7 +26,7 @@ from ..config import ConfigError, dump_yaml, from_dict, load_yaml
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..llm import make_backend
 from ..media import encode_audio
-from ..perturb import STRATEGIES, Context, PerturbError, SourcePool
+from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
 from ..perturb.taxonomy import taxonomy
 from ..perturb.text import TextNegative, iter_rotation, make_text_negative
 from ..prompts import task as judge_task
@@ -135,12 +135,24 @@ class _SplitBuilder:
         }
 
     def positives(self) -> Iterator[Slot]:
+        nuisance = get_strategy("in_sync_mute") if self.judge == "av" and self.cfg.nuisance_positives else None
         for k in range(self.n_pos):
             source = self.order[k % len(self.order)]
             record = self._base("p", k, source, 1)
+            rng = np.random.default_rng([*self.key, 3, k])
             if self.windows:
-                record["window"] = self._window(np.random.default_rng([*self.key, 3, k]), source)
+                record["window"] = self._window(rng, source)
+            if nuisance is not None and rng.random() < self.cfg.nuisance_positives:
+                record.update(strategy=nuisance.name, params=self._nuisance(nuisance, rng, source, record))
             yield Slot(record=record)
+
+    def _nuisance(self, nuisance, rng: np.random.Generator, source: dict, record: dict) -> dict:
+        """An in-sync mute's parameters inside what the pair shows (its window, else the source)."""
+        params = nuisance.sample(rng, None, Context(record=source, pool=self.pool))
+        window = record.get("window") or {"start_s": 0.0, "duration_s": self.pool.duration(source["id"])}
+        length = min(params["length_s"], window["duration_s"])
+        start = window["start_s"] + float(rng.uniform(0.0, window["duration_s"] - length))
+        return {"start_s": start, "length_s": length}
 
     def av_negatives(self) -> Iterator[Slot]:
         weights = self.recipe.strategy_weights("av")
@@ -266,7 +278,8 @@ class _SplitBuilder:
                         bar.update(1)
                     continue
                 if slot.record is not None:
-                    if self.materialize and slot.record["strategy"] in STRATEGIES:
+                    # a negative's sound alone changes; an in-sync nuisance changes the picture too: applied when loaded
+                    if self.materialize and slot.record["strategy"] in STRATEGIES and not slot.record["label"]:
                         slot.record["media"]["audio"] = self._materialize(slot.record)
                     pairs.write(slot.record)
                     bar.update(1)
@@ -349,6 +362,7 @@ def dataset_stats(out: Path, recipe: Recipe) -> dict:
             "negative_types": Counter(),
             "rejected": 0,
             "rejection_reasons": Counter(),
+            "nuisance_positives": 0,
         }
         for pairs_path in sorted((out / "pairs" / judge).glob("*.jsonl")):
             if pairs_path.name.endswith(".rejected.jsonl"):
@@ -359,6 +373,7 @@ def dataset_stats(out: Path, recipe: Recipe) -> dict:
             split_counts = Counter()
             for r in read_jsonl(pairs_path):
                 split_counts["positives" if r["label"] else "negatives"] += 1
+                entry["nuisance_positives"] += bool(r["label"] and r["strategy"] != "positive")
                 if not r["label"]:
                     entry["negative_types"][r["negative_type"]] += 1
             entry["splits"][pairs_path.stem] = dict(split_counts)

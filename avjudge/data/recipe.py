@@ -44,6 +44,8 @@ class JudgeRecipe:
             use ``fill: window``).
         window_s: AV judge, cropping: the window's length; default: each source's length less the largest shift.
         min_window_s: AV judge, cropping: a source whose window would be shorter is skipped (counted in the stats).
+        nuisance_positives: AV judge: the share of positives given an in-sync nuisance (``in_sync_mute``: a stretch
+            silent and black on both streams, labelled Yes, PEAVS's idea), so silence is never evidence of a mismatch.
     """
 
     pairs: int = 1000
@@ -57,10 +59,13 @@ class JudgeRecipe:
     crop: bool = True  # av: every pair a window of its source, one length (Synchformer's way)
     window_s: float | None = None  # av, cropping: the window; default each source less the largest shift
     min_window_s: float = 1.0  # av, cropping: shorter windows skip their source
+    nuisance_positives: float = 0.0  # av: share of positives muted and blacked in sync (still Yes)
 
     def __post_init__(self):
         if self.window_s is not None and self.window_s <= 0:
             raise ConfigError(f"window_s must be positive, got {self.window_s}")
+        if not 0 <= self.nuisance_positives <= 1:
+            raise ConfigError(f"nuisance_positives must be a share in [0, 1], got {self.nuisance_positives}")
         if self.pairs < 2:
             raise ConfigError(f"pairs must be at least 2, got {self.pairs}")
         if not 0 < self.positive_fraction < 1:

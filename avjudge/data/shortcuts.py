@@ -16,6 +16,8 @@ leak names the feature that gives it away best.
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from scipy.signal import get_window
 from tqdm import tqdm
 
 from ..config import ConfigError
+from ..jsonl import write_json
 from ..media import MediaError, decode
 from ..perturb import STRATEGIES, PerturbError, SourcePool
 from ..perturb.base import tells_text
@@ -208,11 +211,16 @@ def _source_features(job: tuple) -> list[tuple[int, dict | str]]:
 
 
 def media_features(
-    records: list[dict], pool_records: list[dict], sides: tuple[str, ...], sample_rate: int, workers: int, progress: bool
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """(side -> (n, features) array, which records could be read) for the media ``sides`` of ``records``, whose
-    negatives borrow from ``pool_records`` (their split's sources); sources decoded once each, in ``workers``
-    processes (0: here)."""
+    records: list[dict],
+    pool_records: list[dict],
+    sides: tuple[str, ...],
+    sample_rate: int,
+    workers: int,
+    progress: bool,
+) -> tuple[dict[str, np.ndarray], dict[int, str]]:
+    """(side -> (n, features) array, record index -> why it could not be read) for the media ``sides`` of
+    ``records``, whose negatives borrow from ``pool_records`` (their split's sources); sources decoded once each, in
+    ``workers`` processes (0: here)."""
     from ..media import decoding_pool
 
     media_sides = tuple(side for side in sides if side != "text")
@@ -226,16 +234,17 @@ def media_features(
     runs = map(_source_features, jobs) if workers <= 0 else decoding_pool(workers).map(_source_features, jobs)
     widths = {"audio": len(AUDIO_FEATURES), "video": len(VIDEO_FEATURES)}
     features = {side: np.full((len(records), widths[side]), np.nan) for side in media_sides}
-    readable = np.zeros(len(records), bool)
+    errors: dict[int, str] = {}
     with tqdm(total=len(records), desc="shortcut audit", unit="pair", disable=not progress) as bar:
         for chunk in runs:
             for index, result in chunk:
-                if isinstance(result, dict):
-                    readable[index] = True
-                    for side, values in result.items():
-                        features[side][index] = values
+                if isinstance(result, str):
+                    errors[index] = result
+                    continue
+                for side, values in result.items():
+                    features[side][index] = values
             bar.update(len(chunk))
-    return features, readable
+    return features, errors
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2):
@@ -321,14 +330,18 @@ def judge_audit(
     for split in (train_split, eval_split):
         records = load_pairs(dataset, task, split, limit)
         pool = [r for r in sources if splits.get(r["id"]) == split]
-        features, readable = media_features(records, pool, sides, sample_rate, workers, progress)
+        features, errors = media_features(records, pool, sides, sample_rate, workers, progress)
+        readable = np.array([i not in errors for i in range(len(records))], bool)
         records = [r for r, ok in zip(records, readable) if ok]
         features = {side: values[readable] for side, values in features.items()}
         labels = np.array([r["label"] for r in records])
         kinds = np.array(["positive" if r["label"] else r["negative_type"] for r in records])
-        loaded[split] = (records, features, labels, kinds, int((~readable).sum()))
-    (train, x, y, kinds, _), (test, tx, ty, tkinds, unreadable) = loaded[train_split], loaded[eval_split]
-    report: dict = {"pairs": {train_split: len(train), eval_split: len(test)}, "unreadable": unreadable}
+        loaded[split] = (records, features, labels, kinds, Counter(errors.values()))
+    (train, x, y, kinds, skipped), (test, tx, ty, tkinds, held_out_skipped) = loaded[train_split], loaded[eval_split]
+    report: dict = {
+        "pairs": {train_split: len(train), eval_split: len(test)},
+        "unreadable": dict((skipped + held_out_skipped).most_common()),  # why -> pairs: never scored, said
+    }
     for side in sides:
         if side == "text":
             scores, test_scores = _text_side(task, train, train), _text_side(task, train, test)
@@ -376,8 +389,7 @@ def shortcut_audit(
     if missing:
         raise ConfigError(f"{dataset} holds no {', '.join(missing)} pairs (it holds {', '.join(held)})")
     return {
-        task: judge_audit(dataset, task, train_split, eval_split, limit, workers, progress)
-        for task in (judges or held)
+        task: judge_audit(dataset, task, train_split, eval_split, limit, workers, progress) for task in (judges or held)
     }
 
 
@@ -406,6 +418,29 @@ def audit_lines(report: dict) -> list[str]:
                 f"    LEAK {leak['type']}: the {leak['side']} alone tells it apart (AUROC {printed(leak['auroc'], 2)}, "
                 f"95 % from {printed(leak['ci95'][0], 2)}): {leak['gives_away']}"
             )
-        if entry["unreadable"]:
-            lines.append(f"    {entry['unreadable']} held-out pairs could not be read")
+        for why, count in entry["unreadable"].items():
+            lines.append(f"    {count} pairs left out, unreadable: {why}")
     return lines
+
+
+AUDIT_FILE = "audit.json"  # where a build keeps its shortcut audit
+
+
+def audit_after_build(dataset: str | Path, sample: int, progress: bool = False) -> list[str]:
+    """The shortcut audit of a freshly built ``dataset`` on ``sample`` pairs a split (held out: its ``test`` split,
+    else ``val``), written to DATASET/audit.json; returns what to print: a line per leak, or why none was run."""
+    dataset = Path(dataset)
+    splits = set(json.loads((dataset / "splits.json").read_text()).values())
+    held_out = next((split for split in ("test", "val") if split in splits), None)
+    if "train" not in splits or held_out is None:
+        return ["shortcut audit: not run (it needs a train split and a test or val split)"]
+    report = shortcut_audit(dataset, None, "train", held_out, sample, os.cpu_count() or 1, progress)
+    write_json(dataset / AUDIT_FILE, report)
+    leaks = [(task, leak) for task, entry in report.items() for leak in entry["leak_details"]]
+    lines = [
+        f"warning: {task} {leak['type']} leaks: the {leak['side']} alone tells it apart (AUROC "
+        f"{printed(leak['auroc'], 2)}): {leak['gives_away']}"
+        for task, leak in leaks
+    ]
+    verdict = f"{len(leaks)} leak(s)" if leaks else "no leak"
+    return lines + [f"shortcut audit of {sample} pairs a split: {verdict}; {dataset / AUDIT_FILE} (avjudge data audit)"]

@@ -1,6 +1,7 @@
 """The demo's report as one static HTML page that opens from disk: what was built, what each judge learned (held-out
-balanced accuracy per negative type before and after training, learning curves) and a handful of held-out pairs
-with their scores, each clip playable."""
+balanced accuracy per negative type before and after training, learning curves), each judge's card (its pairs'
+shortcut audit, its reward audit before and after) and a handful of held-out pairs with their scores, each clip
+playable."""
 
 from __future__ import annotations
 
@@ -30,6 +31,13 @@ does not. Balanced accuracy compares each negative type with all held-out positi
 {tables}
 <img alt="held-out balanced accuracy per negative type, before and after, and learning curves"
  src="data:image/png;base64,{chart}">
+<h2>Judge cards: what else each judge may have learnt</h2>
+<p>Each training run wrote a judge card (<code>avjudge judges card</code>). The pairs' shortcut audit asks whether
+one side alone (the sound, the picture, the text) tells a negative type from the positives: AUROC near 0.5 means
+the judge has to compare the sides; a type a side gives away that its strategy does not declare is a leak. The
+reward audit scores held-out source clips beside degenerate variants: the share of clips whose variant scores at
+least its source (a judge should refuse the variants; the in-sync mute is a nuisance it should not punish).</p>
+{cards}
 <h2>Held-out pairs and their scores</h2>
 <p>The first held-out positive and the first negative of each type. An audio-video negative's clip is the source's
 picture with the negative's sound; a caption negative shows the edited text beside the untouched clip.</p>
@@ -60,6 +68,27 @@ def _per_type_table(judge: str, result: dict) -> str:
         + "".join(rows)
         + f"</tbody></table><p>AUROC over all held-out pairs: {printed(overall_before, 3, 'n/a')} untrained, "
         f"{printed(result['eval_after']['overall']['auroc'], 3, 'n/a')} trained.</p>"
+    )
+
+
+def _card_section(judge: str, card: dict) -> str:
+    from ..data.shortcuts import audit_lines
+
+    flags = "".join(f"<li>{html.escape(flag)}</li>" for flag in card["flags"]) or "<li>none</li>"
+    audited = card["reward_audit"]
+    rows = "".join(
+        f'<tr><td class="text">{html.escape(name)} <small>{html.escape(row["description"])}</small></td>'
+        f"<td>{printed(audited['before'].get(name, {}).get('reward', {}).get('share'), 2)}</td>"
+        f"<td>{printed(row['reward']['share'], 2)}</td></tr>"
+        for name, row in audited["after"].items()
+    )
+    shortcuts = html.escape("\n".join(audit_lines({judge: card["shortcut_audit"]})))
+    return (
+        f'<h3>{judge.upper()} judge</h3><p>Flags:</p><ul class="flags" data-judge="{html.escape(judge)}">{flags}</ul>'
+        f"<p>Shortcut audit of its pairs:</p><pre>{shortcuts}</pre>"
+        f"<p>Reward audit on {audited['clips']} held-out source clips:</p>"
+        f'<table class="card" data-judge="{html.escape(judge)}"><thead><tr><th>variant</th><th>untrained</th>'
+        f"<th>trained</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -106,6 +135,7 @@ def write_page(report: dict, chart: Path, path: Path) -> Path:
         world=html.escape(report["world_line"]),
         pairs=html.escape(pairs),
         tables="\n".join(_per_type_table(judge, result) for judge, result in report["judges"].items()),
+        cards="\n".join(_card_section(judge, result["card"]) for judge, result in report["judges"].items()),
         chart=base64.b64encode(Path(chart).read_bytes()).decode(),
         examples="\n".join(_example_row(e) for e in report["examples"]),
         generators=_generators_section(report.get("generators"), path.parent),

@@ -21,10 +21,11 @@ from ..config import load_config, to_dict
 from ..data import build_dataset, load_manifest, load_pairs, load_recipe, pair_clip
 from ..jsonl import read_jsonl, write_json
 from ..judges.tiny import ALIGNED_ENCODERS, make_tiny_judges
-from ..media import MediaError, decode, replace_audio
+from ..media import MediaError, decode, encode_video
 from ..perturb import SourcePool
 from ..perturb.sources import espeak_available
 from ..prompts import task as judge_task
+from ..rewards.card import card_of_run
 from ..stats import printed
 from ..train import TrainConfig, evaluation_table, learning_curves, run_training
 from ..world import MANIFEST, make_world
@@ -134,8 +135,8 @@ def plot(results: dict, path: Path) -> None:
 
 def held_out_examples(out: Path, task: str, result: dict) -> list[dict]:
     """A handful of the held-out pairs of ``task`` with their scores before and after training: the first positive,
-    then the first negative of each type (types in name order). An AV negative's clip (the source's picture with the
-    negative's sound) is written to OUT/examples/av/ so it can be watched; VT and AT pairs show their text."""
+    then the first negative of each type (types in name order). An AV pair's clip (the window of its source it shows,
+    with the negative's sound) is written to OUT/examples/av/ so it can be watched; VT and AT pairs show their text."""
     pool = SourcePool(load_manifest(out / "world" / MANIFEST))
     before = (result["eval_before"] or {}).get("scores", {})
     after = result["eval_after"]["scores"]
@@ -148,10 +149,14 @@ def held_out_examples(out: Path, task: str, result: dict) -> list[dict]:
     for kind, record in sorted(chosen.items(), key=lambda item: (item[0] != "positive", item[0])):
         source = pool.records[record["source_id"]]
         media = Path(source["video"])
-        if task == "av" and record["label"] == 0:
-            clip = pair_clip(record, pool, frames=False)
-            media = replace_audio(
-                media, clip.audio, clip.sample_rate, out / "examples" / "av" / f"{record['id'].replace('/', '_')}.mp4"
+        if task == "av" and (record["label"] == 0 or record.get("window")):  # what the judge saw: its window, its sound
+            clip = pair_clip(record, pool)
+            media = encode_video(
+                out / "examples" / "av" / f"{record['id'].replace('/', '_')}.mp4",
+                clip.frames,
+                clip.fps,
+                clip.audio,
+                clip.sample_rate,
             )
         examples.append(
             {
@@ -167,6 +172,15 @@ def held_out_examples(out: Path, task: str, result: dict) -> list[dict]:
             }
         )
     return examples
+
+
+def card_lines(results: dict) -> list[str]:
+    """Each judge card's flags in a line or two: what the judge may have learnt instead of its task."""
+    lines = []
+    for task, result in results.items():
+        flags = result["card"]["flags"]
+        lines.append(f"{task} judge card: {len(flags)} flag(s)" + (": " + "; ".join(flags) if flags else ""))
+    return lines
 
 
 def generator_lines(generators: dict | None) -> list[str]:
@@ -223,6 +237,9 @@ def run_demo(
         )
         results[task] = {**run_training(configs[task]), "curves": learning_curves(Path(configs[task].output_dir))}
         timings[f"train_{task}"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        results[task]["card"] = card_of_run(configs[task], results[task])
+        timings[f"card_{task}"] = time.perf_counter() - t0
     examples = [example for task in tasks for example in held_out_examples(out, task, results[task])]
     generators = None
     if "av" in tasks:  # what a user does next: benchmark generators with the judge, untrained and trained
@@ -248,6 +265,7 @@ def run_demo(
                 "eval_after": r["eval_after"],
                 "loss_history": r["loss_history"],
                 "curves": r["curves"],
+                "card": r["card"],
                 "config": to_dict(configs[t]),
                 "checkpoint": str(out / "train" / t / "final"),
             }
@@ -266,6 +284,7 @@ def run_demo(
             f"{t} {stats['judges'][t]['pairs']} ({stats['judges'][t]['rejected']} text rejections)" for t in tasks
         ),
         *evaluation_table(results),
+        *card_lines(results),
         *generator_lines(generators),
         "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()),
         f"open {out / 'demo_report.html'} for the learning curves and {len(examples)} held-out pairs with their "

@@ -14,7 +14,7 @@ TRAIN_CONFIGS = {task: resolve(f"tiny_world_{task}", "train_config") for task in
 @dataclasses.dataclass(frozen=True)
 class DemoSize:
     clips: int = 240
-    duration: float = 4.0
+    duration: float = 5.0  # the pairs are 3 s windows of it: 2 s room for the largest shift
     frame_size: int = 192
     pairs: int = 2400  # per judge
     epochs: float = 3.0
@@ -46,4 +46,4 @@ class DemoSize:
         )
 
 
-QUICK = DemoSize(clips=8, duration=3.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={}, bench_clips=3)
+QUICK = DemoSize(clips=8, duration=4.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={}, bench_clips=3)

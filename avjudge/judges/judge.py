@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -110,6 +111,26 @@ def sampled_frames(
 # What a training run records beside its weights (avjudge.train) that scoring must repeat.
 TRAINED_SETTINGS = ("fps", "max_pixels", "use_audio_in_video", "system_prompt")
 TRAIN_RECORD = "avjudge_train.json"
+CARD_FILE = "judge_card.json"  # the judge card a training run writes beside its weights (avjudge.rewards.card)
+
+
+class JudgeCardFlags(UserWarning):
+    """A judge whose card flags what it may have learnt instead of its task (a leak in its data, a degenerate clip it
+    prefers to its source): shown when it is loaded, not refused."""
+
+
+def warn_of_card(checkpoint: Path) -> None:
+    """Warn of the flags of the judge card in ``checkpoint``, if it has one."""
+    path = Path(checkpoint) / CARD_FILE
+    flags = json.loads(path.read_text()).get("flags") if path.is_file() else None
+    if flags:
+        warnings.warn(
+            f"{checkpoint}: its judge card flags {len(flags)} thing(s) it may have learnt instead of its task: "
+            + "; ".join(flags)
+            + f" (avjudge judges card {checkpoint})",
+            JudgeCardFlags,
+            stacklevel=3,
+        )
 
 
 def trained_settings(checkpoint: Path) -> dict:
@@ -192,6 +213,7 @@ class Judge:
         """
         path = Path(checkpoint)
         s = settings_for(task, path, settings)
+        warn_of_card(path)
         adapter_cls = adapter_for(path)
         adapter = adapter_cls.load(
             path,

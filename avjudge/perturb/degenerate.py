@@ -3,7 +3,8 @@ rather than what a real clip gets wrong. The reward audit (`avjudge.rewards.audi
 may weigh them like any strategy, so judges learn to refuse them.
 
 Unlike the audio strategies, some change the picture: black frames, the first frame frozen, the first second looped,
-the frames reversed or shuffled; others the sound: silence, white noise.
+the frames reversed or shuffled; others the sound: silence, white noise. Beside them, one nuisance that is not a
+fault (family ``nuisance``): a stretch muted and black on both streams at once, which a judge must not punish.
 """
 
 from __future__ import annotations
@@ -102,3 +103,23 @@ class WhiteNoise(_Degenerate):
         rms = float(np.sqrt(np.mean(audio.astype(np.float64) ** 2))) or 0.1
         noise = np.random.default_rng(int(params["seed"])).standard_normal(audio.shape) * rms
         return clip.replace(audio=np.clip(noise, -1, 1).astype(np.float32))
+
+
+@register
+class InSyncMute(Strategy):
+    """Not a negative: a nuisance both streams share (PEAVS's in-sync mutes and black frames), so silence alone is
+    never evidence of a mismatch. A recipe's ``nuisance_positives`` makes positives of it; the reward audit checks
+    that a judge does not punish it."""
+
+    name = "in_sync_mute"
+    family = "nuisance"
+    description = "a stretch silent and black on both streams at once (in sync: a positive, not a negative)"
+    defaults = {"start_s": Range(0.0, 1.0, unit="s"), "length_s": Range(0.3, 0.8, unit="s")}
+
+    def apply(self, clip, params, ctx):
+        begin, length = params["start_s"], params["length_s"]
+        audio, frames = audio_of(clip).copy(), frames_of(clip).copy()
+        audio[:, int(round(begin * clip.sample_rate)) : int(round((begin + length) * clip.sample_rate))] = 0.0
+        at = clip.timestamps - clip.start
+        frames[(at >= begin - 1e-6) & (at < begin + length - 1e-6)] = 0
+        return clip.replace(audio=audio, frames=frames)

@@ -228,6 +228,17 @@ class Reward:
     def aspects(self) -> dict[str, str | None]:
         return {name: term.aspect for name, term in self.terms.items()}
 
+    def streams(self) -> dict[str, set[str]]:
+        """term -> what it reads of a sample: ``audio`` and ``video`` (its decode needs, a served term's as its server
+        describes them) and ``text`` (a prompt-reading aspect)."""
+        reads = {}
+        for name, term in self.terms.items():
+            needs = self.backend.needs(name)
+            reads[name] = {s for s in ("audio", "video") if getattr(needs, s)} | (
+                {"text"} if term.aspect in TEXT_ASPECTS else set()
+            )
+        return reads
+
     @property
     def reads_prompt(self) -> bool:
         """Whether a term judges the clip against its prompt (a vt or at judge, CLAP...)."""
@@ -361,6 +372,9 @@ class _CoreBackend:
             return "metric", {"scales": dict(scorer.metric.scales), "aspect": scorer.metric.aspect}
         return "function", {}
 
+    def needs(self, name: str) -> DecodeNeeds:
+        return self.scoring.scorers[name].needs
+
     def score(self, samples: list[dict]) -> list[ClipRecord]:
         items = [{**s, "scorers": list(self.terms)} for s in samples]  # only the reward's scorers run
         if self.score_items is not None:
@@ -387,6 +401,9 @@ class _ServedBackend:
     def describe(self, name: str) -> tuple[str, dict]:
         model = self.models[self.terms[name].scorer]
         return model["kind"], model
+
+    def needs(self, name: str) -> DecodeNeeds:
+        return DecodeNeeds(**self.models[self.terms[name].scorer]["needs"])
 
     @property
     def plan(self) -> DecodeNeeds:
