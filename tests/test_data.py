@@ -19,7 +19,7 @@ from avjudge.data.export import ExportError, export_dataset
 from avjudge.errors import AvjudgeError
 from avjudge.jsonl import read_jsonl
 from avjudge.media import decode
-from avjudge.perturb import SourcePool
+from avjudge.perturb import Context, SourcePool
 from avjudge.prompts import render_query
 from avjudge.resources import resolve
 from avjudge.world import MANIFEST
@@ -87,11 +87,15 @@ def test_positives_are_untouched_and_negatives_differ(built, small_world):
     positive = next(r for r in records if r["label"] == 1)
     clip = pair_clip(positive, pool)
     reference = decode(pool.records[positive["source_id"]]["video"], sample_rate=16000, channels=1)
-    np.testing.assert_array_equal(clip.audio, reference.audio)
-    np.testing.assert_array_equal(clip.frames, reference.frames)
+    start, length = positive["window"]["start_s"], positive["window"]["duration_s"]
+    first = int(round(start * 16000))
+    np.testing.assert_array_equal(clip.audio, reference.audio[:, first : first + int(round(length * 16000))])
+    shown = (reference.timestamps >= start - 1e-6) & (reference.timestamps < start + length - 1e-6)
+    np.testing.assert_array_equal(clip.frames, reference.frames[shown])
     for negative in (r for r in records if r["label"] == 0):
         source = decode(pool.records[negative["source_id"]]["video"], video=False, sample_rate=16000, channels=1)
-        assert not np.array_equal(pair_clip(negative, pool).audio, source.audio), negative["strategy"]
+        window = source.window(negative["window"]["start_s"], negative["window"]["duration_s"])
+        assert not np.array_equal(pair_clip(negative, pool).audio, window.audio), negative["strategy"]
     for judge, field in (("vt", "video"), ("at", "audio")):
         for r in pairs_of(out, judge):
             original = pool.records[r["source_id"]]["captions"][field]
@@ -416,3 +420,99 @@ def test_a_parquet_manifest_gives_the_records_its_jsonl_gives(small_world, tmp_p
         (r["id"], r["video"], r["captions"]) for r in from_jsonl
     ]
     assert "utterance" not in from_parquet[1]["captions"] and "utterance" in from_parquet[0]["captions"]
+
+
+def test_every_av_pair_is_a_window_of_one_length_cut_from_real_content(built, small_world):
+    """Positives and negatives alike: a window of the source less the largest shift (2 s in world_demo), inside the
+    stretch the negative keeps real; a shift's sound is the source's own from the shift earlier or later, its picture
+    the window's frames; no pair pads anything."""
+    out, _ = built
+    pool = SourcePool(load_manifest(small_world / MANIFEST))
+    recipe, _ = small_recipe(small_world)
+    strategies = recipe.audio_strategies("av")
+    seen = set()
+    for record in pairs_of(out, "av"):
+        duration = pool.duration(record["source_id"])
+        start, length = record["window"]["start_s"], record["window"]["duration_s"]
+        assert length == pytest.approx(duration - 2.0)
+        low, high = (0.0, duration)
+        if record["label"] == 0:
+            low, high = strategies[record["strategy"]].kept_span(record["params"], duration, Context(pool=pool))
+        assert low - 1e-9 <= start and start + length <= high + 1e-9
+        clip = pair_clip(record, pool)
+        assert clip.duration == pytest.approx(length) and abs(clip.audio.shape[1] - length * 16000) <= 1
+        assert abs(len(clip.frames) - length * 25) <= 1
+        assert np.abs(clip.audio[0, :1600]).max() > 0 and np.abs(clip.audio[0, -1600:]).max() > 0  # no silent edge
+        if record["strategy"].startswith("time_shift"):
+            seen.add(record["strategy"])
+            source = decode(pool.records[record["source_id"]]["video"], sample_rate=16000, channels=1)
+            heard = int(round((start - record["params"]["shift_s"]) * 16000))
+            np.testing.assert_array_equal(clip.audio, source.audio[:, heard : heard + clip.audio.shape[1]])
+            shown = (source.timestamps >= start - 1e-6) & (source.timestamps < start + length - 1e-6)
+            np.testing.assert_array_equal(clip.frames, source.frames[shown])
+    assert seen == {"time_shift_medium", "time_shift_micro"}
+
+
+def test_a_source_too_short_for_its_window_is_skipped_and_counted(small_world, tmp_path):
+    from avjudge.data.windows import TOO_SHORT
+
+    recipe, source = small_recipe(small_world, **{"judges.av.min_window_s": 2.0})
+    stats = build_dataset(recipe, source, tmp_path / "d", progress=False)
+    durations = {r["id"]: r["duration"] for r in load_manifest(small_world / MANIFEST)}
+    short = {i for i, d in durations.items() if d - 2.0 < 2.0}
+    assert short and short != set(durations)  # the small world's clips are 3-5 s long
+    assert stats["judges"]["av"]["rejection_reasons"].get(TOO_SHORT) == len(short)
+    assert not {r["source_id"] for r in pairs_of(tmp_path / "d", "av")} & short
+    assert stats["judges"]["av"]["pairs"] == 48
+
+
+def test_nuisance_positives_are_muted_and_black_in_sync_inside_their_window(small_world, tmp_path):
+    recipe, source = small_recipe(small_world, **{"judges.av.nuisance_positives": 0.5})
+    stats = build_dataset(recipe, source, tmp_path / "d", progress=False)
+    pool = SourcePool(load_manifest(small_world / MANIFEST))
+    muted = [r for r in pairs_of(tmp_path / "d", "av") if r["label"] == 1 and r["strategy"] == "in_sync_mute"]
+    assert 6 <= len(muted) <= 18 and stats["judges"]["av"]["nuisance_positives"] == len(muted)
+    for record in muted:
+        begin, length = record["params"]["start_s"], record["params"]["length_s"]
+        window = record["window"]
+        assert window["start_s"] <= begin and begin + length <= window["start_s"] + window["duration_s"] + 1e-9
+        clip = pair_clip(record, pool)
+        at = clip.timestamps - clip.start
+        inside = (at >= begin - window["start_s"]) & (at < begin - window["start_s"] + length - 1e-6)
+        assert inside.any() and clip.frames[inside].max() == 0 and clip.frames[~inside].max() > 0
+        first = int(round((begin - window["start_s"]) * 16000))
+        assert not clip.audio[:, first : first + int(length * 16000) - 1].any()
+        assert record["negative_type"] == "positive"
+
+
+def test_a_redrawn_shift_gets_a_window_inside_its_new_span(small_world, tmp_path):
+    from avjudge.data import PairDataset, load_pairs
+
+    recipe, source = small_recipe(small_world, **{"judges.av.pairs": 96})
+    build_dataset(recipe, source, tmp_path / "d", progress=False)
+    pool = SourcePool(load_manifest(small_world / MANIFEST))
+    records = load_pairs(tmp_path / "d", "av", "train")
+    strategies = recipe.audio_strategies("av")
+    dataset = PairDataset(records, pool, strategies=strategies)
+    shifts = [i for i, r in enumerate(records) if r["strategy"].startswith("time_shift")]
+    assert shifts
+    for i in shifts:
+        record, clip = dataset.redrawn(i, [5, i])
+        assert record["params"] != records[i]["params"]
+        assert record["window"]["duration_s"] == records[i]["window"]["duration_s"]
+        low, high = strategies[record["strategy"]].kept_span(record["params"], pool.duration(record["source_id"]),
+                                                            Context(pool=pool))  # fmt: skip
+        assert low - 1e-9 <= record["window"]["start_s"] <= high - record["window"]["duration_s"] + 1e-9
+        assert clip.duration == pytest.approx(record["window"]["duration_s"])
+
+
+def test_a_cut_shift_in_a_recipe_of_whole_clips_is_refused(small_world):
+    recipe, _ = small_recipe(small_world, **{"judges.av.crop": "false"})
+    with pytest.raises(ConfigError, match="crop is false"):
+        recipe.audio_strategies("av")
+    paper, _ = small_recipe(
+        small_world,
+        **{"judges.av.crop": "false", "judges.av.strategy_params": "{time_shift_medium: {fill: silence}, "
+           "time_shift_micro: {fill: silence}}"},
+    )  # fmt: skip
+    assert set(paper.audio_strategies("av")) >= {"time_shift_medium", "time_shift_micro"}

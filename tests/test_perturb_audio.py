@@ -46,15 +46,39 @@ def noise_signal(seconds: float = 4.0, seed: int = 0) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", ["time_shift_micro", "time_shift_medium"])
-def test_time_shift_is_recovered_by_cross_correlation(name):
+@pytest.mark.parametrize("fill", ["window", "silence"])
+def test_time_shift_is_recovered_by_cross_correlation(name, fill):
+    """The sound's lag behind the picture, measured: for a cut shift, the lag of its sound behind the source's plus
+    where its picture now starts; for a padded one, the lag alone."""
     original = noise_signal(6.0)
-    strategy = get_strategy(name)
+    strategy = get_strategy(name, {"fill": fill})
     rng = np.random.default_rng(3)
     for _ in range(6):
         out, params = strategy(clip_of(original), rng)
         lo, hi = strategy.defaults["shift_s"].low, strategy.defaults["shift_s"].high
-        assert lo <= abs(params["shift_s"]) <= hi
-        assert abs(lag_of(original, out.audio[0]) - params["shift_s"]) < 0.005
+        assert lo <= abs(params["shift_s"]) <= hi and params["fill"] == fill
+        assert abs(out.start + lag_of(original, out.audio[0]) - params["shift_s"]) < 0.005
+
+
+def test_a_cut_shift_holds_only_real_sound_and_the_picture_it_belongs_against():
+    """fill: window (the default) pads nothing: the sound is the source's own from |shift| earlier or later, the
+    picture the frames of the same stretch, both as long as the source less the shift."""
+    original = noise_signal(5.0)
+    frames = np.arange(125, dtype=np.uint8)[:, None, None, None] * np.ones((1, 2, 2, 3), np.uint8)  # frame k shows k
+    clip = MediaClip(frames=frames, fps=25.0, timestamps=np.arange(125) / 25, audio=original[None], sample_rate=SR,
+                     duration=5.0)  # fmt: skip
+    assert get_strategy("time_shift_medium").defaults["fill"].options == ("window",)
+    for shift in (1.2, -0.8):
+        out = get_strategy("time_shift_medium").apply(clip, {"shift_s": shift, "fill": "window"}, Context())
+        assert out.duration == pytest.approx(5.0 - abs(shift)) and out.start == pytest.approx(max(shift, 0.0))
+        first = int(round(max(-shift, 0.0) * SR))
+        np.testing.assert_array_equal(out.audio[0], original[first : first + out.audio.shape[1]])
+        assert out.audio.shape[1] == int(round((5.0 - abs(shift)) * SR))
+        assert out.frames[0, 0, 0, 0] == round(max(shift, 0.0) * 25) and len(out.frames) == round((5 - abs(shift)) * 25)
+        assert get_strategy("time_shift_medium").kept_span({"shift_s": shift, "fill": "window"}, 5.0, Context()) == (
+            pytest.approx(max(shift, 0.0)),
+            pytest.approx(5.0 + min(shift, 0.0)),
+        )
 
 
 def test_wrapped_shift_leaves_no_silence_and_is_still_measured():
@@ -67,7 +91,7 @@ def test_wrapped_shift_leaves_no_silence_and_is_still_measured():
     lag = int(np.argmax(circular))
     lag = lag - len(original) if lag > len(original) // 2 else lag
     assert abs(lag / SR - params["shift_s"]) < 0.005
-    silenced, _ = get_strategy("time_shift_medium")(clip_of(original), np.random.default_rng(4))
+    silenced, _ = get_strategy("time_shift_medium", {"fill": "silence"})(clip_of(original), np.random.default_rng(4))
     assert np.count_nonzero(silenced.audio[0] == 0) >= SR  # the paper's way leaves a silent second or more
 
 
@@ -112,7 +136,9 @@ def test_speed_change_factor_is_measured():
         out, params = strategy(clip_of(tone), rng)
         assert 0.8 <= params["factor"] <= 1.2 and abs(params["factor"] - 1) >= 0.05
         assert abs(f0_of(out.audio[0]) / f0_of(tone) / params["factor"] - 1) < 0.01
-        assert out.audio.shape == (1, len(tone))
+        # never padded: a faster sound ends early and the clip with it
+        assert out.audio.shape[1] == pytest.approx(len(tone) / max(params["factor"], 1.0), abs=2)
+        assert out.duration == pytest.approx(out.audio.shape[1] / SR, abs=1e-3)
 
 
 def onsets_of(x: np.ndarray, sr: int = SR, threshold: float = 0.1, gap_s: float = 0.05) -> np.ndarray:
@@ -132,7 +158,7 @@ def test_speed_change_moves_every_onset_to_its_time_over_the_factor(factor):
     for t in clicks:
         audio[int(t * SR) : int(t * SR) + len(burst)] += burst
     out = get_strategy("speed_change").apply(clip_of(audio), {"factor": factor}, Context())
-    assert out.audio.shape == (1, len(audio))  # cropped or padded to its length
+    assert out.audio.shape[1] == pytest.approx(len(audio) / max(factor, 1.0), abs=2)  # cut to the sound, never padded
     expected = clicks / factor
     expected = expected[expected < 3.0 - 0.01]  # a slowed clip's last clicks fall past its end
     assert onsets_of(out.audio[0]) == pytest.approx(expected, abs=0.002)
@@ -196,6 +222,11 @@ def test_random_and_semantic_mismatch_borrow_other_audio(pool):
     np.testing.assert_allclose(out.audio[0], pcm[: own.audio.shape[1]] / 32768.0, atol=1e-6)
     nearest = get_strategy("semantic_mismatch", {"top_k": 1})
     assert nearest.sample(np.random.default_rng(0), own, ctx)["source"] == "wolf"
+    # a longer clip takes a shorter one's 3 s of sound: the clip ends with it, never falls silent
+    longer = clip_of(noise_signal(5.0, seed=98))
+    cut = get_strategy("random_mismatch").apply(longer, params, ctx)
+    assert cut.audio.shape[1] == pcm.shape[0] and cut.duration == pytest.approx(3.0)
+    assert get_strategy("random_mismatch").kept_span(params, 5.0, ctx) == (0.0, pytest.approx(3.0))
 
 
 def test_babble_noise_from_other_clips_at_snr(pool):

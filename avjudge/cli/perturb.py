@@ -17,6 +17,7 @@ def _perturb_list(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from ..perturb import describe_all
+    from ..perturb.base import tells_text
     from ..perturb.taxonomy import taxonomy
 
     infos = describe_all()
@@ -30,10 +31,16 @@ def _perturb_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"audio_video": [asdict(i) for i in infos], "text": text}, indent=2))
         return 0
-    print("audio-video strategies (the picture stays, the audio changes):")
+    print(
+        "audio-video strategies; tells: the side that may give a negative away on its own, by design (none: only "
+        "sound against picture; `avjudge data audit` flags any other side that does):"
+    )
     for info in infos:
         params = ", ".join(f"{k}={v}" for k, v in info.parameters.items()) or "-"
-        print(f"  {info.name:<18} {info.family:<9} {params}\n  {'':<18} {info.description}")
+        print(
+            f"  {info.name:<20} {info.family:<10} tells: {tells_text(info.tells):<12} {params}\n"
+            f"  {'':<20} {info.description}"
+        )
     for task, title in (("vt", "video-text"), ("at", "audio-text")):
         print(f"\n{title} caption-edit dimensions (weight):")
         for row in text[task]:

@@ -185,7 +185,7 @@ def _side_features(clip, sides: tuple[str, ...]) -> dict[str, np.ndarray]:
 def _source_features(job: tuple) -> list[tuple[int, dict | str]]:
     """One chunk's pairs, each source decoded once (small frames at `VIDEO_FPS`, mono sound): (index, features by
     side) per pair, or (index, why it could not be read)."""
-    groups, pool_records, sides, sample_rate = job
+    groups, pool_records, sides, sample_rate, root = job
     pool = SourcePool(pool_records)
     results = []
     for video_path, members in groups:
@@ -204,7 +204,7 @@ def _source_features(job: tuple) -> list[tuple[int, dict | str]]:
             continue
         for index, record in members:
             try:
-                results.append((index, _side_features(pair_view(record, source, pool), sides)))
+                results.append((index, _side_features(pair_view(record, source, pool, root), sides)))
             except (PerturbError, ValueError) as err:
                 results.append((index, str(err)))
     return results
@@ -215,12 +215,13 @@ def media_features(
     pool_records: list[dict],
     sides: tuple[str, ...],
     sample_rate: int,
+    root: Path,
     workers: int,
     progress: bool,
 ) -> tuple[dict[str, np.ndarray], dict[int, str]]:
     """(side -> (n, features) array, record index -> why it could not be read) for the media ``sides`` of
-    ``records``, whose negatives borrow from ``pool_records`` (their split's sources); sources decoded once each, in
-    ``workers`` processes (0: here)."""
+    ``records`` of the dataset in ``root`` (where materialised negatives are), whose negatives borrow from
+    ``pool_records`` (their split's sources); sources decoded once each, in ``workers`` processes (0: here)."""
     from ..media import decoding_pool
 
     media_sides = tuple(side for side in sides if side != "text")
@@ -230,7 +231,7 @@ def media_features(
     paths = {r["id"]: r["video"] for r in pool_records}
     groups = [(paths[source], members) for source, members in by_source.items()]
     chunks = max(1, min(len(groups), 4 * max(workers, 1)))
-    jobs = [(groups[i::chunks], pool_records, media_sides, sample_rate) for i in range(chunks)]
+    jobs = [(groups[i::chunks], pool_records, media_sides, sample_rate, root) for i in range(chunks)]
     runs = map(_source_features, jobs) if workers <= 0 else decoding_pool(workers).map(_source_features, jobs)
     widths = {"audio": len(AUDIO_FEATURES), "video": len(VIDEO_FEATURES)}
     features = {side: np.full((len(records), widths[side]), np.nan) for side in media_sides}
@@ -330,7 +331,7 @@ def judge_audit(
     for split in (train_split, eval_split):
         records = load_pairs(dataset, task, split, limit)
         pool = [r for r in sources if splits.get(r["id"]) == split]
-        features, errors = media_features(records, pool, sides, sample_rate, workers, progress)
+        features, errors = media_features(records, pool, sides, sample_rate, dataset, workers, progress)
         readable = np.array([i not in errors for i in range(len(records))], bool)
         records = [r for r, ok in zip(records, readable) if ok]
         features = {side: values[readable] for side, values in features.items()}
