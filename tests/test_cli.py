@@ -136,11 +136,19 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
             assert e["after"] == judge["eval_after"]["scores"][e["id"]]
             assert e["before"] == judge["eval_before"]["scores"][e["id"]]
             media = tmp_path / e["media"]
-            assert media.is_file() and (media.parent.name == "av") == (task == "av" and e["label"] == 0)
+            assert media.is_file() and (media.parent.name == "av") == (task == "av")  # the window the AV judge saw
     negative = next(e for e in report["examples"] if e["judge"] == "av" and e["label"] == 0)
-    assert decode(tmp_path / negative["media"]).frames is not None  # the source's picture with the negative's sound
+    shown = decode(tmp_path / negative["media"])  # the window's picture with the negative's sound
+    assert shown.frames is not None and shown.duration == pytest.approx(
+        pairs["av"][negative["id"]]["window"]["duration_s"], abs=0.1
+    )
+    for task in ("av", "vt", "at"):  # every judge's card: its pairs' shortcut audit and its reward audit
+        card = report["judges"][task]["card"]
+        assert card["judge"] == task and card["reward_audit"]["before"] and card["reward_audit"]["after"]
+        assert (tmp_path / "train" / task / "judge_card.md").is_file()
     out = capsys.readouterr().out
     assert "held-out balanced accuracy per negative type" in out and "demo_report.html" in out
+    assert all(f"{task} judge card:" in out for task in ("av", "vt", "at"))
     assert "target" not in out and "issue" not in out
     # the generators benchmarked by the AV judge, untrained and trained: each mean is its samples' mean
     generators = report["generators"]
@@ -155,6 +163,9 @@ def test_quick_demo_runs_the_whole_pipeline(tmp_path, capsys, tiny_judges):
         rows = table_rows(rendered_dom(tmp_path / "demo_report.html", tmp_path / "chromium"))
         assert rows["per-type"] == [1 + len(report["judges"][t]["eval_after"]["per_type"]) for t in ("av", "vt", "at")]
         assert rows["examples"] == [1 + len(report["examples"])] and rows["generators"] == [1 + 4]
+        assert rows["card"] == [
+            1 + len(report["judges"][t]["card"]["reward_audit"]["after"]) for t in ("av", "vt", "at")
+        ]
 
 
 def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):

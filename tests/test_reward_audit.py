@@ -40,9 +40,11 @@ def test_scripted_terms_give_the_expected_shares_and_flags(samples):
     assert report["clips"] == 3 and report["prompt_blind"] and report["flags"][0].startswith("prompt-blind")
     assert shares["silence"]["quiet"] == 1.0  # silence is what this term loves: flagged
     assert any(f.startswith("quiet prefers silence") for f in report["flags"])
-    assert shares["black_frames"]["bright"] == 0.0 and shares["black_frames"]["quiet"] == 1.0  # the sound kept
-    assert shares["white_noise"]["bright"] == 1.0 and shares["silence"]["bright"] == 1.0  # the picture kept
-    assert shares["other_prompt"] == {"quiet": 1.0, "bright": 1.0}  # neither reads the prompt: blind to its swap
+    assert shares["black_frames"]["bright"] == 0.0
+    # a term is not asked about what it never reads: the quiet one about the picture, the bright one about the sound,
+    # neither about the prompt (a tie there would be counted as a preference otherwise)
+    assert shares["black_frames"]["quiet"] is None and shares["white_noise"]["bright"] is None
+    assert shares["silence"]["bright"] is None and shares["other_prompt"] == {"quiet": None, "bright": None}
     ci = report["variants"]["silence"]["quiet"]["ci95"]
     assert ci == [1.0, 1.0] and report["variants"]["silence"]["quiet"]["n"] == 3
     reads = Reward({"bright": RewardTerm(brightness, midpoint=0.5, aspect="video-text", needs=PICTURE)})
@@ -84,3 +86,50 @@ def test_rewards_audit_writes_its_report_for_a_reward_yaml(tiny_judges, small_wo
     assert "| silence (the sound silenced) |" in (out / "audit.md").read_text()
     page = (out / "audit.html").read_text()
     assert page.count("<tr>") == 13 and "data:image/png;base64," in page
+    (tmp_path / "bad.mp4").write_bytes(b"not a video")  # nothing readable: an error, not an audit without flags
+    assert main([*argv[:4], "--input", str(tmp_path / "bad.mp4"), "--out", str(tmp_path / "none")]) == 1
+    assert "none of the 1 clips could be read" in capsys.readouterr().err
+
+
+def flat(clip) -> float:
+    return 0.5
+
+
+def seconds(clip) -> float:
+    return clip.audio.shape[1] / 16000
+
+
+def hates_mutes(clip) -> float:
+    return float(np.mean(clip.audio != 0)) * float(np.mean(clip.frames.mean((1, 2, 3)) > 0))
+
+
+BOTH = DecodeNeeds(video=True, fps=NATIVE_FPS, audio=True, sample_rate=16000, channels=1)
+
+
+def test_ties_are_no_preference_and_a_term_that_punishes_an_in_sync_mute_is_flagged(samples):
+    with pytest.warns(PromptBlindReward):
+        reward = Reward({"flat": RewardTerm(flat, midpoint=0.5, aspect="video", needs=PICTURE),
+                         "mutes": RewardTerm(hates_mutes, midpoint=0.5, aspect="sync", needs=BOTH),
+                         "seconds": RewardTerm(seconds, midpoint=0.5, aspect="audio", needs=SOUND)})  # fmt: skip
+    report = reward.audit(samples, bootstrap=0)
+    black = report["variants"]["black_frames"]["flat"]
+    assert black["share"] == 0.0 and black["ties"] == 1.0  # the same score: counted apart, not as a preference
+    assert not any(flag.startswith("flat") for flag in report["flags"])
+    assert report["variants"]["in_sync_mute"]["mutes"]["share"] == 0.0
+    assert any(flag.startswith("mutes punishes in_sync_mute") for flag in report["flags"])
+    assert not any(flag.startswith("flat punishes") for flag in report["flags"])  # it reads no sound: not a sync term
+    # a cut variant is compared with its source cut the same way: a term of the sound's length sees no change
+    window = report["variants"]["window_shifted_sound"]["seconds"]
+    assert window["n"] == len(samples) and window["ties"] == 1.0
+
+
+def test_one_clip_has_no_other_clip_to_borrow_and_no_readable_clip_is_an_error(samples, tmp_path, capsys):
+    from avjudge.rewards.audit import AuditError
+
+    with pytest.warns(PromptBlindReward):
+        reward = Reward({"mutes": RewardTerm(hates_mutes, midpoint=0.5, aspect="sync", needs=BOTH)})
+    report = reward.audit(samples[:1], bootstrap=0)
+    assert report["variants"]["other_sound"]["mutes"]["share"] is None  # n/a, not "prefers"
+    assert report["variants"]["black_frames"]["mutes"]["n"] == 1
+    with pytest.raises(AuditError, match="none of the 2 clips could be read"):
+        reward.audit([{"video": str(tmp_path / "missing.mp4")}] * 2, bootstrap=0)

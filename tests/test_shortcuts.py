@@ -61,7 +61,10 @@ def clip_of(rng: np.random.Generator) -> MediaClip:
 NEGATIVES = {  # name -> (side, how a negative is made from a fresh natural clip)
     "silence_padded_shift": ("audio", lambda c, r: get_strategy("time_shift_medium", {"fill": "silence"})(c, r)[0]),
     "filter": ("audio", lambda c, r: get_strategy("filter")(c, r)[0]),
-    "white_noise": ("audio", lambda c, r: get_strategy("noise_addition", {"kind": "white", "snr_db": [0, 10]})(c, r)[0]),
+    "white_noise": (
+        "audio",
+        lambda c, r: get_strategy("noise_addition", {"kind": "white", "snr_db": [0, 10]})(c, r)[0],
+    ),
     "audio_loop": ("audio", lambda c, r: get_strategy("looped_first_second").apply(c, {}, Context())),
     "black_frames": ("video", lambda c, r: get_strategy("black_frames").apply(c, {}, Context())),
     "frozen_frame": ("video", lambda c, r: get_strategy("frozen_frame").apply(c, {}, Context())),
@@ -128,27 +131,93 @@ def long_world(tmp_path_factory):
     return out
 
 
-def audited(world, recipe_path, folder, overrides=()) -> dict:
-    recipe, source = load_recipe(recipe_path, [f"source={world / MANIFEST}", *overrides])
-    build_dataset(recipe, source, folder, progress=False)
-    report_path = folder / "shortcuts.json"
-    argv = ["data", "audit", "--input", str(folder), "--judges", "av", "--out", str(report_path), "--no-progress"]
+def audited(dataset, judges: str, report) -> dict:
+    """`avjudge data audit` as a user runs it; the report it wrote."""
+    argv = ["data", "audit", "--input", str(dataset), "--judges", judges, "--out", str(report), "--no-progress"]
     assert main(argv) == 0
-    return json.loads(report_path.read_text())["av"]
+    return json.loads(report.read_text())
 
 
-def test_the_papers_silence_padded_shifts_leak_and_the_shipped_cut_shifts_do_not(long_world, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def demo_pairs(long_world, tmp_path_factory):
+    """The shipped world_demo recipe's pairs of the long world (2000 AV pairs, 600 VT, 240 AT), 40 % held out."""
+    recipe, source = load_recipe(
+        "world_demo",
+        [
+            f"source={long_world / MANIFEST}",
+            "judges.av.pairs=2000",
+            "judges.vt.pairs=600",
+            "splits={train: 0.6, test: 0.4}",
+        ],
+    )
+    out = tmp_path_factory.mktemp("demo_pairs")
+    build_dataset(recipe, source, out, progress=False)
+    return out
+
+
+def test_the_papers_silence_padded_shifts_leak_and_the_shipped_cut_shifts_do_not(
+    long_world, demo_pairs, tmp_path, capsys
+):
     (tmp_path / "paper.yaml").write_text(SILENCE_RECIPE)
-    paper = audited(long_world, tmp_path / "paper.yaml", tmp_path / "paper")
+    recipe, source = load_recipe(tmp_path / "paper.yaml", [f"source={long_world / MANIFEST}"])
+    build_dataset(recipe, source, tmp_path / "paper", progress=False)
+    paper = audited(tmp_path / "paper", "av", tmp_path / "paper.json")["av"]
     for kind in ("time_shift_medium", "time_shift_micro"):
         assert paper["audio"]["per_type"][kind] >= 0.85, paper["audio"]
     assert {"time_shift_medium", "time_shift_micro"} <= set(paper["leaks"])
     assert "LEAK time_shift_medium: the audio alone" in capsys.readouterr().out
 
-    shipped = audited(long_world, "world_demo", tmp_path / "demo", ["judges.av.pairs=2000", "splits={train: 0.6, test: 0.4}"])
+    shipped = audited(demo_pairs, "av", tmp_path / "demo.json")["av"]
     for kind in ("time_shift_medium", "time_shift_micro", "random_mismatch"):
         for side in ("audio", "video"):
             assert shipped[side]["per_type"][kind] <= 0.65, (kind, side, shipped[side])
     assert not set(shipped["leaks"]) & {"time_shift_medium", "time_shift_micro", "random_mismatch"}
     assert shipped["audio"]["per_type"]["filter"] >= 0.9 and "filter" not in shipped["leaks"]  # its declared tell
     assert shipped["tells"]["filter"] == "audio" and shipped["tells"]["time_shift_medium"] == "none"
+
+
+def test_caption_edits_are_audited_by_their_words_and_by_the_media_they_leave_alone(demo_pairs, tmp_path, capsys):
+    """VT and AT pairs: the text side (the caption's words alone) and the one media side each judge sees. Caption edits
+    that bring a word no positive uses leak through the text; the picture or sound alone tells them nothing."""
+    import shutil
+
+    report = audited(demo_pairs, "vt,at", tmp_path / "audit.json")
+    assert set(report) == {"vt", "at"} and set(report["vt"]) >= {"text", "video"} and "audio" in report["at"]
+    for task, side in (("vt", "video"), ("at", "audio")):
+        for kind, value in report[task][side]["per_type"].items():
+            assert value is None or value <= 0.75, (task, side, kind, value)  # 60 held-out pairs: a wide interval
+        assert not {leak["type"] for leak in report[task]["leak_details"] if leak["side"] == side}
+    tampered = tmp_path / "tampered"
+    shutil.copytree(demo_pairs, tampered)
+    for split in ("train", "test"):
+        path = tampered / "pairs" / "vt" / f"{split}.jsonl"
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        for record in records:
+            if not record["label"]:
+                record["text"] += " It is mauve."
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    capsys.readouterr()
+    leaky = audited(tampered, "vt", tmp_path / "tampered.json")["vt"]
+    assert leaky["text"]["overall"] > 0.95 and {leak["side"] for leak in leaky["leak_details"]} == {"text"}
+    assert "LEAK" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_shipped_100k_recipe_leaks_no_shift_or_mismatch(tmp_path):
+    """avbench_av_100k on a world of 8 s clips (its sources are 8-12 s): every strategy of the paper's mix, the sound
+    cut from inside the source for shifts; no shift or mismatch is told apart by one side alone."""
+    make_world(WorldConfig(n=100, seed=5, duration=8.0, width=96, height=96, ambience_prob=1.0), tmp_path / "w",
+               progress=False)  # fmt: skip
+    recipe, source = load_recipe(
+        "avbench_av_100k",
+        [f"source={tmp_path / 'w' / MANIFEST}", "judges.av.pairs=4000", "splits={train: 0.6, val: 0.0, test: 0.4}"],
+    )
+    build_dataset(recipe, source, tmp_path / "d", progress=False)
+    report = audited(tmp_path / "d", "av", tmp_path / "audit.json")["av"]
+    cut = {"time_shift_medium", "time_shift_micro", "random_mismatch", "semantic_mismatch"}
+    assert cut <= set(report["audio"]["per_type"])
+    for kind in cut:
+        for side in ("audio", "video"):
+            assert report[side]["per_type"][kind] <= 0.65, (kind, side, report[side])
+    assert not set(report["leaks"]) & cut
+    assert report["audio"]["per_type"]["filter"] >= 0.9 and report["tells"]["speed_change"] == "audio"

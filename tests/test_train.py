@@ -460,6 +460,38 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
     for kind, figures in after.items():  # the table's after column is the last evaluation's
         assert re.search(rf"^\s+{kind}\s+\S+\s+{figures['balanced_accuracy']:.3f}$", out, re.M), kind
     assert "trained 2 steps" in out
+    # the judge card, in the run's folder and beside its weights: what it learnt from, its figures, its audits
+    card = json.loads((tmp_path / "run" / "judge_card.json").read_text())
+    assert card == json.loads((tmp_path / "run" / "final" / "judge_card.json").read_text())
+    stats = json.loads((pairs / "stats.json").read_text())
+    assert card["dataset"]["dataset_hash"] == stats["dataset_hash"] and card["dataset"]["recipe"] == "world_demo"
+    assert card["held_out"]["per_type"].keys() == after.keys() and card["steps"] == 2
+    assert {"audio", "video", "leaks", "tells"} <= set(card["shortcut_audit"])
+    variants = card["reward_audit"]["after"]
+    assert {"window_shifted_sound", "shifted_sound", "in_sync_mute", "black_frames"} <= set(variants)
+    assert "other_prompt" not in variants  # the AV judge reads no prompt: not asked about one
+    assert all(f"flag: {flag}" in out for flag in card["flags"]) and "judge card:" in out
+    assert main(["judges", "card", str(tmp_path / "run")]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("# Judge card: av judge") and "| window_shifted_sound" in page and "## Flags" in page
+
+
+def test_a_judge_whose_card_flags_something_says_so_when_loaded(tiny_judges, tmp_path):
+    import shutil
+    import warnings
+
+    from avjudge.judges import CARD_FILE, Judge, JudgeCardFlags
+
+    folder = tmp_path / "judge"
+    shutil.copytree(tiny_judges["qwen2_5_omni"], folder)
+    (folder / CARD_FILE).write_text(json.dumps({"flags": []}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JudgeCardFlags)
+        Judge.load("av", folder)  # a card without flags: silent
+    (folder / CARD_FILE).write_text(json.dumps({"flags": ["leak: the audio alone tells time_shift_medium apart"]}))
+    with pytest.warns(JudgeCardFlags, match="time_shift_medium apart"):
+        judge = Judge.load("av", folder)
+    assert judge.task.name == "av"  # a warning, not a refusal
 
 
 @pytest.mark.parametrize("name", ["av_qwen25omni_7b", "vt_qwen25omni_7b", "at_qwen2audio_7b", "tiny_world_av"])

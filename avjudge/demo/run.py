@@ -198,6 +198,31 @@ def generator_lines(generators: dict | None) -> list[str]:
     return lines
 
 
+def demo_config(
+    task: str,
+    checkpoints: dict[str, Path],
+    dataset: Path,
+    output_dir: Path,
+    size: DemoSize = DemoSize(),
+    seed: int = 0,
+    overrides: list[str] | tuple[str, ...] = (),
+) -> TrainConfig:
+    """How the demo trains ``task``'s judge: its tiny config from the tiny judge of its family (``checkpoints``, as
+    `make_tiny_judges` gives them) on ``dataset`` into ``output_dir``, for the size's epochs."""
+    return load_config(
+        TrainConfig,
+        TRAIN_CONFIGS[task],
+        [
+            f"model={checkpoints[judge_task(task).family]}",
+            f"dataset={dataset}",
+            f"output_dir={output_dir}",
+            f"num_train_epochs={size.epochs_of(task)}",
+            f"seed={seed}",
+            *overrides,
+        ],
+    )
+
+
 def run_demo(
     out: str | Path,
     size: DemoSize = DemoSize(),
@@ -223,18 +248,7 @@ def run_demo(
     results, configs = {}, {}
     for task in tasks:
         t0 = time.perf_counter()
-        configs[task] = load_config(
-            TrainConfig,
-            TRAIN_CONFIGS[task],
-            [
-                f"model={checkpoints[judge_task(task).family]}",
-                f"dataset={out / 'pairs'}",
-                f"output_dir={out / 'train' / task}",
-                f"num_train_epochs={size.epochs_of(task)}",
-                f"seed={seed}",
-                *overrides,
-            ],
-        )
+        configs[task] = demo_config(task, checkpoints, out / "pairs", out / "train" / task, size, seed, overrides)
         results[task] = {**run_training(configs[task]), "curves": learning_curves(Path(configs[task].output_dir))}
         timings[f"train_{task}"] = time.perf_counter() - t0
         t0 = time.perf_counter()
