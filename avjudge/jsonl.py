@@ -8,22 +8,31 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 
-def read_jsonl(path: str | Path) -> Iterator[dict]:
-    """Records of a JSONL file; a torn last line (a killed writer) is skipped."""
+def read_jsonl(path: str | Path, strict: bool = False) -> Iterator[dict]:
+    """Records of a JSONL file. A job's own output forgives a torn last line (a killed writer: the record is redone on
+    resume); ``strict``, for a file a user wrote (a manifest), forgives nothing: a line that is not a JSON object,
+    last or not, is an error naming ``file:line``, and a UTF-8 byte-order mark is read past.
+
+    Raises:
+        ValueError: a line that is not valid JSON (or, ``strict``, not an object).
+    """
     p = Path(path)
     if not p.exists():
         return
-    with open(p, encoding="utf-8") as f:
+    with open(p, encoding="utf-8-sig" if strict else "utf-8") as f:
         lines = f.readlines()
     for i, line in enumerate(lines):
         if not line.strip():
             continue
         try:
-            yield json.loads(line)
+            record = json.loads(line)
         except json.JSONDecodeError as err:
-            if i == len(lines) - 1:
+            if i == len(lines) - 1 and not strict:
                 return  # interrupted mid-write: the record is redone on resume
             raise ValueError(f"{p}:{i + 1}: not valid JSON ({err})") from err
+        if strict and not isinstance(record, dict):
+            raise ValueError(f"{p}:{i + 1}: a record must be a JSON object, not {type(record).__name__}")
+        yield record
 
 
 class JsonlWriter:

@@ -498,3 +498,40 @@ def test_a_cut_shift_in_a_recipe_of_whole_clips_is_refused(small_world):
            "time_shift_micro: {fill: silence}}"},
     )  # fmt: skip
     assert set(paper.audio_strategies("av")) >= {"time_shift_medium", "time_shift_micro"}
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ('{"id": "c", "video": "c.mp4"', r"m.jsonl:3: not valid JSON"),  # a typo on the last line is not a torn write
+        ('["c", "c.mp4"]', r"m.jsonl:3: a record must be a JSON object, not list"),
+        ('{"id": "c", "video": null}', r"m.jsonl:3: 'video' must be a path"),
+        ('{"id": null, "video": "c.mp4"}', r"m.jsonl:3: 'id' must be a non-empty string"),
+        ('{"id": "c", "video": "c.mp4", "captions": "a dog"}', r"m.jsonl:3: 'captions' must be a mapping"),
+    ],
+)
+def test_a_users_manifest_is_read_strictly_every_bad_line_named(tmp_path, capsys, bad, message):
+    from avjudge.cli import main
+    from avjudge.data import ManifestError
+
+    lines = ['{"id": "a", "video": "a.mp4"}', '{"id": "b", "video": "b.mp4", "captions": null}', bad]
+    (tmp_path / "m.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ManifestError, match=message):
+        load_manifest(tmp_path / "m.jsonl")
+    argv = [
+        "data",
+        "build",
+        "--recipe",
+        "world_demo",
+        "--input",
+        str(tmp_path / "m.jsonl"),
+        "--out",
+        str(tmp_path / "d"),
+    ]
+    assert main(argv) == 2 and "m.jsonl:3" in capsys.readouterr().err  # a clear error, exit 2, no traceback
+
+
+def test_a_manifest_with_a_byte_order_mark_reads(tmp_path):
+    (tmp_path / "m.jsonl").write_bytes(b"\xef\xbb\xbf" + b'{"id": "a", "video": "a.mp4"}\n')
+    (record,) = load_manifest(tmp_path / "m.jsonl")
+    assert record["id"] == "a" and record["captions"] == {} and record["meta"] == {}

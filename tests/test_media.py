@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -256,6 +257,22 @@ def test_the_same_frames_encode_to_the_same_pictures_and_mp4_bytes(tmp_path, ext
     assert all(np.array_equal(decode(p, audio=False).frames, first) for p in paths[1:])
     if ext != ".mkv":
         assert len({file_hash(p) for p in paths}) == 1
+
+
+def test_media_written_is_as_readable_as_any_file_the_user_writes(tmp_path):
+    """A temporary file renamed into place kept mkstemp's 0600: world clips, WAVs and negatives were readable by
+    their owner alone, beside JSON the umask made 0644."""
+    import stat
+
+    from avjudge.media import encode_audio
+
+    video = encode_video(tmp_path / "x.mp4", coloured_frames(3, 32, 32), 25)
+    audio = encode_audio(tmp_path / "x.wav", np.zeros((1, 160), np.float32), SR)
+    (tmp_path / "x.json").write_text("{}")
+    expected = stat.S_IMODE((tmp_path / "x.json").stat().st_mode)
+    assert expected & 0o044  # the umask under test lets others read
+    for path in (video, audio):
+        assert stat.S_IMODE(Path(path).stat().st_mode) == expected
 
 
 def test_encode_is_atomic_on_failure(tmp_path):

@@ -75,9 +75,13 @@ def test_every_truth_holds_on_the_decoded_clip(prise):
                 assert chosen == ("small" if half_width < 15 else "medium" if half_width < 26 else "large")
 
 
-def test_one_seed_one_set(prise, tmp_path):
+def test_one_seed_one_set(prise, tmp_path, capsys):
+    """The command as a user types it (it once imported make_prise from where it no longer was) makes the same set."""
+    from avjudge.cli import main
+
     out, _ = prise
-    make_prise(tmp_path, 27, seed=4, workers=1)
+    assert main(["omni", "prise", "make", "--out", str(tmp_path), "--n", "27", "--seed", "4", "--workers", "1"]) == 0
+    assert "questions.jsonl" in capsys.readouterr().out
     assert (tmp_path / "questions.jsonl").read_text() == (out / "questions.jsonl").read_text()
     assert (tmp_path / "clips" / "beat_count_0001.mp4").read_bytes() == (
         out / "clips" / "beat_count_0001.mp4"

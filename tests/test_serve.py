@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from avjudge.cli import main
+from avjudge.config import ConfigError
 from avjudge.media import decode
 from avjudge.serve.app import ServerSettings, create_app
 from avjudge.serve.batcher import Batcher, QueueFull, ShuttingDown
@@ -105,6 +106,12 @@ def test_token_body_limit_media_roots_and_a_full_queue(judges, clips, tmp_path):
         assert wrong.status_code == 401 and wrong.headers["WWW-Authenticate"] == "Bearer"
         ok = c.post("/v1/score", json={"items": [item]}, headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200 and c.get("/health").status_code == 200  # health needs no token
+        for spelling in ("bearer s3cret", "BEARER  s3cret "):  # the scheme's case is free (RFC 7235)
+            assert c.post("/v1/score", json={"items": [item]}, headers={"Authorization": spelling}).status_code == 200
+        empty = c.post("/v1/score", json={"items": [item]}, headers={"Authorization": "Bearer "})
+        assert empty.status_code == 401
+    with pytest.raises(ConfigError, match="the token is empty"):
+        ServerSettings(token=" ")
     with client(judges, max_body_mb=0.0001) as c:
         assert c.post("/v1/score", json={"items": [item] * 10}).status_code == 413
     with client(judges, media_roots=(str(tmp_path),)) as c:
@@ -314,10 +321,13 @@ def test_the_client_retries_503_as_told_and_never_a_400():
         server.close()
 
 
-def test_serve_refuses_other_machines_without_a_token(tiny_judges, capsys):
+def test_serve_refuses_other_machines_without_a_token(tiny_judges, capsys, tmp_path):
     argv = ["serve", "--judge", f"av={tiny_judges['qwen2_5_omni']}", "--host", "0.0.0.0"]
     assert main(argv) == 2
     assert "give a --token-file" in capsys.readouterr().err
+    (tmp_path / "token.txt").write_text("\n")  # on loopback too: an empty token would let any request in
+    assert main([*argv[:3], "--token-file", str(tmp_path / "token.txt")]) == 2
+    assert "token.txt is empty" in capsys.readouterr().err
 
 
 def test_sigterm_answers_what_is_in_flight_then_exits(tiny_judges, clips):

@@ -221,3 +221,15 @@ def test_the_shipped_100k_recipe_leaks_no_shift_or_mismatch(tmp_path):
             assert report[side]["per_type"][kind] <= 0.65, (kind, side, report[side])
     assert not set(report["leaks"]) & cut
     assert report["audio"]["per_type"]["filter"] >= 0.9 and report["tells"]["speed_change"] == "audio"
+
+
+def test_data_build_audits_a_sample_when_it_ends(small_world, tmp_path, capsys):
+    out = tmp_path / "pairs"
+    argv = ["data", "build", "--recipe", "world_demo", "--input", str(small_world / MANIFEST), "--out", str(out)]
+    assert main([*argv, "--set", "judges.av.pairs=64", "--audit-sample", "40", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "shortcut audit of 40 pairs a split" in printed
+    report = json.loads((out / "audit.json").read_text())
+    assert set(report) == {"av", "vt", "at"} and report["av"]["pairs"]["train"] == 40
+    assert main([*argv[:-1], str(tmp_path / "quiet"), "--set", "judges.av.pairs=64", "--audit-sample", "0"]) == 0
+    assert not (tmp_path / "quiet" / "audit.json").exists() and "shortcut audit" not in capsys.readouterr().out

@@ -78,6 +78,8 @@ def _serve(args: argparse.Namespace) -> int:
     from ..serve.service import ScoreService
 
     token = args.token_file.read_text().strip() if args.token_file else None
+    if args.token_file and not token:
+        raise ConfigError(f"--token-file {args.token_file} is empty: write the bearer token into it")
     if not _loopback(args.host) and not token:
         raise ConfigError(
             f"--host {args.host} is reachable from other machines: give a --token-file, or serve on 127.0.0.1"

@@ -22,7 +22,10 @@ MANIFEST_SUFFIXES = (".jsonl", ".parquet")
 def _rows(path: Path):
     """A manifest's raw records: JSONL lines, or Parquet rows (a caption a row lacks is absent, not None)."""
     if not is_parquet(path):
-        yield from read_jsonl(path)
+        try:
+            yield from read_jsonl(path, strict=True)  # a user's file: no line of it is dropped
+        except ValueError as err:
+            raise ManifestError(str(err)) from err
         return
     for row in read_table(path):
         if isinstance(row.get("captions"), dict):
@@ -47,14 +50,20 @@ def load_manifest(path: str | Path) -> list[dict]:
         for key in ("id", "video"):
             if key not in raw:
                 raise ManifestError(f"{path}:{i}: record has no {key!r}")
+        if not isinstance(raw["video"], str) or not raw["video"]:
+            raise ManifestError(f"{path}:{i}: 'video' must be a path (a non-empty string), not {raw['video']!r}")
+        if isinstance(raw["id"], bool) or not isinstance(raw["id"], (str, int)) or raw["id"] == "":
+            raise ManifestError(f"{path}:{i}: 'id' must be a non-empty string or a number, not {raw['id']!r}")
         if raw["id"] in seen:
             raise ManifestError(f"{path}:{i}: id {raw['id']!r} appears twice")
         seen.add(raw["id"])
         record = dict(raw)
         video = Path(raw["video"])
         record["video"] = str(video if video.is_absolute() else path.parent / video)
-        record.setdefault("captions", {})
-        record.setdefault("meta", {})
+        for key in ("captions", "meta"):  # absent or null: none; anything but a mapping: an error
+            if not isinstance(raw.get(key) or {}, dict):
+                raise ManifestError(f"{path}:{i}: {key!r} must be a mapping, not {raw[key]!r}")
+            record[key] = raw.get(key) or {}
         records.append(record)
     if not records:
         raise ManifestError(f"{path}: the manifest is empty")

@@ -48,17 +48,30 @@ _OPUS_RATE = 48000
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path in the target's directory, renamed onto ``path`` on success."""
+    """A temporary path in the target's directory, renamed onto ``path`` on success, with the permissions any file
+    the process writes gets (its umask: mkstemp's own 0600 would leave media readable by its owner only)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~UMASK)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, so set straight back): read once, at import, before any thread
+    writes a file under the momentary 0."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()
 
 
 def _layout(channels: int) -> str:

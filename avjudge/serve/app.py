@@ -61,6 +61,10 @@ class ServerSettings:
     clip_from: str = "query"  # where /get_reward finds each clip: query, label or prompt_json
     text_from: str = "prompt"  # and the text a vt / at judge checks: prompt, response or label
 
+    def __post_init__(self):
+        if self.token is not None and not self.token.strip():
+            raise ConfigError("the token is empty: an empty bearer token would let every request in; give a token")
+
 
 class RequestError(Exception):
     def __init__(self, status: int, message: str, headers: dict | None = None):
@@ -137,8 +141,10 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         if settings.token is None:
             return
         in_path = request.path_params.get("token")
-        given = f"Bearer {in_path}" if in_path is not None else request.headers.get("authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {settings.token}".encode()):
+        scheme, _, credentials = request.headers.get("authorization", "").strip().partition(" ")
+        given = in_path if in_path is not None else credentials.strip() if scheme.lower() == "bearer" else ""
+        # compared in constant time; an empty token never matches (the settings refuse one)
+        if not given or not hmac.compare_digest(given.encode(), settings.token.encode()):
             raise RequestError(
                 401,
                 "a token is needed: Authorization: Bearer TOKEN, or the path /t/TOKEN/...",

@@ -21,7 +21,7 @@ def _make_args(p: argparse.ArgumentParser) -> None:
 
 def _make(args: argparse.Namespace) -> int:
     from ... import SuiteError
-    from .suite import make_prise
+    from .make import make_prise
 
     if args.n < 1:
         raise SuiteError("--n must be at least 1")
