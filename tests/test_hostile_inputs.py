@@ -37,6 +37,8 @@ def faults(good: dict) -> dict[str, dict]:
         "NaN audio": {**good, "audio": np.where(np.arange(good["audio"].shape[1]) == 5, np.nan, good["audio"])},
         "audio x1000": {**good, "audio": good["audio"] * 1000},
         "one frame, one sample": one_frame,
+        "ragged frames": {**good, "frames": [good["frames"][0], good["frames"][1][:10]]},
+        "frames of strings": {**good, "frames": np.array([["a"]], dtype=object)},
     }
 
 
@@ -138,3 +140,23 @@ def test_a_body_that_trickles_is_a_408(av_vt_judges):
 def test_a_failure_rule_json_cannot_carry_is_refused_when_the_server_starts(av_vt_judges, rule):
     with pytest.raises(ConfigError, match="neutral or a number"):
         create_app(ScoreService({"av": av_vt_judges["av"]}), ServerSettings(reward_judge="av", on_failure=rule))
+
+
+def test_every_adapter_refuses_lists_of_different_lengths_and_fails_a_bad_sample_alone(av_vt_judges, good):
+    """A trainer that hands three prompts with four clips gets an error naming both lengths, not three rewards; a
+    None metadata entry or ragged frames fail their own sample."""
+    from avjudge.rewards import FlowFactoryReward, flow_grpo_reward, trl_reward, verl_batch_compute_score
+
+    reward = Reward({"av": av_vt_judges["av"]})
+    clips = [good] * 4
+    with pytest.raises(ConfigError, match="videos 4, prompts 3"):
+        flow_grpo_reward(reward)(clips, ["a"] * 3, [{}] * 4)
+    with pytest.raises(ConfigError, match="prompt 3, video 4"):
+        FlowFactoryReward(reward)(["a"] * 3, video=clips)
+    with pytest.raises(ConfigError, match="video 4, prompts 3"):
+        trl_reward(reward)(prompts=["a"] * 3, completions=["x"] * 4, video=clips)
+    with pytest.raises(ConfigError, match="solution_strs 2, ground_truths 1"):
+        verl_batch_compute_score(reward)(solution_strs=["a.mp4", "b.mp4"], ground_truths=["x"])
+    ragged = {**good, "frames": [good["frames"][0], good["frames"][1][:10]]}
+    scores, info = flow_grpo_reward(reward)([good, ragged, good], ["a", "a", "a"], [{}, None, {}])
+    assert list(info["failed"]) == [0.0, 1.0, 0.0] and np.isfinite(scores).all()

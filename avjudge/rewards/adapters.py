@@ -17,7 +17,7 @@ import numpy as np
 
 from ..config import ConfigError
 from .gather import SampleGatherer
-from .inputs import batch_items, clip_item
+from .inputs import batch_items, clip_item, same_lengths
 from .reward import Reward, RewardBatch, sample
 
 TEXT_FROM = ("prompt", "completion")
@@ -76,6 +76,7 @@ def trl_reward(
         if text_from not in TEXT_FROM and text_from not in columns:
             raise ConfigError(f"text_from={text_from!r}: give prompt, completion or a column of the dataset")
         utterances = columns.get(utterance_from) if utterance_from else None
+        same_lengths(**{media_from: media, "prompts": prompts, text_from: texts, str(utterance_from): utterances})
         samples = [  # a group: the completions of one prompt (TRL's consecutive num_generations)
             sample(clip_item(m, fps), _message_text(texts[k]) if texts else None,
                    utterances[k] if utterances else None, group_key(prompts[k]) if prompts else None)
@@ -168,6 +169,7 @@ def verl_batch_compute_score(
         n = len(solution_strs)  # verl hands some of these as numpy object arrays: never ask them for truth
         truths = list(ground_truths) if ground_truths is not None else [None] * n
         extras = list(extra_infos) if extra_infos is not None else [None] * n
+        same_lengths(solution_strs=solution_strs, ground_truths=truths, extra_infos=extras)
         samples = [_verl_sample(s, g, e, clip_from, text_from, fps) for s, g, e in zip(solution_strs, truths, extras)]
         batch = reward.score(samples)
         return [_verl_dict(batch, k) for k in range(n)]
@@ -306,9 +308,10 @@ def flow_grpo_reward(reward: Reward, fps: float | None = None, on_failure=None) 
     reward = failing_as(reward, on_failure, "neutral")
 
     def reward_fn(videos, prompts=None, metadata=None, **_):
-        meta = list(metadata) if metadata is not None else None
+        meta = [m or {} for m in metadata] if metadata is not None else None  # a None entry: nothing to add
         audio = [m.get("audio") for m in meta] if meta and any(m.get("audio") is not None for m in meta) else None
         items = batch_items(videos, fps, audio, [m.get("audio_sample_rate") for m in meta] if meta else None)
+        same_lengths(videos=items, prompts=prompts, metadata=meta)
         meta = meta or [{}] * len(items)
         texts = list(prompts) if prompts is not None else [None] * len(items)
         batch = reward.score([sample(i, t, m.get("utterance"), group_key(t)) for i, t, m in zip(items, texts, meta)])

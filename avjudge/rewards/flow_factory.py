@@ -27,7 +27,7 @@ from types import SimpleNamespace
 
 from ..config import ConfigError
 from .adapters import failing_as, group_key
-from .inputs import batch_items
+from .inputs import batch_items, same_lengths
 from .reward import Reward, sample
 
 
@@ -84,6 +84,7 @@ class FlowFactoryReward(_pointwise_base()):
     def __call__(self, prompt, video=None, audio=None, audio_sample_rate=None, **_):
         frames = video if video is not None else [None] * len(prompt)  # an audio-only model's samples
         items = batch_items(frames, self.fps, audio, audio_sample_rate or self.sample_rate)
+        same_lengths(prompt=prompt, video=items)
         batch = self.reward.score([sample(i, p, group=group_key(p)) for i, p in zip(items, prompt)])
         return _output(batch.rewards, batch.columns())
 

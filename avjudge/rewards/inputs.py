@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import ConfigError
 from ..media import MediaClip, MediaError, from_arrays
 
 FRAME_KEYS = ("frames", "video")
@@ -45,6 +46,8 @@ def clip_item(media, fps: float | None = None, audio=None, sample_rate: int | No
         return _clip_item(media, fps, audio, sample_rate)
     except MediaError as err:
         return {"error": str(err)}
+    except (ValueError, TypeError) as err:  # ragged frames, a tensor or object numpy cannot read: this sample's fault
+        return {"error": f"the sample's media is not an array of a clip: {err}"}
 
 
 def _clip_item(media, fps, audio, sample_rate) -> dict:
@@ -74,6 +77,17 @@ def _clip_item(media, fps, audio, sample_rate) -> dict:
     }
 
 
+def same_lengths(**lists) -> int:
+    """The one length of the lists a trainer hands a reward (None ones left out); a `ConfigError` naming each list's
+    length where they differ: a reward per sample, never fewer without a word."""
+    lengths = {name: len(values) for name, values in lists.items() if values is not None}
+    if len(set(lengths.values())) > 1:
+        raise ConfigError(
+            "the reward's inputs differ in length: " + ", ".join(f"{name} {n}" for name, n in lengths.items())
+        )
+    return next(iter(lengths.values()), 0)
+
+
 def batch_items(
     media, fps: float | None = None, audio=None, sample_rate: int | Sequence[int] | None = None
 ) -> list[dict]:
@@ -81,9 +95,8 @@ def batch_items(
     its first axis); ``sample_rate`` one rate, or one per sample."""
     clips = _samples(media)
     sounds = _samples(audio) if audio is not None else [None] * len(clips)
-    if len(sounds) != len(clips):
-        raise MediaError(None, f"{len(clips)} samples of media but {len(sounds)} of audio")
     rates = list(sample_rate) if isinstance(sample_rate, (list, tuple)) else [sample_rate] * len(clips)
+    same_lengths(media=clips, audio=sounds, sample_rates=rates)
     return [clip_item(m, fps, a, r) for m, a, r in zip(clips, sounds, rates)]
 
 
