@@ -116,6 +116,28 @@ def test_the_server_answers_each_hostile_request_alone(av_vt_judges, good, world
         assert reward.status_code == 400
         ok = c.post("/get_reward", json={"query": [video]})
         assert ok.status_code == 200 and ok.json()["extra_logs"]["failed"] == [0.0]
+        for body in ({"query": [video], "labels": 5}, {"query": [video], "labels": [{"a": 1}]},
+                     {"query": [video], "prompts": ["x" * 10_000]}):  # fmt: skip
+            answer = c.post("/get_reward", json=body)
+            assert answer.status_code == 400 and "Traceback" not in answer.text, body
+        long_text = {"id": "1", "judge": "av", "video": video, "text": "word " * 5000}
+        assert score({"items": [long_text]}) == 400
+
+
+def test_an_items_path_fault_is_its_own_answer_naming_only_what_was_sent(av_vt_judges, world_records, tmp_path):
+    """A symlink loop or a NUL byte in one item's path, with or without --media-root: a 400 or that item's error,
+    never a 500; and no message carries the server's own folders."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    service = ScoreService({"av": av_vt_judges["av"]})
+    for roots in ((), (str(tmp_path),)):
+        with TestClient(create_app(service, ServerSettings(reward_judge="av", media_roots=roots))) as c:
+            for path in (str(tmp_path / "loop"), "clip\x00.mp4", "missing.mp4" if roots else "/missing.mp4"):
+                answer = c.post("/v1/score", json={"items": [{"id": "1", "judge": "av", "video": path}]})
+                assert answer.status_code in (200, 400), (roots, path, answer.text)
+                text = answer.text if answer.status_code == 400 else answer.json()["results"][0]["error"]
+                assert text and (str(tmp_path) not in text or str(tmp_path) in path), (roots, path, text)
+                reward = c.post("/get_reward", json={"query": [path]})
+                assert reward.status_code in (200, 400), (roots, path, reward.text)
 
 
 def test_a_body_that_trickles_is_a_408(av_vt_judges):

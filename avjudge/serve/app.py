@@ -41,7 +41,7 @@ from ..rewards import Reward
 from ..rewards.adapters import openrlhf_failing_as, openrlhf_rewards
 from ..scoring import ClipRecord
 from .batcher import Batcher, QueueFull, ShuttingDown
-from .service import ItemError, ScoreItem, ScoreService
+from .service import MAX_TEXT_CHARS, ItemError, ScoreItem, ScoreService
 from .telemetry import Telemetry
 
 
@@ -81,16 +81,26 @@ class MediaPaths:
         self.roots = [Path(r).resolve() for r in roots]
 
     def resolve(self, path: str, where: str) -> str:
+        """The file ``path`` names, or the `ItemError` of a path the server will not read; its messages name the
+        path as the caller sent it, never the server's own folders."""
+        given = path
+        if "\x00" in path:
+            raise ItemError(f"{where}: the path holds a NUL byte")
         if not Path(path).is_absolute():
             if not self.roots:
                 raise ItemError(
-                    f"{where}: {path} is a relative path, which this server would read from its own working "
+                    f"{where}: {given} is a relative path, which this server would read from its own working "
                     "directory: send an absolute path (RewardClient does), or start the server with --media-root DIR"
                 )
             path = str(self.roots[0] / path)
-        resolved = Path(path).resolve()
+        try:
+            resolved = Path(path).resolve()
+        except (OSError, RuntimeError) as err:  # a symlink loop (RuntimeError before Python 3.13), a name too long
+            raise ItemError(f"{where}: {given} cannot be resolved ({type(err).__name__})") from None
         if self.roots and not any(resolved.is_relative_to(root) for root in self.roots):
-            raise ItemError(f"{where}: {path} is outside the folders this server reads (its --media-root)")
+            raise ItemError(f"{where}: {given} is outside the folders this server reads (its --media-root)")
+        if self.roots and not resolved.is_file():
+            raise ItemError(f"{where}: {given}: no such file under the server's --media-root")
         return str(resolved) if self.roots else path
 
     def paths_of(self, media: dict, where: str) -> dict:
@@ -265,11 +275,19 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         queries = payload.get("query") or []
         prompts = payload.get("prompts") or [None] * len(queries)
         labels = payload.get("labels") or [None] * len(queries)
+        for name, values in (("prompts", prompts), ("labels", labels)):
+            if not isinstance(values, list):
+                raise ItemError(f"{name} is a list, one per query, not {type(values).__name__}")
         if len(prompts) != len(queries) or len(labels) != len(queries):
             raise ItemError(f"{len(queries)} queries, {len(prompts)} prompts and {len(labels)} labels")
-        for k, (query, prompt) in enumerate(zip(queries, prompts)):
+        for k, (query, prompt, label) in enumerate(zip(queries, prompts, labels)):
             if not isinstance(query, str) or not isinstance(prompt, (str, type(None))):
                 raise ItemError(f"query[{k}] and prompts[{k}] are texts")
+            if not isinstance(label, (str, int, float, type(None))) or isinstance(label, bool):
+                raise ItemError(f"labels[{k}] is a text or a number, not {type(label).__name__}")
+            for name, value in (("query", query), ("prompts", prompt), ("labels", label)):
+                if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+                    raise ItemError(f"{name}[{k}] is {len(value)} characters long; at most {MAX_TEXT_CHARS}")
         try:  # OpenRLHF's own reward function, its samples scored by the batcher with every other request's
             batch = await run_in_threadpool(
                 openrlhf_rewards, reward, queries, prompts, labels, settings.clip_from, settings.text_from

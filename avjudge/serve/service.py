@@ -29,6 +29,9 @@ class ItemError(AvjudgeError, ValueError):
     """A request item that does not fit the schema (a 4xx for the whole request: the caller's bug, not a bad clip)."""
 
 
+MAX_TEXT_CHARS = 8192  # the longest text field an item may hold: scoring 100,000 characters held a judge 8.4 s
+
+
 @dataclass(frozen=True)
 class ScoreItem:
     id: str
@@ -58,6 +61,9 @@ class ScoreItem:
         for name in ("clip", "text", "utterance", "output"):
             if raw.get(name) is not None and not isinstance(raw[name], str):
                 raise ItemError(f"{where}: {name} is a string")
+        for name in ("id", "judge", "video", "audio", "clip", "text", "utterance", "output"):
+            if isinstance(raw.get(name), str) and len(raw[name]) > MAX_TEXT_CHARS:  # a judge's prompt is far shorter
+                raise ItemError(f"{where}: {name} is {len(raw[name])} characters long; at most {MAX_TEXT_CHARS}")
         for name in ("video", "audio"):
             if raw.get(name) is not None and not isinstance(raw[name], (str, bytes)):
                 raise ItemError(f"{where}: {name} is a path (or {name}_b64 its bytes in base64)")
