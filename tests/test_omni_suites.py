@@ -261,6 +261,10 @@ def test_an_ablation_sets_configurations_side_by_side(tmp_path, capsys):
     assert result["runs"]["v_subtitles"]["4-6min"] == {"accuracy": 0.0, "delta": 0.0}
     assert "| av | 100.0 (+66.7) | 100.0 (+100.0) | 100.0 (+50.0) |" in capsys.readouterr().out
     assert main([*argv[:6], "--compare", str(tmp_path / "v.jsonl"), "--out", str(tmp_path / "b")]) == 2
+    capsys.readouterr()  # a group the questions do not carry is an error, not an ablation of "all" alone
+    assert main([*argv[:-4], "--by", "durration", "--out", str(tmp_path / "c")]) == 2
+    assert "no question carries a 'durration' group" in capsys.readouterr().err
+    assert not (tmp_path / "c" / "ablation.json").exists()
 
 
 # ---- the Yes / No bridge --------------------------------------------------------------------------------------------

@@ -196,6 +196,12 @@ def ablation(
     if not common:
         raise SuiteError("the runs answered no item in common")
 
+    first = scored[next(iter(scored))]
+    if group and not any(first[i].categories(group) for i in common):
+        raise SuiteError(
+            f"--by {group}: no question carries a {group!r} group; give a group the questions carry, or leave --by out"
+        )
+
     def cells(items: dict[str, Scored]) -> dict:
         chosen = [items[i] for i in common]
         out = {"all": accuracy(sum(s.correct for s in chosen), len(chosen))}
