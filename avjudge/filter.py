@@ -20,7 +20,7 @@ from pathlib import Path
 from .data import input_items
 from .errors import AvjudgeError
 from .jsonl import JsonlWriter, read_jsonl, write_json
-from .runtime import Engine, run_job, summary_path
+from .runtime import Engine, media_identity, run_job, summary_path
 from .scoring.clip_scorer import ClipScorer
 from .scoring.dimensions import Dimension, parse_dimensions
 
@@ -155,7 +155,8 @@ def run_filter(
     path.parent.mkdir(parents=True, exist_ok=True)
 
     process = scorer.job(lambda item, scored: {"id": item["id"], **scored})
-    job = run_job(mine, path, process, chunk_size=chunk_size, progress=progress, desc="filter", engine=engine)
+    job = run_job(mine, path, process, chunk_size=chunk_size, progress=progress, desc="filter", engine=engine,
+                  identity=media_identity(scorer.signature()))  # fmt: skip
     summary = {
         "rules": [str(r) for r in rules],
         "shard": None if shard is None else f"{shard[0]}/{shard[1]}",

@@ -2,10 +2,48 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
+
+from .errors import AvjudgeError
+
+
+class OutputBusy(AvjudgeError):
+    """An output another run is writing: two writers would interleave and redo each other's work."""
+
+
+@contextmanager
+def output_lock(target: str | Path) -> Iterator[None]:
+    """Hold ``.TARGET.lock`` beside ``target`` while writing it: one writer per output. The lock is the kernel's (``flock``), so
+    a killed run leaves none behind.
+
+    Raises:
+        OutputBusy: another process holds it (the message names the output and how to go on).
+    """
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_name(f".{path.name}.lock")  # hidden: it stays, harmless, beside the output
+    with open(lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise OutputBusy(
+                f"{path} is being written by another run ({holder}): wait for it to end, or give another --out"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def read_jsonl(path: str | Path, strict: bool = False) -> Iterator[dict]:

@@ -535,3 +535,32 @@ def test_a_manifest_with_a_byte_order_mark_reads(tmp_path):
     (tmp_path / "m.jsonl").write_bytes(b"\xef\xbb\xbf" + b'{"id": "a", "video": "a.mp4"}\n')
     (record,) = load_manifest(tmp_path / "m.jsonl")
     assert record["id"] == "a" and record["captions"] == {} and record["meta"] == {}
+
+
+def test_a_build_resumed_from_a_changed_manifest_is_refused(small_world, tmp_path):
+    manifest = tmp_path / "m.jsonl"
+    lines = (small_world / MANIFEST).read_text().splitlines()
+    rooted = [json.dumps({**json.loads(line), "video": str(small_world / json.loads(line)["video"])}) for line in lines]
+    manifest.write_text("\n".join(rooted) + "\n")
+    recipe, _ = small_recipe(small_world)
+    build_dataset(recipe, manifest, tmp_path / "d", progress=False)
+    manifest.write_text("\n".join(rooted[:-1]) + "\n")  # edited in place: one source fewer
+    with pytest.raises(ConfigError, match="changed since"):
+        build_dataset(recipe, manifest, tmp_path / "d", progress=False)
+
+
+def test_a_source_in_two_splits_is_found_at_the_end_of_a_build(built):
+    from avjudge.data.build import check_splits
+
+    out, _ = built
+    check_splits(out, ["av", "vt", "at"])  # as built: every source in one split
+    test = out / "pairs" / "av" / "test.jsonl"
+    original = test.read_text()
+    train_source = next(read_jsonl(out / "pairs" / "av" / "train.jsonl"))["source_id"]
+    record = {**json.loads(original.splitlines()[0]), "source_id": train_source}
+    try:
+        test.write_text(original + json.dumps(record) + "\n")
+        with pytest.raises(ConfigError, match=f"source {train_source!r} is in both the test and the train split"):
+            check_splits(out, ["av"])
+    finally:
+        test.write_text(original)

@@ -106,3 +106,45 @@ def test_a_jobs_progress_moves_per_clip_and_ends_at_the_total(tmp_path, monkeypa
     run_job(items, tmp_path / "out.jsonl", job, chunk_size=3, progress=True)
     assert moves[:6] == [0.5] * 6  # two scorers, a half-clip each, within the first chunk of 3
     assert sum(moves) == pytest.approx(6)
+
+
+def _sizes(chunk: list[dict]) -> list[dict]:
+    return [{"id": item["id"], "bytes": len(open(item["video"], "rb").read())} for item in chunk]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_a_rerun_rescores_what_changed_and_keeps_what_did_not(tmp_path, suffix):
+    """A record carries what it was computed from (the file's size and time, the scorers): a file rewritten in place
+    or another scorer is scored again, once; what did not change is kept."""
+    from avjudge.runtime import media_identity
+
+    items = []
+    for name in "abc":
+        (tmp_path / f"{name}.mp4").write_bytes(b"x" * 10)
+        items.append({"id": name, "video": str(tmp_path / f"{name}.mp4")})
+    out = tmp_path / f"scores{suffix}"
+    first = run_job(items, out, _sizes, progress=False, identity=media_identity("sizes v1"))
+    assert first["rescored_as_changed"] == 0 and first["resumed_from"] == 0
+    (tmp_path / "b.mp4").write_bytes(b"garbage, longer than before")
+    again = run_job(items, out, _sizes, progress=False, identity=media_identity("sizes v1"))
+    assert again["rescored_as_changed"] == 1 and again["resumed_from"] == 2
+    records = {r["id"]: r for r in read_records(out)}
+    assert len(list(read_records(out))) == 3 and records["b"]["bytes"] == 27 and records["a"]["bytes"] == 10
+    other = run_job(items, out, _sizes, progress=False, identity=media_identity("sizes v2"))  # another scorer
+    assert other["rescored_as_changed"] == 3 and other["resumed_from"] == 0 and len(list(read_records(out))) == 3
+
+
+def test_one_writer_per_output(tmp_path, small_world, capsys):
+    from avjudge.cli import main
+    from avjudge.jsonl import OutputBusy, output_lock
+
+    out = tmp_path / "scores.jsonl"
+    with output_lock(out):
+        with pytest.raises(OutputBusy, match="being written by another run"):
+            run_job([{"id": "a", "x": 1}], out, _measure, progress=False)
+        folder = tmp_path / "pairs"
+        with output_lock(folder):  # a second `data build` on one folder: exit 2, naming it
+            argv = ["data", "build", "--recipe", "world_demo", "--input", str(small_world / "world.jsonl")]
+            assert main([*argv, "--out", str(folder), "--no-progress"]) == 2
+            assert "pairs is being written by another run (pid" in capsys.readouterr().err
+    assert run_job([{"id": "a", "x": 1}], out, _measure, progress=False)["done"] == 1  # released: it runs

@@ -23,7 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..config import ConfigError, dump_yaml, from_dict, load_yaml
-from ..jsonl import JsonlWriter, read_jsonl, write_json
+from ..jsonl import JsonlWriter, output_lock, read_jsonl, write_json
 from ..llm import make_backend
 from ..media import encode_audio
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
@@ -38,6 +38,7 @@ from .windows import TOO_SHORT, draw_window, window_length
 
 JUDGE_INDEX = {"av": 0, "vt": 1, "at": 2}
 RECIPE_FILE, SPLITS_FILE = "recipe.yaml", "splits.json"  # what a built dataset keeps of how it was made
+SOURCES_FILE = "manifest.sha256"  # the manifest a build began from: a resume from another is refused
 TEXT_WORKERS = 8  # text negatives requested at once (an HTTP backend's own limit still applies)
 
 
@@ -298,7 +299,9 @@ def dataset_hash(out: Path) -> str:
 def build_dataset(
     recipe: Recipe, manifest: str | Path, out: str | Path, materialize: bool = False, progress: bool = True
 ) -> dict:
-    """Build a recipe's pair datasets; killed and rerun with the same ``out``, it continues where it stopped.
+    """Build a recipe's pair datasets; killed and rerun with the same ``out``, it continues where it stopped (one
+    build writes a folder at a time; a rerun from a manifest changed since is refused, and every build ends by checking
+    that no source is in two splits).
 
     Args:
         recipe: the `Recipe`.
@@ -311,9 +314,18 @@ def build_dataset(
     Returns:
         The statistics written to ``stats.json``: per judge, pairs, positives, negatives by type, splits and
         rejections, and the dataset hash.
+
+    Raises:
+        ConfigError: ``out`` holds a build of another recipe or manifest, or a source in two splits.
+        OutputBusy: another build is writing ``out``.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    with output_lock(out):
+        return _build(recipe, Path(manifest), out, materialize, progress)
+
+
+def _build(recipe: Recipe, manifest: Path, out: Path, materialize: bool, progress: bool) -> dict:
     saved = out / RECIPE_FILE
     text = dump_yaml(recipe) + f"materialize: {str(materialize).lower()}\n"
     if saved.exists() and saved.read_text() != text:
@@ -321,7 +333,16 @@ def build_dataset(
             f"{out} holds a dataset built from another recipe ({saved}); use another --out, or "
             "delete the folder to start over"
         )
+    sources = hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None
+    kept = out / SOURCES_FILE
+    if kept.exists() and sources and kept.read_text().strip() != sources:
+        raise ConfigError(
+            f"{manifest} changed since {out} was begun from it: a resumed build would mix two sets of sources (one "
+            "could land in two splits); delete the folder to build anew, or use another --out"
+        )
     saved.write_text(text)
+    if sources:
+        kept.write_text(sources + "\n")
     for leftover in (out / "media").rglob(".*.wav"):  # temp files of a killed run (one writer per folder)
         leftover.unlink()
     records = load_manifest(manifest)
@@ -343,11 +364,32 @@ def build_dataset(
         for index, (split, sources, size) in enumerate(zip(split_names, by_split, sizes)):
             if sources and size:
                 _SplitBuilder(recipe, judge, split, index, sources, size, out, backend, materialize).run(progress)
+    check_splits(out, list(recipe.judges))
     stats = dataset_stats(out, recipe)
     stats["manifest"] = str(Path(manifest).resolve())  # where loaders find the sources again
     write_json(out / "stats.json", stats)
     export_hf(out, list(recipe.judges))
     return stats
+
+
+def check_splits(out: Path, judges: list[str]) -> None:
+    """Every source in one split only, across every judge's pairs: checked at the end of every build.
+
+    Raises:
+        ConfigError: a source in two splits (the folder holds pairs of another build).
+    """
+    split_of: dict[str, str] = {}
+    for judge in judges:
+        for path in sorted((out / "pairs" / judge).glob("*.jsonl")):
+            if path.name.endswith(".rejected.jsonl"):
+                continue
+            for record in read_jsonl(path):
+                first = split_of.setdefault(record["source_id"], path.stem)
+                if first != path.stem:
+                    raise ConfigError(
+                        f"{out}: source {record['source_id']!r} is in both the {first} and the {path.stem} split; the "
+                        "folder holds pairs of another build: delete it and build again"
+                    )
 
 
 def dataset_stats(out: Path, recipe: Recipe) -> dict:

@@ -2,13 +2,15 @@
 
 from .chunks import ClipJob, Process, process_rows
 from .engines import ENGINES, Engine, make_engine
-from .jobs import read_records, records_log, run_job, summary_path
+from .jobs import checkpoint_identity, media_identity, read_records, records_log, run_job, summary_path
 from .local import LocalEngine
 
 __all__ = [
     "ENGINES",
     "ClipJob",
     "Engine",
+    "checkpoint_identity",
+    "media_identity",
     "LocalEngine",
     "Process",
     "make_engine",

@@ -16,7 +16,7 @@ from ..judges import CheckpointError, Judge
 from ..judges.served import ServedEndpoint, load_judge
 from ..metrics import CheckpointMissing, Metric, MetricError, get_metric
 from ..metrics.checkpoints import checkpoint_root
-from ..runtime import ClipJob
+from ..runtime import ClipJob, checkpoint_identity
 from .core import ClipRecord, Scoring
 from .dimensions import Dimension, DimensionError
 from .jobs import scoring_job
@@ -88,6 +88,12 @@ class ClipScorer:
         except (CheckpointMissing, MetricError) as err:
             return str(err)
         return None
+
+    def signature(self) -> str:
+        """What scores a clip here, for a resumed job to tell its records apart from another scorer's: the dimensions
+        and each judge's checkpoint (its weight files' identity)."""
+        judges = [f"{task}={checkpoint_identity(j.adapter.checkpoint)}" for task, j in sorted(self.judges.items())]
+        return ",".join(sorted(d.name for d in self.dimensions) + judges)
 
     def job(self, record: Callable[[dict, dict], dict]) -> ClipJob:
         """A batch job's process that scores each item: ``record(item, scored)`` is what it writes of it."""

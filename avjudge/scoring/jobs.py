@@ -13,7 +13,7 @@ import numpy as np
 from ..devices import device_name
 from ..judges import Judge, ScoreResult
 from ..metrics import METRICS, load_metrics
-from ..runtime import ClipJob, Engine, run_job
+from ..runtime import ClipJob, Engine, checkpoint_identity, media_identity, run_job
 from ..stats import finite_number
 from .core import ClipRecord, Decoder, Scoring
 from .scorers import JudgeScorer, MetricScorer
@@ -69,6 +69,7 @@ def score_items(
         desc=f"score {task}",
         summarize=summarize,
         engine=engine,
+        identity=media_identity(f"{task}:{checkpoint_identity(judge.adapter.checkpoint)}"),
     )
 
 
@@ -126,6 +127,7 @@ def run_metrics(
         items,
         out,
         scoring_job(scoring, row),
+        identity=media_identity(",".join(sorted(scoring.names()))),
         chunk_size=batch_size,
         progress=progress,
         desc="metrics",
