@@ -18,8 +18,8 @@ class OutputBusy(AvjudgeError):
 
 @contextmanager
 def output_lock(target: str | Path) -> Iterator[None]:
-    """Hold ``.TARGET.lock`` beside ``target`` while writing it: one writer per output. The lock is the kernel's (``flock``), so
-    a killed run leaves none behind.
+    """Hold ``.TARGET.lock`` beside ``target`` while writing it: one writer per output. The lock is the kernel's
+    (``flock``), so a killed run leaves none behind.
 
     Raises:
         OutputBusy: another process holds it (the message names the output and how to go on).
