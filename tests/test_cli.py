@@ -200,15 +200,24 @@ def test_demo_sizes_and_judges_can_be_chosen(tmp_path, capsys, tiny_judges):
     assert "subset of av, vt, at" in capsys.readouterr().err
 
 
-def test_demo_epochs_given_are_every_judges_and_other_sizes_keep_the_av_judges_longer_training():
+def test_the_demo_trains_what_learns_in_its_budget_and_full_length_is_one_flag_away(capsys):
+    from avjudge.demo import FULL
+    from avjudge.demo.run import path_only_lines
+
     default = DemoSize()
-    assert default.epochs_of("av") > default.epochs_of("vt") == default.epochs_of("at") == default.epochs
+    assert [default.epochs_of(t) for t in ("av", "vt", "at")] == [3.0, 2.0, 0.25] and default.path_only == ("at",)
+    assert [FULL.epochs_of(t) for t in ("av", "vt", "at")] == [6.0, 3.0, 3.0] and FULL.path_only == ()
     scaled = default.scaled(clips=6, pairs=24)
-    assert (scaled.clips, scaled.pairs) == (6, 24)
+    assert (scaled.clips, scaled.pairs, scaled.pace) == (6, 24, None)  # a size changed has no measured pace
     assert [scaled.epochs_of(t) for t in ("av", "vt", "at")] == [default.epochs_of(t) for t in ("av", "vt", "at")]
-    assert [default.scaled(epochs=2.0).epochs_of(t) for t in ("av", "vt", "at")] == [2.0, 2.0, 2.0]
-
-
+    every = default.scaled(epochs=2.0)
+    assert [every.epochs_of(t) for t in ("av", "vt", "at")] == [2.0, 2.0, 2.0] and every.path_only == ()
+    assert default.expected_seconds(default.pace[0] * 1.5) == pytest.approx(default.pace[1] * 1.5)
+    (line,) = path_only_lines(default, {"av": {"steps": 675}, "at": {"steps": 56}})
+    assert line.startswith("the AT judge trained 56 steps only, to show its path works") and "--full" in line
+    with pytest.raises(SystemExit):  # one length at a time
+        main(["demo", "--quick", "--full"])
+    assert "not allowed with argument --quick" in capsys.readouterr().err
 def test_the_demo_starts_from_the_encoder_weights_it_is_given(tmp_path, capsys, tiny_judges):
     from safetensors.torch import load_file, save_file
 

@@ -299,13 +299,13 @@ def declared_tells(negative_type: str) -> tuple[str, ...]:
 
 
 def _text_side(task: str, train: list[dict], test: list[dict]) -> tuple[np.ndarray, np.ndarray]:
-    """(train, test) text-only scores: the caption and any spoken line the judge reads, through `text_only_scores`."""
+    """(train, test) scores of the text-only classifier (`text_only_scores`, fitted once on ``train``) on the question
+    each pair's judge reads: its caption and any spoken line."""
     from .audit import text_only_scores
 
-    def question(record: dict) -> str:
-        return render_query(task, record["text"], record.get("utterance"))
-
-    return text_only_scores([(r["label"], question(r)) for r in train], [question(r) for r in test])
+    questions = [render_query(task, r["text"], r.get("utterance")) for r in (*train, *test)]
+    scores = text_only_scores([(r["label"], q) for r, q in zip(train, questions)], questions)
+    return scores[: len(train)], scores[len(train) :]
 
 
 def judge_audit(
@@ -345,7 +345,7 @@ def judge_audit(
     }
     for side in sides:
         if side == "text":
-            scores, test_scores = _text_side(task, train, train), _text_side(task, train, test)
+            scores, test_scores = _text_side(task, train, test)
             report[side] = side_report(
                 (scores[:, None], y, kinds), (test_scores[:, None], ty, tkinds), (Feature("text", "the words"),)
             )

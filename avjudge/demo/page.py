@@ -29,6 +29,7 @@ scored again. A score is S = P(Yes) / (P(Yes) + P(No)): near 1 the judge says th
 does not. Balanced accuracy compares each negative type with all held-out positives at S = 0.5; 0.5 is chance.</p>
 <h2>What each judge learned</h2>
 {tables}
+{path_only}
 <img alt="held-out balanced accuracy per negative type, before and after, and learning curves"
  src="data:image/png;base64,{chart}">
 <h2>Judge cards: what else each judge may have learnt</h2>
@@ -136,6 +137,7 @@ def write_page(report: dict, chart: Path, path: Path) -> Path:
         pairs=html.escape(pairs),
         tables="\n".join(_per_type_table(judge, result) for judge, result in report["judges"].items()),
         cards="\n".join(_card_section(judge, result["card"]) for judge, result in report["judges"].items()),
+        path_only="".join(f'<p class="path-only">{html.escape(line)}.</p>' for line in report.get("path_only", [])),
         chart=base64.b64encode(Path(chart).read_bytes()).decode(),
         examples="\n".join(_example_row(e) for e in report["examples"]),
         generators=_generators_section(report.get("generators"), path.parent),

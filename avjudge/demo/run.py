@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -32,7 +33,7 @@ from ..world import MANIFEST, make_world
 from ..world.verify import verify_clip
 from .generators import benchmark_generators
 from .page import write_page
-from .size import RECIPE, TRAIN_CONFIGS, DemoSize
+from .size import FULL, RECIPE, TRAIN_CONFIGS, DemoSize
 
 
 def build_demo_pairs(
@@ -174,6 +175,22 @@ def held_out_examples(out: Path, task: str, result: dict) -> list[dict]:
     return examples
 
 
+def say(line: str) -> None:
+    """A line of the demo's own between its stages' progress bars (stderr, as the bars)."""
+    print(f"demo: {line}", file=sys.stderr, flush=True)
+
+
+def path_only_lines(size: DemoSize, results: dict) -> list[str]:
+    """A sentence for each judge trained only to show the path works, instead of its flat learning curve."""
+    return [
+        f"the {task.upper()} judge trained {results[task]['steps']} steps only, to show its path works: the tiny "
+        f"{task.upper()} judge learns nothing in the demo's budget (every type stays at 0.50 after "
+        f"{FULL.epochs_of(task):g} epochs, avjudge demo --full)"
+        for task in size.path_only
+        if task in results
+    ]
+
+
 def card_lines(results: dict) -> list[str]:
     """Each judge card's flags in a line or two: what the judge may have learnt instead of its task."""
     lines = []
@@ -243,11 +260,20 @@ def run_demo(
     summary = make_world(size.world(seed), out / "world", progress=progress)
     checks = verify_world(out / "world", progress)
     timings["world"] = time.perf_counter() - start
+    expected = size.expected_seconds(timings["world"])
+    if progress and expected is not None and set(tasks) == {"av", "vt", "at"}:
+        say(
+            f"the world took {timings['world']:.0f} s here ({size.pace[0]:.0f} s on the project's 2-core machine, "
+            f"where the whole demo takes {size.pace[1] / 60:.0f} min): this run will take about "
+            f"{expected / 60:.0f} min in all"
+        )
     stats = build_demo_pairs(out / "world", out / "pairs", size.pairs, seed, tasks, progress)
     timings["pairs"] = time.perf_counter() - start - timings["world"]
     results, configs = {}, {}
-    for task in tasks:
+    for number, task in enumerate(tasks, start=1):
         t0 = time.perf_counter()
+        if progress:
+            say(f"training the {task.upper()} judge ({number} of {len(tasks)}, {size.epochs_of(task):g} epochs)")
         configs[task] = demo_config(task, checkpoints, out / "pairs", out / "train" / task, size, seed, overrides)
         results[task] = {**run_training(configs[task]), "curves": learning_curves(Path(configs[task].output_dir))}
         timings[f"train_{task}"] = time.perf_counter() - t0
@@ -287,6 +313,7 @@ def run_demo(
         },
         "examples": examples,
         "generators": generators,
+        "path_only": path_only_lines(size, results),
     }
     plot(results, out / "demo_report.png")
     write_json(out / "demo_report.json", report)
@@ -298,6 +325,7 @@ def run_demo(
             f"{t} {stats['judges'][t]['pairs']} ({stats['judges'][t]['rejected']} text rejections)" for t in tasks
         ),
         *evaluation_table(results),
+        *path_only_lines(size, results),
         *card_lines(results),
         *generator_lines(generators),
         "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()),

@@ -18,21 +18,32 @@ class DemoSize:
     frame_size: int = 192
     pairs: int = 2400  # per judge
     epochs: float = 3.0
-    # judges trained longer than ``epochs``: the AV judge's random mismatches need more views than 3 epochs give
-    # (docs/research/tiny_judges.md); the VT and AT judges gained nothing from more steps
-    judge_epochs: dict[str, float] = dataclasses.field(default_factory=lambda: {"av": 6.0})
+    # judges trained for other than ``epochs``: the VT judge's spatial and temporal edits are learnt by 400 steps (2
+    # epochs); the AT judge learns nothing even at 3 (figures: the demo), so it trains only long enough to run the path
+    judge_epochs: dict[str, float] = dataclasses.field(default_factory=lambda: {"vt": 2.0, "at": 0.25})
+    path_only: tuple[str, ...] = ("at",)  # judges trained only to show the path works: the report says so
     bench_clips: int = 10  # clips of the fresh world the synthetic generators make, for the last stage
     # every clip has the ambience its place implies, as real recordings have room tone: one more audio-visual link
-    # for random mismatches to break, and a zero-padded shift's silence stands out (docs/research/tiny_judges.md)
+    # for random mismatches to break (docs/research/tiny_judges.md)
     ambience_prob: float = 1.0
+    # (world seconds, whole-run seconds) of this size on the project's 2-core machine (docs/figures.md, the demo):
+    # a run compares its own world's seconds with the first to say how long it will take
+    pace: tuple[float, float] | None = (45.0, 470.0)
 
     def epochs_of(self, task: str) -> float:
         return self.judge_epochs.get(task, self.epochs)
 
     def scaled(self, clips: int | None = None, pairs: int | None = None, epochs: float | None = None) -> DemoSize:
-        """This size with the values given (None keeps one); ``epochs`` is then every judge's."""
-        size = dataclasses.replace(self, **{k: v for k, v in (("clips", clips), ("pairs", pairs)) if v is not None})
-        return size if epochs is None else dataclasses.replace(size, epochs=epochs, judge_epochs={})
+        """This size with the values given (None keeps one); ``epochs`` is then every judge's, none trained for the
+        path alone. A size changed has no measured pace."""
+        changes = {k: v for k, v in (("clips", clips), ("pairs", pairs)) if v is not None}
+        if epochs is not None:
+            changes.update(epochs=epochs, judge_epochs={}, path_only=())
+        return dataclasses.replace(self, **changes, pace=None) if changes else self
+
+    def expected_seconds(self, world_seconds: float) -> float | None:
+        """How long the whole run takes on this machine, from how long its world took (None: no measured pace)."""
+        return None if self.pace is None else world_seconds / self.pace[0] * self.pace[1]
 
     def world(self, seed: int = 0, clips: int | None = None) -> WorldConfig:
         """The world config of demo-sized clips (``clips`` of them, default the demo's)."""
@@ -46,4 +57,8 @@ class DemoSize:
         )
 
 
-QUICK = DemoSize(clips=8, duration=4.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={}, bench_clips=3)
+# the full-length run (`avjudge demo --full`): every judge trained as long as it was before the demo was cut to 8 min
+FULL = DemoSize(judge_epochs={"av": 6.0}, path_only=(), pace=(45.0, 830.0))
+QUICK = DemoSize(
+    clips=8, duration=4.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={}, path_only=(), bench_clips=3, pace=None
+)
