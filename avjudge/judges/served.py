@@ -30,7 +30,7 @@ from ..httpjson import RequestCache, post_json
 from ..llm.content import audio_url_part, frame_list_part, jpeg_base64, text_part, wav_base64
 from ..prompts import CHAT_FORMATS, media_kinds, render_query
 from .adapters import JudgeSample, adapter_for
-from .judge import Judge, JudgeSettings, _Work, settings_for
+from .judge import Judge, JudgeSettings, _Work, settings_for, warn_of_card
 from .scorer import ScoreResult
 
 JPEG_QUALITY = 95
@@ -68,6 +68,7 @@ class ServedJudge(Judge):
     def load(cls, task: str, checkpoint: str | Path, endpoint: ServedEndpoint, **settings) -> "ServedJudge":
         """A served judge of ``checkpoint``: its tokenizer, processor settings and training record, no weights."""
         path = Path(checkpoint)
+        warn_of_card(path)
         return cls(adapter_for(path).around(None, path), settings_for(task, path, settings), endpoint)
 
     def _load_args(self) -> tuple:
