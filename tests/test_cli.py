@@ -218,6 +218,8 @@ def test_the_demo_trains_what_learns_in_its_budget_and_full_length_is_one_flag_a
     with pytest.raises(SystemExit):  # one length at a time
         main(["demo", "--quick", "--full"])
     assert "not allowed with argument --quick" in capsys.readouterr().err
+
+
 def test_the_demo_starts_from_the_encoder_weights_it_is_given(tmp_path, capsys, tiny_judges):
     from safetensors.torch import load_file, save_file
 

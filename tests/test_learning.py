@@ -1,28 +1,44 @@
-"""Training learns: the demo's tiny AV judge, trained on the CPU for a few hundred steps, tells untouched clips it
-never saw from the same clips with their audio shifted by 1-3 s or filtered, which it answered at chance untrained
-(issue #5 at test size; `avjudge demo` is the full run)."""
+"""Training learns what its pairs tell: the demo's tiny AV judge, trained on the CPU for a few hundred steps on the
+paper's shifts (padded with silence), tells shifted clips it never saw at AUROC 0.95 or more, and filtered ones; yet
+on shifts cut from inside the clip, with no silence to hear, that same judge is at chance: it learnt the padding
+(`avjudge demo` and `benchmarks/shortcut_recipes.py` are the full runs)."""
 
 import dataclasses
 
+import numpy as np
+
 from avjudge.config import load_config
-from avjudge.data import build_dataset, load_recipe
+from avjudge.data import PairDataset, build_dataset, load_manifest, load_pairs, load_recipe
 from avjudge.demo import RECIPE, TRAIN_CONFIGS, DemoSize
+from avjudge.judges import Judge
+from avjudge.perturb import SourcePool
+from avjudge.stats import auroc
 from avjudge.train import TrainConfig, run_training
+from avjudge.train.trainer import prepared_pairs
 from avjudge.world import MANIFEST, make_world
 
+PAPER = [  # the AVBench paper's pairs: whole clips, shifts padded with silence
+    "judges.av.crop=false",
+    "judges.av.strategy_params={time_shift_medium: {shift_s: [1.0, 2.0], fill: silence}}",
+]
 
-def test_the_tiny_av_judge_learns_held_out_shifts_and_filters(tmp_path, tiny_judges):
-    make_world(DemoSize().world(seed=5, clips=48), tmp_path / "world", progress=False)
-    recipe, source = load_recipe(RECIPE, [f"source={tmp_path / 'world' / MANIFEST}"])
+
+def pairs_of(world, out, overrides=()) -> None:
+    recipe, source = load_recipe(RECIPE, [f"source={world / MANIFEST}", *overrides])
     av = dataclasses.replace(recipe.judges["av"], pairs=384, strategies={"time_shift_medium": 1.0, "filter": 1.0})
-    recipe = dataclasses.replace(recipe, judges={"av": av})
-    build_dataset(recipe, source, tmp_path / "pairs", progress=False)
+    build_dataset(dataclasses.replace(recipe, judges={"av": av}), source, out, progress=False)
+
+
+def test_the_tiny_av_judge_learns_what_its_pairs_tell_padding_included(tmp_path, tiny_judges):
+    make_world(DemoSize().world(seed=5, clips=48), tmp_path / "world", progress=False)
+    pairs_of(tmp_path / "world", tmp_path / "paper", PAPER)
+    pairs_of(tmp_path / "world", tmp_path / "cut")  # as shipped: the shifts cut from inside the clip
     config = load_config(
         TrainConfig,
         TRAIN_CONFIGS["av"],
         [
             f"model={tiny_judges['qwen2_5_omni']}",
-            f"dataset={tmp_path / 'pairs'}",
+            f"dataset={tmp_path / 'paper'}",
             f"output_dir={tmp_path / 'av'}",
             "max_steps=240",
             "eval_steps=1000",
@@ -34,7 +50,17 @@ def test_the_tiny_av_judge_learns_held_out_shifts_and_filters(tmp_path, tiny_jud
     for kind in ("time_shift_medium", "filter"):
         assert after[kind]["n"] >= 40, kind  # held-out positives and negatives of this type
         # tells them apart at any threshold; where S = 0.5 falls after 240 steps depends on the CPU's arithmetic
-        # (on an AMD EPYC: AUROC 0.99 with balanced accuracy 0.83, the judge still leaning to Yes)
         assert after[kind]["auroc"] >= 0.95, (kind, after[kind])
-        assert after[kind]["balanced_accuracy"] >= 0.8, (kind, after[kind])
         assert after[kind]["balanced_accuracy"] >= before[kind]["balanced_accuracy"] + 0.2, (kind, before[kind])
+
+    # the same judge asked about cut shifts it never saw, with no silence to hear: chance; a filter it still hears
+    judge = Judge.load("av", tmp_path / "av" / "final")
+    pool = SourcePool(load_manifest(tmp_path / "world" / MANIFEST))
+    held_out = load_pairs(tmp_path / "cut", "av", "test")
+    dataset = PairDataset(held_out, pool, judge.settings.sample_rate, judge.settings.fps)
+    scores = np.array([r.score for r in judge.score_prepared(prepared_pairs(judge, dataset))])
+    labels = np.array([r["label"] for r in held_out])
+    kinds = np.array([r["strategy"] for r in held_out])
+    for kind, low, high in (("time_shift_medium", 0.35, 0.65), ("filter", 0.9, 1.0)):
+        chosen = (labels == 1) | (kinds == kind)
+        assert low <= auroc(scores[chosen], labels[chosen]) <= high, kind
