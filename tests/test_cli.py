@@ -205,7 +205,7 @@ def test_the_demo_trains_what_learns_in_its_budget_and_full_length_is_one_flag_a
     from avjudge.demo.run import path_only_lines
 
     default = DemoSize()
-    assert [default.epochs_of(t) for t in ("av", "vt", "at")] == [3.0, 2.0, 0.25] and default.path_only == ("at",)
+    assert [default.epochs_of(t) for t in ("av", "vt", "at")] == [3.0, 3.0, 0.25] and default.path_only == ("at",)
     assert [FULL.epochs_of(t) for t in ("av", "vt", "at")] == [6.0, 3.0, 3.0] and FULL.path_only == ()
     scaled = default.scaled(clips=6, pairs=24)
     assert (scaled.clips, scaled.pairs, scaled.pace) == (6, 24, None)  # a size changed has no measured pace
