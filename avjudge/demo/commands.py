@@ -18,7 +18,7 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
     length.add_argument(
         "--full",
         action="store_true",
-        help="the full-length run (about 14 min on 2 cores): every judge trained as long as it can use "
+        help="the full-length run (about 10 min on 2 cores): every judge trained as long as it can use "
         + ", ".join(f"{task.upper()} {FULL.epochs_of(task):g}" for task in ("av", "vt", "at"))
         + " epochs",
     )
@@ -87,7 +87,7 @@ register(
     "their scores (OUT/demo_report.html, .json and .png).\n\n"
     "By default it takes about 8 minutes on 2 cores (it says how long after its first stage):\n"
     "the AT judge, which learns nothing in that budget, trains only long enough to show the\n"
-    "path works, and the report says so; --full trains every judge at full length (~14 min).\n\n"
+    "path works, and the report says so; --full trains every judge at full length (~10 min).\n\n"
     "examples:\n"
     "  avjudge demo --quick --out demo_quick     # a one-minute smoke run\n"
     "  avjudge demo --full --out demo_full       # every judge trained at full length\n"

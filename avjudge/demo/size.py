@@ -29,7 +29,7 @@ class DemoSize:
     ambience_prob: float = 1.0
     # (world seconds, whole-run seconds) of this size on the project's 2-core machine (docs/figures.md, the demo):
     # a run compares its own world's seconds with the first to say how long it will take
-    pace: tuple[float, float] | None = (45.0, 470.0)
+    pace: tuple[float, float] | None = (37.0, 396.0)
 
     def epochs_of(self, task: str) -> float:
         return self.judge_epochs.get(task, self.epochs)
@@ -59,7 +59,7 @@ class DemoSize:
 
 
 # the full-length run (`avjudge demo --full`): every judge trained as long as it was before the demo was cut to 8 min
-FULL = DemoSize(judge_epochs={"av": 6.0}, path_only=(), pace=(45.0, 830.0))
+FULL = DemoSize(judge_epochs={"av": 6.0}, path_only=(), pace=(39.0, 580.0))
 QUICK = DemoSize(
     clips=8, duration=4.0, frame_size=192, pairs=48, epochs=1.0, judge_epochs={}, path_only=(), bench_clips=3, pace=None
 )
