@@ -9,46 +9,39 @@ from typing import Callable
 import numpy as np
 
 
+def _areas(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """AUROC of positives against negatives along the last axis (rows: resamples); ties count half (mid ranks)."""
+    from scipy.stats import rankdata  # scipy is a base requirement; stats itself stays light to import
+
+    ranks = rankdata(np.concatenate([pos, neg], axis=-1), axis=-1)[..., : pos.shape[-1]]
+    return (ranks.sum(-1) - pos.shape[-1] * (pos.shape[-1] + 1) / 2) / (pos.shape[-1] * neg.shape[-1])
+
+
+def _classes(scores, labels) -> tuple[np.ndarray, np.ndarray]:
+    scores, labels = np.asarray(scores, float), np.asarray(labels)
+    return scores[labels == 1], scores[labels == 0]
+
+
 def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
-    """Probability that a positive outscores a negative (ties count half)."""
-    pos, neg = scores[labels == 1], scores[labels == 0]
-    if not len(pos) or not len(neg):
-        return None
-    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
-    ranks = np.empty(len(order))
-    values = np.concatenate([pos, neg])[order]
-    i = 0
-    while i < len(values):  # average ranks over ties
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+    """Probability that a positive outscores a negative (ties count half); None with one class missing."""
+    pos, neg = _classes(scores, labels)
+    return float(_areas(pos, neg)) if len(pos) and len(neg) else None
 
 
 def auroc_interval(
     scores: np.ndarray, labels: np.ndarray, draws: int = 1000, seed: int = 0
 ) -> tuple[float | None, list[float] | None]:
-    """(AUROC, its 95 % bootstrap interval): positives and negatives resampled apart, ``draws`` times (0: no
+    """(`auroc`, its 95 % bootstrap interval): positives and negatives resampled apart, ``draws`` times (0: no
     interval); (None, None) with one class missing."""
-    from scipy.stats import rankdata  # scipy is a base requirement; stats itself stays light to import
-
-    pos, neg = np.asarray(scores, float)[labels == 1], np.asarray(scores, float)[labels == 0]
-    if not len(pos) or not len(neg):
-        return None, None
-
-    def areas(p: np.ndarray, n: np.ndarray) -> np.ndarray:  # rows of resamples; ties count half (mid ranks)
-        ranks = rankdata(np.concatenate([p, n], axis=-1), axis=-1)[..., : p.shape[-1]]
-        return (ranks.sum(-1) - p.shape[-1] * (p.shape[-1] + 1) / 2) / (p.shape[-1] * n.shape[-1])
-
-    if not draws:
-        return float(areas(pos, neg)), None
+    value = auroc(scores, labels)
+    if value is None or not draws:
+        return value, None
+    pos, neg = _classes(scores, labels)
     rng = np.random.default_rng(seed)
-    resampled = areas(
+    resampled = _areas(
         pos[rng.integers(0, len(pos), (draws, len(pos)))], neg[rng.integers(0, len(neg), (draws, len(neg)))]
     )
-    return float(areas(pos, neg)), np.percentile(resampled, [2.5, 97.5]).tolist()
+    return value, np.percentile(resampled, [2.5, 97.5]).tolist()
 
 
 def printed(value: float | None, digits: int = 2, missing: str = "-") -> str:
