@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -47,7 +48,14 @@ def test_one_plan_serves_every_consumer():
         "sample_rate": 48000,
         "channels": 1,
         "audio_to_end": False,
+        "max_pixels": None,
     }
+    # frames at the largest size any reader takes; a reader of frames at their own size takes them whole
+    small, large = (replace(n, max_pixels=p) for n, p in ((judge, 100 * 100), (lips, 200 * 200)))
+    assert merge_needs([small, large, mos]).max_pixels == 200 * 200
+    assert merge_needs([small, native]).max_pixels is None
+    assert merge_needs([small, mos]).options()["max_pixels"] == 100 * 100
+    assert merge_needs([mos]).max_pixels is None  # no reader of frames
     with pytest.raises(ValueError, match="rate it samples"):
         DecodeNeeds(video=True)
 
@@ -187,9 +195,9 @@ def count_decodes(monkeypatch):
     counts: Counter = Counter()
     real = core.load_clip
 
-    def counting(video, needs, audio=None):
+    def counting(video, needs, audio=None, *budget):
         counts[str(video)] += 1
-        return real(video, needs, audio)
+        return real(video, needs, audio, *budget)
 
     monkeypatch.setattr(core, "load_clip", counting)
     return counts

@@ -7,6 +7,7 @@ import ipaddress
 from pathlib import Path
 
 from ..commands import alias, register
+from ..serve.service import SERVER_BUDGET
 from .grammar import (
     add_decode_processes,
     add_engine_arguments,
@@ -62,6 +63,28 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
         choices=["prompt", "response", "label"],
         help="the text a vt / at judge checks: the prompt, the response (the query minus its prompt), the label",
     )
+    b = p.add_argument_group(
+        "decode budget",
+        "what one clip may cost to decode, checked from its headers before decoding; a clip past it is that item's "
+        "error, and frames are scaled down as they are decoded to the size the judges read",
+    )
+    b.add_argument("--max-clip-seconds", type=float, default=SERVER_BUDGET.max_seconds, help="the longest clip")
+    b.add_argument(
+        "--max-frame-size",
+        type=_frame_size,
+        default=SERVER_BUDGET.max_frame_pixels,
+        metavar="WxH",
+        help="the largest frame as stored, in pixels (default: 3840x2160)",
+    )
+    b.add_argument(
+        "--max-decoded-mb",
+        type=float,
+        default=SERVER_BUDGET.max_decoded_mb,
+        help="frames and samples one clip may hold once decoded, estimated before decoding",
+    )
+    b.add_argument(
+        "--decode-timeout", type=float, default=SERVER_BUDGET.timeout_s, help="seconds decoding one clip may take"
+    )
     add_served_arguments(p)
     add_runtime_arguments(p, batch_size=16, workers=2)
     add_decode_processes(p)
@@ -73,6 +96,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from ..config import ConfigError
     from ..judges.served import load_judge
+    from ..media import DecodeBudget
     from ..metrics import load_metrics
     from ..serve.app import ServerSettings, create_app
     from ..serve.service import ScoreService
@@ -95,7 +119,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not judges and not metrics:
         raise ConfigError("nothing to serve: give --judge TASK=DIR or --metric NAME")
     # the scoring core decodes each batch's clips, in --workers threads (the judges get clips already decoded)
-    service = ScoreService(judges, metrics, args.workers, args.decode_processes)
+    budget = DecodeBudget(args.max_clip_seconds, args.max_frame_size, args.max_decoded_mb, args.decode_timeout)
+    service = ScoreService(judges, metrics, args.workers, args.decode_processes, budget)
     settings = ServerSettings(
         max_batch_size=args.max_batch_size,
         max_wait_ms=args.max_wait_ms,
@@ -123,6 +148,18 @@ def _serve(args: argparse.Namespace) -> int:
         access_log=False,  # a token may ride in a request's path: paths are never logged
     )
     return 0
+
+
+def _frame_size(text: str) -> int:
+    """Pixels of a frame size given as WxH (3840x2160)."""
+    width, _, height = text.lower().partition("x")
+    try:
+        pixels = int(width) * int(height)
+    except ValueError:
+        pixels = 0
+    if pixels <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a frame size as WIDTHxHEIGHT, e.g. 3840x2160")
+    return pixels
 
 
 def _loopback(host: str) -> bool:

@@ -30,7 +30,9 @@ def load_pairs(dataset: str | Path, task: str, split: str, limit: int | None = N
     return records
 
 
-def _decode_source(path: str, video: bool, audio: bool, fps: float | None, sample_rate: int) -> MediaClip:
+def _decode_source(
+    path: str, video: bool, audio: bool, fps: float | None, sample_rate: int, max_pixels: int | None = None
+) -> MediaClip:
     return decode(
         path,
         video=video,
@@ -38,6 +40,7 @@ def _decode_source(path: str, video: bool, audio: bool, fps: float | None, sampl
         fps=fps,
         sample_rate=sample_rate if audio else None,
         channels=1 if audio else None,
+        max_pixels=max_pixels if video else None,
     )
 
 
@@ -60,12 +63,14 @@ class DecodedSources:
     def __len__(self) -> int:
         return len(self._clips)
 
-    def __call__(self, path: str, video: bool, audio: bool, fps: float | None, sample_rate: int) -> MediaClip:
-        key = (str(path), video, audio, fps, sample_rate)
+    def __call__(
+        self, path: str, video: bool, audio: bool, fps: float | None, sample_rate: int, max_pixels: int | None = None
+    ) -> MediaClip:
+        key = (str(path), video, audio, fps, sample_rate, max_pixels)
         if key in self._clips:
             self._clips.move_to_end(key)
             return self._clips[key]
-        clip = _decode_source(path, video, audio, fps, sample_rate)
+        clip = _decode_source(path, video, audio, fps, sample_rate, max_pixels)
         size = _nbytes(clip)
         if size <= self.budget:
             for array in (clip.frames, clip.timestamps, clip.audio):
@@ -82,7 +87,8 @@ class PairDataset:
 
     ``strategies`` (name -> the strategy as the dataset's recipe configured it) lets `redrawn` draw a negative's
     parameters anew; its partners then come from ``pool``, which should hold the records' own split only.
-    ``sources`` keeps decoded source clips for later pairs (None: every pair decodes its source).
+    ``sources`` keeps decoded source clips for later pairs (None: every pair decodes its source). ``max_pixels``
+    scales larger frames down as they are decoded, as scoring does for the judge (`avjudge.judges.Judge.needs`).
     """
 
     def __init__(
@@ -94,16 +100,22 @@ class PairDataset:
         root: Path | None = None,
         strategies: dict[str, Strategy] | None = None,
         sources: DecodedSources | None = None,
+        max_pixels: int | None = None,
     ):
         self.records, self.pool, self.sample_rate, self.fps, self.root = records, pool, sample_rate, fps, root
-        self.strategies, self.sources = strategies or {}, sources
+        self.strategies, self.sources, self.max_pixels = strategies or {}, sources, max_pixels
 
     def __len__(self) -> int:
         return len(self.records)
 
     def __getitem__(self, index: int) -> tuple[dict, MediaClip]:
         record = self.records[index]
-        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root, self.sources)
+        return record, self._clip(record)
+
+    def _clip(self, record: dict) -> MediaClip:
+        return pair_clip(
+            record, self.pool, self.sample_rate, self.fps, self.root, self.sources, max_pixels=self.max_pixels
+        )
 
     def redrawn(self, index: int, seed: list[int]) -> tuple[dict, MediaClip] | None:
         """Item ``index`` with its negative's parameters drawn anew (``seed``: the draw's numpy seed); None where
@@ -126,7 +138,7 @@ class PairDataset:
         except PerturbError:
             return None
         record = {**record, "params": params, **({"window": window} if window else {})}
-        return record, pair_clip(record, self.pool, self.sample_rate, self.fps, self.root, self.sources)
+        return record, self._clip(record)
 
 
 def pair_clip(
@@ -137,14 +149,17 @@ def pair_clip(
     root: Path | None = None,
     sources: DecodedSources | None = None,
     frames: bool = True,
+    max_pixels: int | None = None,
 ) -> MediaClip:
     """The clip a pair shows its judge: materialised audio if stored, else the recipe applied now, cut to the pair's
     window if it has one; ``sources`` decodes (and keeps) the source clip if given; ``frames=False`` decodes no
-    frames, all that writing a negative's audio needs (every AV strategy changes the audio alone)."""
+    frames, all that writing a negative's audio needs (every AV strategy changes the audio alone); ``max_pixels``
+    scales larger frames down as they are decoded."""
     source = pool.records[record["source_id"]]
     decode_source = _decode_source if sources is None else sources  # (an empty cache is falsy)
     video, audio = NEEDS[record["dimension"]]
-    return pair_view(record, decode_source(source["video"], video and frames, audio, fps, sample_rate), pool, root)
+    clip = decode_source(source["video"], video and frames, audio, fps, sample_rate, max_pixels)
+    return pair_view(record, clip, pool, root)
 
 
 def pair_view(record: dict, clip: MediaClip, pool: SourcePool, root: Path | None = None) -> MediaClip:

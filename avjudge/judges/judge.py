@@ -230,11 +230,13 @@ class Judge:
     # -- media -----------------------------------------------------------------------------
     @property
     def needs(self) -> DecodeNeeds:
-        """What this judge reads of a clip: its streams, at its frame rate and audio rate, mono."""
+        """What this judge reads of a clip: its streams, at its frame rate and audio rate, mono, frames at most the
+        pixels its processor resizes them to (larger ones are scaled down as they are decoded)."""
         return DecodeNeeds(
             video=self.task.needs_video,
             audio=self.task.needs_audio,
             fps=self.settings.fps if self.task.needs_video else None,
+            max_pixels=self.adapter.vision.max_pixels if self.task.needs_video and self.adapter.vision else None,
             sample_rate=self.settings.sample_rate if self.task.needs_audio else None,
             channels=1 if self.task.needs_audio else None,
         )

@@ -1,5 +1,6 @@
 """Decode once (files, bytes or arrays in memory), encode, probe: the only place avjudge touches media files."""
 
+from .budget import DecodeBudget, fit_pixels
 from .clip import MediaClip, bytes_hash, file_hash
 from .decode import decode, remix, resample
 from .encode import VIDEO_PROFILES, atomic_path, encode_audio, encode_video, replace_audio
@@ -12,6 +13,7 @@ from .wire import pack_clip, unpack_clip
 
 __all__ = [
     "AudioInfo",
+    "DecodeBudget",
     "DecodeNeeds",
     "MediaClip",
     "MediaError",
@@ -28,6 +30,7 @@ __all__ = [
     "encode_audio",
     "encode_video",
     "file_hash",
+    "fit_pixels",
     "frame_indices",
     "from_arrays",
     "load_clip",

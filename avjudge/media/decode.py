@@ -1,5 +1,6 @@
 """Decode a file once into a MediaClip: frames at native or requested fps and size, audio at
-native or requested rate and channel count, over a time window [start, end)."""
+native or requested rate and channel count, over a time window [start, end), within a decode budget
+(`avjudge.media.budget`) checked from the headers first."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from scipy.signal import resample_poly
 
 from ._open import Encoded, media_name, open_media
+from .budget import DecodeBudget, fit_pixels, fitted_size
 from .clip import MediaClip, bytes_hash, file_hash
 from .errors import MediaError
 from .probe import container_duration, stream_origin
@@ -87,8 +89,9 @@ def _rotate(rgb: np.ndarray, rotation: int) -> np.ndarray:
 class _FrameSampler:
     """Collects frames at native timestamps, or the frame on screen at each target time."""
 
-    def __init__(self, path, start: float, stop: float, fps: float | None, size, nominal_fps):
+    def __init__(self, path, start: float, stop: float, fps: float | None, size, nominal_fps, max_pixels=None):
         self.path, self.start, self.stop, self.fps, self.size = path, start, stop, fps, size
+        self.max_pixels = max_pixels
         self.nominal_interval = 1.0 / nominal_fps if nominal_fps else None
         self.frames: list[np.ndarray] = []
         self.times: list[float] = []
@@ -102,14 +105,12 @@ class _FrameSampler:
 
     def _rgb(self, frame: av.VideoFrame) -> np.ndarray:
         rotation = int(round(frame.rotation)) % 360
-        if self.size is None:
-            rgb = frame.to_ndarray(format="rgb24")
-        else:
-            w, h = self.size
-            if rotation in (90, 270):
-                w, h = h, w
-            rgb = frame.reformat(width=w, height=h, format="rgb24", interpolation="AREA").to_ndarray()
-        return _rotate(rgb, rotation)
+        if self.size is None:  # at its own size, or scaled down to the plan's pixels: the same function as in memory
+            return fit_pixels(_rotate(frame.to_ndarray(format="rgb24"), rotation), self.max_pixels)
+        w, h = self.size
+        if rotation in (90, 270):
+            w, h = h, w
+        return _rotate(frame.reformat(width=w, height=h, format="rgb24", interpolation="AREA").to_ndarray(), rotation)
 
     @property
     def done(self) -> bool:
@@ -275,7 +276,11 @@ class _AudioAssembler:
         return np.ascontiguousarray(buf, dtype=np.float32), rate
 
 
-def _check_args(fps, size, sample_rate, channels, start, end) -> None:
+def _check_args(fps, size, max_pixels, sample_rate, channels, start, end) -> None:
+    if size is not None and max_pixels is not None:
+        raise ValueError("give size (exact) or max_pixels (at most), not both")
+    if max_pixels is not None and max_pixels < 1:
+        raise ValueError(f"max_pixels must be positive, got {max_pixels}")
     if fps is not None and fps <= 0:
         raise ValueError(f"fps must be positive, got {fps}")
     if size is not None and (len(size) != 2 or min(size) <= 0):
@@ -302,6 +307,8 @@ def decode(
     compute_hash: bool = False,
     skip_unneeded: bool = True,
     audio_to_end: bool = False,
+    max_pixels: int | None = None,
+    budget: DecodeBudget = DecodeBudget(),
 ) -> MediaClip:
     """Decode ``path`` (a file, or its encoded bytes in memory) into a MediaClip in one demuxing pass.
 
@@ -312,10 +319,12 @@ def decode(
     that hold those frames are decoded (`_KeyframeGate`; the same frames as decoding all). Rotation metadata is
     applied. The audio covers the window; with ``audio_to_end`` and a window to the file's end, also what the
     decoder gives past the declared duration (an AAC stream's last frame), as FFmpeg's command line writes it.
+    ``max_pixels`` scales larger frames down to that many pixels as each is decoded (`avjudge.media.budget.fit_pixels`).
+    The headers are checked against ``budget`` before anything is decoded, and decoding stops past its time.
     """
     if not (video or audio):
         raise ValueError("decode needs video=True or audio=True")
-    _check_args(fps, size, sample_rate, channels, start, end)
+    _check_args(fps, size, max_pixels, sample_rate, channels, start, end)
     name = media_name(path)
     with open_media(path) as c:
         vs = c.streams.video[0] if c.streams.video else None
@@ -333,11 +342,13 @@ def decode(
         stop = end if declared is None else min(end or declared, declared)
         if stop is None:
             raise MediaError(name, "duration unknown; pass end=... to bound the window")
+        _within(budget, name, stop - start, vs if video else None, fps, size, max_pixels, aus if audio else None)
+        deadline = budget.deadline()
         sampler = assembler = gate = None
         streams = []
         if video:
             nominal = vs.average_rate or vs.guessed_rate
-            sampler = _FrameSampler(name, start, stop, fps, size, float(nominal) if nominal else None)
+            sampler = _FrameSampler(name, start, stop, fps, size, float(nominal) if nominal else None, max_pixels)
             gate = _KeyframeGate(sampler, origin) if fps is not None and skip_unneeded else None
             # frame threads hold frames back (a decoder of N threads shows the first after N packets), which would
             # make the gate decode most of every group it opens; slice threads hold none back
@@ -351,6 +362,7 @@ def decode(
         last_t = start
         try:
             for packet in c.demux(*streams):
+                budget.check_time(name, deadline, last_t)
                 gated = gate is not None and packet.stream is vs
                 for frame in gate.push(packet) if gated else packet.decode():
                     last_t = _take(name, frame, origin, sampler, assembler, last_t)
@@ -384,6 +396,19 @@ def decode(
         source=name,
         content_hash=(bytes_hash(path) if isinstance(path, bytes) else file_hash(path)) if compute_hash else None,
     )
+
+
+def _within(budget: DecodeBudget, name: str, seconds: float, vs, fps, size, max_pixels, aus) -> None:
+    """Refuse what the headers say would take more than ``budget``: the window's length, the frames as stored (each
+    is decoded whole) and what is kept of them (at the rate and size asked), the sound at its own rate."""
+    stored = kept = rate = None
+    if vs is not None:
+        stored = vs.codec_context.width, vs.codec_context.height
+        kept = size or fitted_size(*stored, max_pixels)
+        nominal = vs.average_rate or vs.guessed_rate
+        rate = fps or (float(nominal) if nominal else None)
+    sound = None if aus is None else (aus.codec_context.sample_rate, aus.codec_context.channels)
+    budget.check(name, seconds, stored, kept, rate, sound)
 
 
 def _take(name, frame, origin: float, sampler, assembler, last_t: float) -> float:

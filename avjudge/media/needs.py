@@ -6,7 +6,9 @@ all of them, so that a clip is decoded once per job: frames at the highest rate 
 where one samples those), audio at the rate and channel count they share (else the file's own). Each consumer then
 takes its own rate from the clip (`frames_at`, `avjudge.media.resample`).
 
-Frames are decoded at their own size: each model resizes them as its processor does.
+Frames are decoded at their own size, or scaled down as they are decoded to the most pixels any consumer takes
+(``max_pixels``: a judge's processor resizes its frames to at most that many); each model then resizes them as its
+processor does.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class DecodeNeeds:
         channels: the channels it takes (None: the clip's own).
         audio_to_end: it reads every decoded sample, past the declared duration too (an AAC stream's last frame),
             as FFmpeg's command line writes the stream (av-benchmark's set metrics read audio so).
+        max_pixels: the most pixels per frame it reads (its frames are scaled down to that, aspect kept, before it
+            sees them); None: frames at their own size.
     """
 
     video: bool = False
@@ -40,6 +44,7 @@ class DecodeNeeds:
     sample_rate: int | None = None
     channels: int | None = None
     audio_to_end: bool = False
+    max_pixels: int | None = None
 
     def __post_init__(self):
         if self.video and self.fps is None:
@@ -54,6 +59,7 @@ class DecodeNeeds:
             "sample_rate": self.sample_rate if self.audio else None,
             "channels": self.channels if self.audio else None,
             "audio_to_end": self.audio and self.audio_to_end,
+            "max_pixels": self.max_pixels if self.video else None,
         }
 
 
@@ -64,9 +70,10 @@ def _shared(values: list):
 def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
     """One plan that serves every consumer: frames at the highest rate any samples (the file's own where one
     samples those), audio at the rate and channels they all take (else the clip's own, each converting it), to the
-    stream's end where they all read it so."""
+    stream's end where they all read it so; frames at the largest size any reads (their own where one reads that)."""
     needs = list(needs)
     rates = [n.fps for n in needs if n.video]
+    sizes = [n.max_pixels for n in needs if n.video]
     sound = [n for n in needs if n.audio]
     return DecodeNeeds(
         video=bool(rates),
@@ -75,6 +82,7 @@ def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
         sample_rate=_shared([n.sample_rate for n in sound]),
         channels=_shared([n.channels for n in sound]),
         audio_to_end=bool(sound) and all(n.audio_to_end for n in sound),
+        max_pixels=None if not sizes or None in sizes else max(sizes),
     )
 
 

@@ -2,8 +2,9 @@
 RL trainers hold), brought to what a decode plan asks, so every input of the same clip gives the same arrays.
 
 `load_clip` is the one way the scoring core turns an input into a `MediaClip`: files and bytes are decoded with
-the plan's options; a clip in memory is conformed to them (`conform`: the same channel mix, resampling and frame
-choice the decoder applies), so scoring a clip's arrays equals scoring its file.
+the plan's options within a `DecodeBudget`; a clip in memory is held to the same budget and conformed to the plan
+(`conform`: the same channel mix, resampling, frame choice and frame scaling the decoder applies), so scoring a
+clip's arrays equals scoring its file.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from . import arrays
 from ._open import Encoded, media_name
+from .budget import DecodeBudget, fit_pixels
 from .clip import MediaClip
 from .decode import decode, remix, resample
 from .errors import MediaError
@@ -59,7 +61,8 @@ def from_arrays(
 
 def conform(clip: MediaClip, needs: DecodeNeeds) -> MediaClip:
     """A clip in memory as decoding its file with ``needs`` gives it: the streams checked, frames at the plan's
-    rate, audio mixed to its channels and resampled to its rate (as `avjudge.media.decode` does both)."""
+    rate and at most its pixels, audio mixed to its channels and resampled to its rate (as `avjudge.media.decode` does
+    all of them)."""
     name = clip.source or IN_MEMORY
     if needs.video and clip.frames is None:
         raise MediaError(name, "has no video frames")
@@ -73,6 +76,8 @@ def conform(clip: MediaClip, needs: DecodeNeeds) -> MediaClip:
             fps=float(needs.fps),
             timestamps=clip.start + np.arange(len(shown)) / needs.fps,
         )
+    if needs.video and needs.max_pixels is not None and clip.frames.shape[1] * clip.frames.shape[2] > needs.max_pixels:
+        changes["frames"] = np.stack([fit_pixels(f, needs.max_pixels) for f in changes.get("frames", clip.frames)])
     if needs.audio:
         audio, rate = clip.audio, clip.sample_rate
         if needs.channels is not None:
@@ -90,19 +95,27 @@ def conform(clip: MediaClip, needs: DecodeNeeds) -> MediaClip:
     return clip.replace(**changes) if changes else clip
 
 
-def load_clip(video: Encoded | MediaClip | None, needs: DecodeNeeds, audio: Encoded | None = None) -> MediaClip:
+def load_clip(
+    video: Encoded | MediaClip | None,
+    needs: DecodeNeeds,
+    audio: Encoded | None = None,
+    budget: DecodeBudget = DecodeBudget(),
+) -> MediaClip:
     """The clip of an input as ``needs`` asks: ``video`` a file, its bytes, or a `MediaClip` in memory; ``audio``
-    a file (or bytes) whose sound replaces the video's own track, or stands alone where there is no video.
+    a file (or bytes) whose sound replaces the video's own track, or stands alone where there is no video. Each is
+    held to ``budget`` before it is decoded (a clip in memory: by its arrays).
 
     Raises:
-        MediaError: the input cannot give what ``needs`` asks (no such file, a stream missing, corrupt data).
+        MediaError: the input cannot give what ``needs`` asks (no such file, a stream missing, corrupt data), or asks
+            more than ``budget``.
     """
     if isinstance(video, MediaClip):
         if audio is not None:
             raise MediaError(video.source or IN_MEMORY, "a clip in memory carries its own audio; give no audio file")
+        _within(budget, video)
         return conform(video, needs)
-    sound = needs.options()
-    sound = {key: sound[key] for key in ("sample_rate", "channels", "audio_to_end")}
+    plan = {**needs.options(), "budget": budget}
+    sound = {key: plan[key] for key in ("sample_rate", "channels", "audio_to_end", "budget")}
     if video is None and audio is None:
         raise MediaError(None, "no media: give a video, an audio file or a clip in memory")
     if video is None and needs.video:
@@ -110,8 +123,15 @@ def load_clip(video: Encoded | MediaClip | None, needs: DecodeNeeds, audio: Enco
     if audio is not None and not needs.video:  # the separate sound is all that is read
         return decode(audio, video=False, audio=True, **sound)
     own_audio = needs.audio and audio is None
-    clip = decode(video, **{**needs.options(), "audio": own_audio, **(sound if own_audio else {})})
+    clip = decode(video, **{**plan, "audio": own_audio})
     if needs.audio and audio is not None:
         track = decode(audio, video=False, audio=True, **sound)
         clip = clip.replace(audio=track.audio, sample_rate=track.sample_rate)
     return clip
+
+
+def _within(budget: DecodeBudget, clip: MediaClip) -> None:
+    """A clip in memory held to the budget a file is: its length, its frames' size, what its arrays hold."""
+    frames = None if clip.frames is None else (clip.frames.shape[2], clip.frames.shape[1])
+    sound = None if clip.audio is None else (clip.sample_rate, clip.audio.shape[0])
+    budget.check(clip.source or IN_MEMORY, clip.duration, frames, frames, clip.fps, sound)

@@ -7,7 +7,8 @@ e.g. from `avjudge.media.from_arrays`). Its texts: ``captions`` (``{"video", "au
 ``scorers`` (a subset of the set's names) where items of one batch ask for different ones, as the server's do.
 
 Each media is decoded once for every scorer its items ask for, by the plan that merges their needs
-(`avjudge.media.merge_needs`); a clip in memory is conformed to the same plan, so it scores as its file does. The
+(`avjudge.media.merge_needs`), within the set's `avjudge.media.DecodeBudget` (checked from the headers first); a clip
+in memory is held to the same budget and conformed to the same plan, so it scores as its file does. The
 result per item is a `ClipRecord`: each scorer's values or error, or the reason the clip could not be read at all.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..config import ConfigError
 from ..errors import is_run_fault, reason
-from ..media import DecodeNeeds, MediaClip, MediaError, in_decoding_process, load_clip, merge_needs
+from ..media import DecodeBudget, DecodeNeeds, MediaClip, MediaError, in_decoding_process, load_clip, merge_needs
 from ..runtime.progress import advance
 from .scorers import Outcome, Scorer
 
@@ -42,11 +43,11 @@ class ClipRecord:
         return Outcome(values=self.values[name])
 
 
-def clip_of(item: dict, needs: DecodeNeeds) -> MediaClip | str:
-    """The item's clip as ``needs`` asks, or why it cannot be had: the `MediaError`, or ``"<Type>: message"`` of any
-    other error of that clip alone."""
+def clip_of(item: dict, needs: DecodeNeeds, budget: DecodeBudget = DecodeBudget()) -> MediaClip | str:
+    """The item's clip as ``needs`` asks within ``budget``, or why it cannot be had: the `MediaError`, or
+    ``"<Type>: message"`` of any other error of that clip alone."""
     try:
-        return load_clip(item["media"] if "media" in item else item.get("video"), needs, item.get("audio"))
+        return load_clip(item["media"] if "media" in item else item.get("video"), needs, item.get("audio"), budget)
     except MediaError as err:
         return str(err)
     except Exception as err:
@@ -61,19 +62,26 @@ def _media_key(item: dict) -> tuple:
     return (id(media) if media is not None else None, item.get("video"), item.get("audio"))
 
 
-def _clip(item: dict, needs: DecodeNeeds, processes: int) -> MediaClip | str:
+def _clip(item: dict, needs: DecodeNeeds, processes: int, budget: DecodeBudget) -> MediaClip | str:
     """`clip_of`, in one of ``processes`` decoding processes (`avjudge.media.decoding_pool`) where there are any and
     the item's media is a file or bytes; its clip (or error) comes back."""
     if "media" in item:  # in memory: nothing to decode
-        return clip_of(item, needs)
+        return clip_of(item, needs, budget)
     sources = {key: item[key] for key in ("video", "audio") if key in item}  # what a process needs of the item
-    return in_decoding_process(processes, clip_of, sources, needs)
+    return in_decoding_process(processes, clip_of, sources, needs, budget)
 
 
-def decode_items(items: Sequence[dict], needs: DecodeNeeds, workers: int = 1, processes: int = 0) -> list[dict]:
-    """Each item with its ``clip`` (see `clip_of`) decoded by ``needs``, each distinct input once, in ``workers``
-    threads, which hand the decoding to ``processes`` processes where there are any (decoding needs the GIL)."""
-    return _decode_groups(items, [needs] * len(items), workers, processes)
+def decode_items(
+    items: Sequence[dict],
+    needs: DecodeNeeds,
+    workers: int = 1,
+    processes: int = 0,
+    budget: DecodeBudget = DecodeBudget(),
+) -> list[dict]:
+    """Each item with its ``clip`` (see `clip_of`) decoded by ``needs`` within ``budget``, each distinct input once,
+    in ``workers`` threads, which hand the decoding to ``processes`` processes where there are any (decoding needs
+    the GIL)."""
+    return _decode_groups(items, [needs] * len(items), workers, processes, budget)
 
 
 @dataclass(frozen=True)
@@ -83,12 +91,19 @@ class Decoder:
     needs: DecodeNeeds
     workers: int = 1
     processes: int = 0
+    budget: DecodeBudget = DecodeBudget()
 
     def __call__(self, items: Sequence[dict]) -> list[dict]:
-        return decode_items(items, self.needs, self.workers, self.processes)
+        return decode_items(items, self.needs, self.workers, self.processes, self.budget)
 
 
-def _decode_groups(items: Sequence[dict], plans: Sequence[DecodeNeeds], workers: int, processes: int = 0) -> list[dict]:
+def _decode_groups(
+    items: Sequence[dict],
+    plans: Sequence[DecodeNeeds],
+    workers: int,
+    processes: int = 0,
+    budget: DecodeBudget = DecodeBudget(),
+) -> list[dict]:
     """Each item with its clip: items of the same media decode once, by the plan that merges theirs; where that
     fails (an audio file that one item's scorer wants frames of), each plan of the group decodes apart, so an item
     gets the error of its own plan only."""
@@ -99,9 +114,9 @@ def _decode_groups(items: Sequence[dict], plans: Sequence[DecodeNeeds], workers:
     def decode_group(members: list[int]) -> dict[int, MediaClip | str]:
         own = {k: plans[k] for k in members}
         merged = merge_needs(own.values())
-        clip = _clip(items[members[0]], merged, processes)
+        clip = _clip(items[members[0]], merged, processes, budget)
         if isinstance(clip, str) and len(set(own.values())) > 1:
-            apart = {plan: _clip(items[members[0]], plan, processes) for plan in set(own.values())}
+            apart = {plan: _clip(items[members[0]], plan, processes, budget) for plan in set(own.values())}
             return {k: apart[own[k]] for k in members}
         return dict.fromkeys(members, clip)
 
@@ -123,9 +138,12 @@ class Scoring:
         scorers: the judges and metrics, each named by its ``name``.
         workers: threads that decode a batch's clips.
         processes: processes those threads hand the decoding to (0: none; `avjudge.media.processes`).
+        budget: what one clip may cost to decode (`avjudge.media.DecodeBudget`); past it, that clip fails alone.
     """
 
-    def __init__(self, scorers: Iterable[Scorer], workers: int = 2, processes: int = 0):
+    def __init__(
+        self, scorers: Iterable[Scorer], workers: int = 2, processes: int = 0, budget: DecodeBudget = DecodeBudget()
+    ):
         self.scorers: dict[str, Scorer] = {}
         for scorer in scorers:
             if scorer.name in self.scorers:
@@ -133,6 +151,7 @@ class Scoring:
             self.scorers[scorer.name] = scorer
         self.workers = workers
         self.processes = processes
+        self.budget = budget
 
     def names(self) -> list[str]:
         return list(self.scorers)
@@ -151,7 +170,8 @@ class Scoring:
 
     def decode(self, items: Sequence[dict]) -> list[dict]:
         """Each item with its ``clip``: the items of one media decode once, for every scorer they ask for."""
-        return _decode_groups(items, [self.plan(self._asked(item)) for item in items], self.workers, self.processes)
+        plans = [self.plan(self._asked(item)) for item in items]
+        return _decode_groups(items, plans, self.workers, self.processes, self.budget)
 
     def score(self, items: Sequence[dict]) -> list[ClipRecord]:
         """One record per item, in order: each item decoded once, then scored by every scorer it asks for."""

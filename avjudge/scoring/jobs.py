@@ -25,7 +25,7 @@ def scoring_job(scoring: Scoring, record: Callable[[dict, ClipRecord], dict]) ->
     def score_decoded(chunk: list[dict]) -> list[dict]:
         return [record(item, scored) for item, scored in zip(chunk, scoring.score_decoded(chunk))]
 
-    return ClipJob(Decoder(scoring.needs, scoring.workers, scoring.processes), score_decoded)
+    return ClipJob(Decoder(scoring.needs, scoring.workers, scoring.processes, scoring.budget), score_decoded)
 
 
 def judge_row(scored: ClipRecord, name: str) -> dict:

@@ -111,14 +111,16 @@ class MediaPaths:
 def create_app(service: ScoreService, settings: ServerSettings = ServerSettings()) -> FastAPI:
     telemetry = Telemetry()
     # the core's items of every route, batched together: request items and rewarded samples alike
-    batcher = Batcher(service.scoring.score, settings.max_batch_size, settings.max_wait_ms, settings.max_queue,
+    # items arrive decoded (`decoded`): a clip slow to decode holds its own request, never another's forward pass
+    batcher = Batcher(service.scoring.score_decoded, settings.max_batch_size, settings.max_wait_ms, settings.max_queue,
                       telemetry)  # fmt: skip
     paths = MediaPaths(settings.media_roots)
     running: list[asyncio.AbstractEventLoop] = []  # the server's event loop, once started
 
     def through_batcher(items: list[dict]) -> list[ClipRecord]:
         """The core's records of a reward's items, from a worker thread: each item's paths resolved (one that
-        cannot be read here is that sample's failure), then scored by the batcher with every other request's."""
+        cannot be read here is that sample's failure), decoded here, then scored by the batcher with every other
+        request's."""
         records: list[ClipRecord | None] = [None] * len(items)
         todo = []
         for k, item in enumerate(items):
@@ -128,7 +130,8 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
             except ItemError as err:
                 records[k] = ClipRecord(error=str(err))
         if todo:
-            scored = asyncio.run_coroutine_threadsafe(batcher.submit([items[k] for k in todo]), running[0])
+            decoded = service.scoring.decode([items[k] for k in todo])
+            scored = asyncio.run_coroutine_threadsafe(batcher.submit(decoded), running[0])
             for k, record in zip(todo, scored.result()):
                 records[k] = record
         return records
@@ -211,8 +214,10 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         return RequestError(500, f"scoring failed: {err}")
 
     async def scored(items: list[ScoreItem]) -> list[dict]:
+        # decoded in a thread of this request's own, within the service's decode budget, before it joins the queue
+        decoded = await run_in_threadpool(service.scoring.decode, [service.core_item(item) for item in items])
         try:
-            records = await batcher.submit([service.core_item(item) for item in items])
+            records = await batcher.submit(decoded)
         except Exception as err:  # noqa: BLE001 - answered by `refused`
             raise refused(err) from err
         results = service.results(items, records)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AvjudgeError
-from ..media import MediaClip
+from ..media import DecodeBudget, MediaClip
 from ..scoring import JudgeScorer, MetricScorer, Scoring, captions_of
 from ..stats import finite_number
 
@@ -30,6 +30,10 @@ class ItemError(AvjudgeError, ValueError):
 
 
 MAX_TEXT_CHARS = 8192  # the longest text field an item may hold: scoring 100,000 characters held a judge 8.4 s
+# What one clip may cost the server to decode (`avjudge.media.DecodeBudget`), by default: 5 minutes (Qwen-Omni's
+# audio window, the longest a judge reads), frames up to 4K UHD as stored, 1 GiB held once decoded (frames at the
+# size the judges read them), 60 s of decoding.
+SERVER_BUDGET = DecodeBudget(max_seconds=300.0, max_frame_pixels=3840 * 2160, max_decoded_mb=1024.0, timeout_s=60.0)
 
 
 @dataclass(frozen=True)
@@ -105,17 +109,19 @@ def result(item_id: str, error: str | None = None, **figures) -> dict:
 @dataclass
 class ScoreService:
     """Loaded judges (task -> `avjudge.judges.Judge`) and metrics (name -> `avjudge.metrics.Metric`) behind one
-    ``score(items)``, through the scoring core: each clip is decoded once per batch for every item that names it."""
+    ``score(items)``, through the scoring core: each clip is decoded once per batch for every item that names it,
+    within ``budget`` (a clip past it is that item's error)."""
 
     judges: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
     decode_workers: int = 2
     decode_processes: int = 0  # processes the decoding threads hand decoding to (`avjudge.media.processes`)
+    budget: DecodeBudget = SERVER_BUDGET
 
     def __post_init__(self):
         scorers = [JudgeScorer(j, task) for task, j in self.judges.items()]
         metrics = [MetricScorer(m) for m in self.metrics.values()]
-        self.scoring = Scoring(scorers + metrics, self.decode_workers, self.decode_processes)
+        self.scoring = Scoring(scorers + metrics, self.decode_workers, self.decode_processes, self.budget)
 
     def names(self) -> list[str]:
         return [*self.judges, *self.metrics]

@@ -333,8 +333,16 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         train_pool = SourcePool(split_sources(dataset, list(pool.records.values()), config.train_split))
         strategies = built_recipe(dataset).audio_strategies(config.task)
     sources = DecodedSources(config.source_cache_mb) if config.source_cache_mb else None
+    max_pixels = judge.needs.max_pixels  # frames decoded as scoring decodes them for this judge
     train_set = PairDataset(
-        load_pairs(dataset, config.task, config.train_split), train_pool, sample_rate, fps, dataset, strategies, sources
+        load_pairs(dataset, config.task, config.train_split),
+        train_pool,
+        sample_rate,
+        fps,
+        dataset,
+        strategies,
+        sources,
+        max_pixels,
     )
     eval_set = PairDataset(
         load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs),
@@ -343,6 +351,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         fps,
         dataset,
         sources=sources,
+        max_pixels=max_pixels,
     )
     out = Path(config.output_dir)
     choice = ChoiceEvaluation(judge, load_questions(config.choice_questions)) if config.choice_questions else None
