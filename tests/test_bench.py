@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -420,3 +421,30 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
         == 2
     )
     assert "none of the dimensions" in capsys.readouterr().err
+
+
+def test_a_filter_rerun_scores_a_new_dimension_and_a_rewritten_clip_again(bench_input, tiny_judges, tmp_path):
+    """Rerun on one --out: a rule on a dimension the first run did not score is scored for every clip (not failed as
+    unscored), and a clip overwritten with garbage since is scored again and fails instead of staying kept."""
+    _, _, manifest = bench_input
+    records = [json.loads(line) for line in manifest.read_text().splitlines()]
+    copy = tmp_path / "clips"
+    copy.mkdir()
+    for r in records:
+        source = manifest.parent / r["video"]
+        (copy / source.name).write_bytes(source.read_bytes())
+        r["video"] = str(copy / source.name)
+    local = tmp_path / "manifest.jsonl"
+    local.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "filtered"
+    first = run_filter(local, parse_rules("dnsmos>0"), out, ClipScorer(parse_dimensions("dnsmos")), progress=False)
+    assert first["counts"]["failed"] == 0
+    scorer = ClipScorer(parse_dimensions("at,dnsmos"), {"at": tiny_judges["qwen2_audio"]})
+    second = run_filter(local, parse_rules("at>=0,dnsmos>0"), out, scorer, progress=False)
+    assert second["counts"] == {"kept": len(records), "dropped": 0, "failed": 0}
+    assert all(set(r["scores"]) == {"at", "dnsmos"} for r in read_jsonl(out / "kept.jsonl"))
+    Path(records[0]["video"]).write_bytes(b"not a video any more")
+    third = run_filter(local, parse_rules("at>=0,dnsmos>0"), out, scorer, progress=False)
+    assert third["counts"] == {"kept": len(records) - 1, "dropped": 0, "failed": 1}
+    (failed,) = read_jsonl(out / "failed.jsonl")
+    assert failed["id"] == records[0]["id"]

@@ -4,6 +4,9 @@ written, in order, in a fresh folder."""
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -12,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from avjudge.cli import COMMANDS, build_parser, main
 
@@ -102,3 +106,63 @@ def test_the_readmes_commands_and_python_example_run_as_written(tmp_path):
     printed = run.stdout.splitlines()
     assert len(printed) == 3 and all(0.0 < float(line.split()[1]) < 1.0 for line in printed[:2]), printed
     assert printed[2].startswith("missing.mp4 failed: ") and "missing.mp4" in printed[2][len("missing.mp4 failed") :]
+
+
+def _argv_literals(path: Path) -> list[list[str]]:
+    """The command lines a test file writes as list or tuple literals: their leading string words."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            words = []
+            for element in node.elts:
+                if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+                    break
+                words.append(element.value)
+            lines.append(words[1:] if words[:1] == ["avjudge"] else words)
+    return lines
+
+
+def _run_by_the_tests() -> set[tuple[str, ...]]:
+    """The commands some test runs, not only asks for help: argv literals in the tests (an alias runs its command),
+    the README's command block (run as written above) and every list / verify command (run above)."""
+    readme = [shlex.split(line)[1:] for block in bash_blocks(ROOT / "README.md") for line in command_lines(block)]
+    written = [words for path in sorted((ROOT / "tests").glob("test_*.py")) for words in _argv_literals(path)]
+    run = set()
+    for words in written + readme:
+        if "--help" in words or "-h" in words:
+            continue
+        for depth in range(len(words), 0, -1):
+            command = COMMANDS.get(tuple(words[:depth]))
+            if command is not None:
+                run.add(command.replaced_by or command.words)
+                break
+    return run | {words for words in COMMANDS if words[-1] in ("list", "verify", "suites")}
+
+
+def test_every_command_has_a_real_run_in_the_tests():
+    """So a command broken by a move fails a test: each command (an alias: the command it stands for, whose function
+    it runs; `test_the_old_benchmark_commands_are_aliases_of_the_omni_ones_that_warn` checks that) is run by some
+    test on real input."""
+    commands = {words for words, command in COMMANDS.items() if command.replaced_by is None}
+    missing = sorted(" ".join(words) for words in commands - _run_by_the_tests())
+    assert not missing, f"no test runs these commands for real: {missing}"
+
+
+def test_checkpoints_make_random_builds_and_pins_a_checkpoint(tmp_path, capsys):
+    assert main(["checkpoints", "make-random", "--out", str(tmp_path), "--only", "syncnet"]) == 0
+    assert "syncnet: built and pinned syncnet" in capsys.readouterr().out
+    pinned = yaml.safe_load((tmp_path / "pinned.yaml").read_text())["syncnet"]
+    ((name, entry),) = pinned.items()
+    weights = tmp_path / "syncnet" / name
+    assert entry == {"sha256": hashlib.sha256(weights.read_bytes()).hexdigest(), "size": weights.stat().st_size}
+
+
+def test_omni_sonicbench_make_writes_balanced_measured_items(tmp_path):
+    argv = ["omni", "sonicbench", "make", "--out", str(tmp_path), "--per-cell", "2", "--attributes", "pitch"]
+    assert main([*argv, "--workers", "1", "--no-progress"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["items"] == 4 and set(summary["cells"]) == {"pitch/comparison", "pitch/recognition"}
+    questions = [json.loads(line) for line in (tmp_path / "questions.jsonl").read_text().splitlines()]
+    assert len(questions) == 4 and all((tmp_path / q["media"]).is_file() for q in questions)
+    for cell in summary["cells"]:  # each cell balanced between the answers
+        assert sorted(q["answer"] for q in questions if q["category"] == cell) == ["A", "B"], cell

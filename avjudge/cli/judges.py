@@ -64,3 +64,71 @@ register(
     "something warns when it is loaded.\n\n"
     "example:\n  avjudge judges card runs/av",
 )
+
+
+def _calibrate_args(p: argparse.ArgumentParser) -> None:
+    from .grammar import add_judge, add_runtime_arguments
+
+    add_judge(p, "the trained judge: av, vt or at and its checkpoint folder, e.g. av=runs/av/final", repeatable=False)
+    p.add_argument(
+        "--pairs", type=Path, required=True, help="the pair dataset it was trained on (`avjudge data build`)"
+    )
+    p.add_argument("--split", default="val", help="the split the temperature and preference model are fitted on")
+    p.add_argument("--report-split", default="test", help="the split the figures are reported on (never the fit one)")
+    p.add_argument("--limit", type=int, help="at most this many pairs of each split (a fixed random subset)")
+    p.add_argument("--out", type=Path, help="folder for calibration.json and reliability.png (default: the judge's)")
+    p.add_argument("--dry-run", action="store_true", help="report only: leave the judge's calibration as it is")
+    add_runtime_arguments(p)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    from ..config import ConfigError
+    from ..judges import Judge
+    from ..train.calibrate import calibrate, reliability_diagram
+    from .grammar import judge_dirs, model_options
+
+    dirs = judge_dirs(args.judge, defaults=False)
+    if len(dirs) != 1:
+        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
+    ((task, folder),) = dirs.items()
+    if not (args.pairs / "stats.json").is_file():
+        raise ConfigError(f"{args.pairs}: not a pair dataset (no stats.json); build one with `avjudge data build`")
+    judge = Judge.load(task, folder, temperature=1.0, **model_options(args))
+    result = calibrate(judge, args.pairs, args.split, args.report_split, args.limit, write=not args.dry_run)
+    out = args.out or Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "calibration.json").write_text(json.dumps(result, indent=2))
+    diagram = reliability_diagram(result, out / "reliability.png")
+    fitted, before, after = result["fitted"], result["pointwise"]["before"], result["pointwise"]["after"]
+    pairwise = result["pairwise"]
+    print(
+        f"{task} judge: T = {fitted['temperature']:.3f}, preference tau = {fitted['preference']['temperature']:.3f}, "
+        f"tie width = {fitted['preference']['tie']:.3f} (fitted on {args.split})\n"
+        f"on {args.report_split}: ECE {before['ece']:.3f} -> {after['ece']:.3f}, Brier {before['brier']:.3f} -> "
+        f"{after['brier']:.3f}, log loss {before['log_loss']:.3f} -> {after['log_loss']:.3f}; preferences "
+        f"{pairwise['after']['pairs']}: log loss {pairwise['before']['log_loss']:.3f} -> "
+        f"{pairwise['after']['log_loss']:.3f}, accuracy {pairwise['after']['accuracy_without_ties']:.3f} without ties, "
+        f"{pairwise['after']['accuracy_with_ties']:.3f} with (threshold {pairwise['after']['tie_threshold']:.3f} "
+        f"from {args.split})\n"
+        f"{'not written (--dry-run)' if args.dry_run else f'written beside the judge in {folder}'}; "
+        f"figures in {out / 'calibration.json'}, diagram {diagram}"
+    )
+    return 0
+
+
+register(
+    "judges calibrate",
+    "fit a judge's temperature and pairwise preference model on one split, report calibration on another",
+    _calibrate_args,
+    _calibrate,
+    "Score every pair of one split of the judge's pair dataset and fit its pointwise temperature (S =\n"
+    "sigmoid(delta / T)) and its preference model (Bradley-Terry with ties, Rao-Kupper: temperature\n"
+    "and tie width, used by `avjudge compare` and win-rate rewards) on it; write both beside the\n"
+    "judge's weights, where every later load reads them. Report on another split, before and after:\n"
+    "ECE (15 bins), Brier score, log loss, preference accuracy with and without ties (the tie\n"
+    "threshold chosen on the fit split, never the reported one), and a reliability diagram.\n\n"
+    "example:\n"
+    "  avjudge judges calibrate --judge av=runs/av/final --pairs pairs --split val",
+)

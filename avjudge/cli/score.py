@@ -91,3 +91,45 @@ register(
     '  avjudge score --judge vt=runs/vt/final --input a.mp4 --text "a red circle moves left" --out r.jsonl\n'
     "  avjudge score --judge av=merged/av --served-url http://127.0.0.1:8000/v1 --input world.jsonl --out s.jsonl",
 )
+
+
+def _compare_args(p: argparse.ArgumentParser) -> None:
+    add_judge(p, "the judge: av, vt or at and its checkpoint folder, e.g. av=runs/av/final", repeatable=False)
+    add_input(p, 'a pairs file: JSONL of {"id", "a": PATH, "b": PATH, "text"?} (relative paths from its folder)')
+    add_out(p, "one JSON line per pair with p_a, p_tie, p_b (or error), written as it goes; rerun to resume")
+    add_served_arguments(p)
+    add_runtime_arguments(p)
+    add_decode_processes(p)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ..config import ConfigError
+    from ..judges.served import load_judge
+    from ..runtime.jobs import check_output
+    from ..scoring.compare import compare_pairs, read_pairs
+
+    dirs = judge_dirs(args.judge, defaults=False)
+    if len(dirs) != 1:
+        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
+    ((task, folder),) = dirs.items()
+    check_output(args.out)
+    pairs = read_pairs(required_input(args))  # a bad pairs file fails before a model loads
+    judge = load_judge(task, folder, served_endpoints(args, dirs).get(task), **model_options(args))
+    summary = compare_pairs(judge, pairs, args.out, progress=not args.no_progress)
+    print(json.dumps(summary, indent=2))
+    return job_exit(summary, "pairs")
+
+
+register(
+    "compare",
+    "which of two clips a judge prefers: P(A better), P(tie), P(B better) per pair",
+    _compare_args,
+    _compare,
+    "For each pair of clips (the same prompt for both), score each clip once with the judge and\n"
+    "turn the two log-odds into P(A better), P(tie) and P(B better) through the judge's preference\n"
+    "model: Bradley-Terry with ties (Rao-Kupper), its temperature and tie width fitted by\n"
+    "`avjudge judges calibrate` (else plain Bradley-Terry, no ties). The three sum to 1, and\n"
+    "swapping a and b swaps them exactly. Rerunning with the same OUT resumes.\n\n"
+    "example:\n"
+    "  avjudge compare --judge av=runs/av/final --input pairs.jsonl --out prefs.jsonl",
+)

@@ -52,6 +52,13 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
     )
     alias(g, "--failed-reward", "--on-failure NUMBER", dest="on_failure")
     g.add_argument(
+        "--reward-mode",
+        choices=["pointwise", "win_rate"],
+        default="pointwise",
+        help="pointwise: each query's own reward; win_rate: its expected win rate against the other queries of its "
+        "prompt (GRPO's group), from one scoring each",
+    )
+    g.add_argument(
         "--clip-from",
         default="query",
         choices=["query", "label", "prompt_json"],
@@ -130,6 +137,7 @@ def _serve(args: argparse.Namespace) -> int:
         media_roots=tuple(args.media_root),
         reward_judge=args.reward_judge,
         on_failure=args.on_failure,
+        reward_mode=args.reward_mode,
         clip_from=args.clip_from,
         text_from=args.text_from,
     )

@@ -1,4 +1,6 @@
-"""Temperature calibration: S = sigmoid(delta / T) with T fitted on held-out labelled pairs."""
+"""Calibration kept beside a judge's weights: the pointwise temperature (S = sigmoid(delta / T), T fitted on
+held-out labelled pairs) and the pairwise preference model (`avjudge.judges.preference`), one file per checkpoint,
+an entry per task."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize_scalar
+
+from .preference import Preference
 
 CALIBRATION_FILE = "avjudge_calibration.json"
 
@@ -25,16 +29,31 @@ def fit_temperature(deltas, labels) -> float:
     return float(np.exp(minimize_scalar(nll, bounds=(-6.0, 6.0), method="bounded").x))
 
 
-def save_temperature(checkpoint: str | Path, task: str, temperature: float) -> Path:
+def _entries(checkpoint: str | Path) -> dict:
     path = Path(checkpoint) / CALIBRATION_FILE
-    data = json.loads(path.read_text()) if path.exists() else {}
-    data[task] = {"temperature": temperature}
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _save(checkpoint: str | Path, task: str, **fields) -> Path:
+    path = Path(checkpoint) / CALIBRATION_FILE
+    data = _entries(checkpoint)
+    data[task] = {**data.get(task, {}), **fields}
     path.write_text(json.dumps(data, indent=2))
     return path
 
 
+def save_temperature(checkpoint: str | Path, task: str, temperature: float) -> Path:
+    return _save(checkpoint, task, temperature=temperature)
+
+
 def load_temperature(checkpoint: str | Path, task: str) -> float | None:
-    path = Path(checkpoint) / CALIBRATION_FILE
-    if not path.exists():
-        return None
-    return json.loads(path.read_text()).get(task, {}).get("temperature")
+    return _entries(checkpoint).get(task, {}).get("temperature")
+
+
+def save_preference(checkpoint: str | Path, task: str, preference: Preference) -> Path:
+    return _save(checkpoint, task, preference=preference.to_dict())
+
+
+def load_preference(checkpoint: str | Path, task: str) -> Preference | None:
+    fitted = _entries(checkpoint).get(task, {}).get("preference")
+    return Preference(**fitted) if fitted else None

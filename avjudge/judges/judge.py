@@ -17,7 +17,8 @@ from ..ahead import map_ahead
 from ..media import DecodeNeeds, MediaClip, MediaError, frame_indices, in_decoding_process, load_clip, resample
 from ..prompts import task as get_task
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for, resolve_device
-from .calibration import load_temperature
+from .calibration import load_preference, load_temperature
+from .preference import Comparison, Preference, compare_deltas
 from .scorer import NO_VARIANTS, YES_VARIANTS, ChoiceHead, ChoiceResult, ScoreResult, YesNoHead
 
 Result = ScoreResult | ChoiceResult  # what a Yes / No judge or a multiple-choice one gives per sample
@@ -172,6 +173,8 @@ class Judge:
             self.head = ChoiceHead.from_tokenizer(adapter.tokenizer, self.task.choices)
         else:
             temperature = self.settings.temperature or load_temperature(adapter.checkpoint, self.task.name) or 1.0
+            # how it compares two clips (`compare`): fitted by `avjudge judges calibrate`, else plain Bradley-Terry
+            self.preference = load_preference(adapter.checkpoint, self.task.name) or Preference()
             self.head = YesNoHead.from_tokenizer(
                 adapter.tokenizer, self.settings.yes_variants, self.settings.no_variants, temperature
             )
@@ -400,6 +403,23 @@ class Judge:
         with torch.inference_mode():
             device = adapter.device if adapter.media_on_device else None
             return adapter.to_device(adapter.collate([w.prepared for w in batch], device=device))
+
+    def compare(
+        self,
+        a: str | Path | bytes | MediaClip,
+        b: str | Path | bytes | MediaClip,
+        text: str | None = None,
+        utterance: str | None = None,
+    ) -> Comparison:
+        """Which of clips ``a`` and ``b`` this judge prefers, given the same ``text`` (and ``utterance``): P(A ≻ B),
+        P(tie) and P(B ≻ A) from the two clips' log-odds through its preference model (`avjudge.judges.preference`:
+        Rao–Kupper, fitted by ``avjudge judges calibrate``). Swapping ``a`` and ``b`` swaps the answers exactly; a
+        clip that cannot be scored makes the comparison's ``error``."""
+        if not isinstance(self.head, YesNoHead):
+            raise ValueError(f"comparing clips needs a Yes / No judge, not the {self.task.name} task")
+        texts = None if text is None else [text, text]
+        result_a, result_b = self.score([a, b], texts, None if utterance is None else [utterance, utterance])
+        return compare_deltas(self.preference, result_a.delta, result_b.delta, (result_a.error, result_b.error))
 
     def score_differentiable(
         self,

@@ -27,6 +27,17 @@ def failing_as(reward: Reward, on_failure, default):
     return reward.with_failure(default if on_failure is None else on_failure)
 
 
+def one_sample_a_call(reward: Reward, adapter: str) -> Reward:
+    """``reward`` for an adapter its trainer calls one sample at a time: a win rate needs the sample's whole group in
+    one call, so a win-rate reward is refused, naming the adapter that batches."""
+    if reward.mode == "win_rate":
+        raise ConfigError(
+            f"{adapter} is called one sample at a time, and a win-rate reward compares a group's samples in one call: "
+            "use verl_batch_compute_score (verl's BatchRewardManager), or mode: pointwise"
+        )
+    return reward
+
+
 def group_key(value):
     """A hashable key of what groups samples (a prompt as text or messages, an id): None stays None."""
     if value is None or isinstance(value, (str, int, float, tuple)):
@@ -144,7 +155,7 @@ def verl_compute_score(
         fps: the rate of frames given as arrays without one (``extra_info["fps"]`` wins).
         on_failure: default ``neutral``.
     """
-    reward = failing_as(reward, on_failure, "neutral")
+    reward = one_sample_a_call(failing_as(reward, on_failure, "neutral"), "verl_compute_score")
 
     def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_info=None, **_) -> dict:
         batch = reward.score([_verl_sample(solution_str, ground_truth, extra_info, clip_from, text_from, fps)])
@@ -191,7 +202,8 @@ def verl_async_compute_score(
     for every sample of the rollout at once). The samples awaiting together are scored as batches of up to
     ``max_batch_size`` (`avjudge.rewards.gather`), so the judge's forward passes are batched as the legacy batch
     manager's were. Options as `verl_compute_score`."""
-    gatherer = SampleGatherer(failing_as(reward, on_failure, "neutral"), _verl_dict, max_batch_size, max_wait_ms)
+    reward = one_sample_a_call(failing_as(reward, on_failure, "neutral"), "verl_async_compute_score")
+    gatherer = SampleGatherer(reward, _verl_dict, max_batch_size, max_wait_ms)
 
     async def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_info=None, **_) -> dict:
         return await gatherer.score(_verl_sample(solution_str, ground_truth, extra_info, clip_from, text_from, fps))
@@ -204,7 +216,7 @@ def verl_omni_compute_score(reward: Reward, fps: float | None = None, on_failure
     extra_info)`` (verl-project/verl-omni, ``tests/reward_loop/test_generated_media.py``): the generated video as a
     uint8 tensor (T, C, H, W), its audio in ``extra_info["audio"]`` ((C, N)) at ``extra_info["audio_sample_rate"]``,
     the prompt as the ground truth. ``fps``: the video's rate (``extra_info["fps"]`` wins)."""
-    reward = failing_as(reward, on_failure, "neutral")
+    reward = one_sample_a_call(failing_as(reward, on_failure, "neutral"), "verl_omni_compute_score")
 
     def compute_score(data_source=None, solution_image=None, ground_truth=None, extra_info=None, **_) -> dict:
         extra = extra_info or {}

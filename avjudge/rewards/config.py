@@ -7,6 +7,7 @@ terms:
   vt: {judge: vt, checkpoint: runs/vt/final}
   quality: {metric: dnsmos, output: dnsmos_ovrl, weight: 0.5}
 on_failure: neutral
+mode: pointwise        # or win_rate: each rollout's expected win rate in its group (avjudge.rewards.Reward)
 device: auto
 ```
 """
@@ -46,6 +47,7 @@ class RewardConfig:
     terms: dict[str, TermConfig] = field(default_factory=dict)
     on_failure: str = "neutral"
     use_delta: bool = False
+    mode: str = "pointwise"
     device: str = "auto"
     batch_size: int = 8
     workers: int = 2
@@ -70,7 +72,8 @@ class RewardConfig:
                 scorer = get_metric(term.metric, **({"device": self.device} if METRICS.lookup(term.metric).takes_device
                                                      else {}))  # fmt: skip
             terms[name] = RewardTerm(scorer, term.weight, term.output, term.aspect, term.midpoint)
-        return Reward(terms, on_failure=self.on_failure, use_delta=self.use_delta, workers=self.workers)
+        return Reward(terms, on_failure=self.on_failure, use_delta=self.use_delta, workers=self.workers,
+                      mode=self.mode)  # fmt: skip
 
 
 def load_reward(path: str | Path, overrides: list[str] | None = None):

@@ -4,6 +4,12 @@ in this process (through the scoring core) or by a reward server (`avjudge serve
 Each term says what it judges (``aspect``: sync, video, audio, video-text, audio-text), so a trainer that routes
 rewards per modality gets each term's value beside the weighted reward. A sample the reward cannot score gets what
 ``on_failure`` says (`avjudge.rewards.failure`), the failure reported beside it, never a silent 0.
+
+``mode="win_rate"`` gives each sample its expected win rate against the others of its group instead (Pref-GRPO's
+reward, from G scorings rather than C(G, 2) pairwise judge calls): per term, a judge's log-odds through its
+preference model (`avjudge.judges.preference`, P(win) + ½ P(tie) averaged over the group), any other term's value by
+rank; the terms' win rates weighted as the values would be. A group's win rates average ½; a failed sample is left
+out of its group's comparisons (it wins nothing, and nobody wins against it) and takes the neutral ½.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Callable, Union
 
 from ..config import ConfigError
 from ..judges import Judge
+from ..judges.preference import Preference, rank_win_rates
 from ..llm.content import base64_of
 from ..media import DecodeNeeds, MediaClip, MediaError, conform, merge_needs
 from ..metrics import Metric
@@ -39,6 +46,7 @@ class PromptBlindReward(UserWarning):
 
 
 JUDGE_ASPECTS = {"av": "sync", "vt": "video-text", "at": "audio-text"}
+MODES = ("pointwise", "win_rate")
 
 
 @dataclass
@@ -55,6 +63,9 @@ class RewardTerm:
         midpoint: its neutral value before any good value was seen (a judge: 0.5 for S, 0 for delta; a metric: the
             middle of its scale); a function's must be given under ``on_failure="neutral"``.
         needs: what a function reads of a clip (default: the file's own frames).
+        preference: how win rates compare the term's values (``mode="win_rate"``): a judge's default is its own
+            (fitted by ``avjudge judges calibrate``) on its log-odds; a function giving log-odds may name one; else
+            the larger value wins.
     """
 
     scorer: Union[Judge, Metric, ClipFunction, str]
@@ -63,6 +74,7 @@ class RewardTerm:
     aspect: str | None = None
     midpoint: float | None = None
     needs: DecodeNeeds | None = None
+    preference: Preference | None = None
 
 
 @dataclass
@@ -99,6 +111,8 @@ class Reward:
         use_delta: judges give delta = log P(Yes) - log P(No) instead of S (a slope where S saturates).
         window: how many recent good values of each term the neutral rule averages.
         workers: threads that decode a batch's clips.
+        mode: ``pointwise`` (each sample's own values) or ``win_rate`` (its expected win rate in its group; see
+            above): a trainer must then hand each call whole groups.
 
     Example:
         ```python
@@ -115,8 +129,9 @@ class Reward:
         use_delta: bool = False,
         window: int = 256,
         workers: int = 2,
+        mode: str = "pointwise",
     ):
-        self._setup(_terms(terms), on_failure, use_delta, window)
+        self._setup(_terms(terms), on_failure, use_delta, window, mode)
         self.backend = _CoreBackend(Scoring([_scorer(n, t) for n, t in self.terms.items()], workers), self.terms)
         self._settle()
 
@@ -128,16 +143,17 @@ class Reward:
         on_failure: str | float = "neutral",
         use_delta: bool = False,
         window: int = 256,
+        mode: str = "pointwise",
     ) -> Reward:
         """The reward of judges and metrics a reward server serves: ``server`` is a `avjudge.serve.RewardClient`
         (over HTTP), or the server's scoring in this process (a `avjudge.serve.ScoreService`, scored through its
         core with no wire form: `over`); ``terms`` name what it serves, each with its weight (or a `RewardTerm`
         whose scorer is the served name)."""
         if isinstance(getattr(server, "scoring", None), Scoring):
-            return cls.over(server.scoring, terms, on_failure, use_delta, window)
+            return cls.over(server.scoring, terms, on_failure, use_delta, window, mode=mode)
         reward = cls.__new__(cls)
         terms = _named_terms(terms)
-        reward._setup(terms, on_failure, use_delta, window)
+        reward._setup(terms, on_failure, use_delta, window, mode)
         reward.backend = _ServedBackend(server, reward.terms)
         reward._settle()
         return reward
@@ -151,6 +167,7 @@ class Reward:
         use_delta: bool = False,
         window: int = 256,
         score_items: Callable[[list[dict]], list[ClipRecord]] | None = None,
+        mode: str = "pointwise",
     ) -> Reward:
         """The reward of scorers an existing `Scoring` holds (a reward server's own): ``terms`` name them, each with
         its weight. ``score_items`` scores the core's items instead of ``scoring.score`` (the server's batcher, which
@@ -160,13 +177,16 @@ class Reward:
         missing = sorted(set(terms) - set(scoring.names()))
         if missing:
             raise ConfigError(f"no scorer {missing} to reward with; there are {scoring.names()}")
-        reward._setup(terms, on_failure, use_delta, window)
+        reward._setup(terms, on_failure, use_delta, window, mode)
         reward.backend = _CoreBackend(scoring, reward.terms, score_items)
         reward._settle()
         return reward
 
-    def _setup(self, terms: dict[str, RewardTerm], on_failure, use_delta: bool, window: int) -> None:
-        self.terms, self.on_failure, self.use_delta = terms, OnFailure(on_failure), use_delta
+    def _setup(self, terms: dict[str, RewardTerm], on_failure, use_delta: bool, window: int, mode: str) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"a reward's mode is one of {', '.join(MODES)}, not {mode!r}")
+        self.terms, self.on_failure, self.use_delta, self.mode = terms, OnFailure(on_failure), use_delta, mode
+        self.preferences: dict[str, Preference | None] = {}  # a judge term's preference model (win_rate mode)
         self.history = RunningMeans(window)
         # trainers call one reward from several threads (verl's reward loop scores each sample in an executor)
         self._lock = threading.Lock()
@@ -176,6 +196,8 @@ class Reward:
         lacks what it needs."""
         for name, term in self.terms.items():
             kind, known = self.backend.describe(name)
+            if term.preference is not None or kind == "judge":
+                self.preferences[name] = term.preference or Preference(**known.get("preference") or {})
             if kind == "judge":
                 output = term.output or ("delta" if self.use_delta else "score")
                 midpoint = 0.0 if output == "delta" else 0.5
@@ -263,6 +285,7 @@ class Reward:
 
     def _combined(self, records: Sequence[ClipRecord], groups: list) -> RewardBatch:
         values: dict[str, list[float | None]] = {name: [] for name in self.terms}
+        compared: dict[str, list[float | None]] = {name: [] for name in self.terms}  # what win rates compare
         errors: list[str | None] = []
         for record in records:
             first = record.error
@@ -272,9 +295,15 @@ class Reward:
                 if outcome.ok and not finite_number(value):
                     outcome = replace(outcome, error=f"{term.output} is {value!r}, not a finite number")
                 values[name].append(float(value) if outcome.ok else None)
+                # a judge compares by its log-odds, as its preference model reads them
+                judged = outcome.ok and name in self.preferences
+                compared[name].append(outcome.values.get("delta", value) if judged else value)
                 first = first or (None if outcome.ok else f"{name}: {outcome.error}")
             errors.append(first)
-        filled = {name: self._neutral_filled(name, column, groups) for name, column in values.items()}
+        if self.mode == "win_rate":
+            filled = {name: self._win_rates(name, column, groups, errors) for name, column in compared.items()}
+        else:
+            filled = {name: self._neutral_filled(name, column, groups) for name, column in values.items()}
         total = sum(t.weight for t in self.terms.values())
         rewards, failed = [], []
         for k, error in enumerate(errors):
@@ -284,6 +313,22 @@ class Reward:
             if error is not None:
                 log.warning("avjudge reward: sample %d failed (%s); reward %r", k, error, rewards[-1])
         return RewardBatch(rewards, filled, failed, errors)
+
+    def _win_rates(self, name: str, column: list[float | None], groups: list, errors: list) -> list[float]:
+        """The term's win rate of each sample against the others of its group that did not fail (a call's samples
+        without a group are one group); ½ for a sample that failed."""
+        members: dict = {}
+        for k, group in enumerate(groups):
+            if errors[k] is None:
+                members.setdefault(group, []).append(k)
+        rates = [0.5] * len(column)
+        model = self.preferences.get(name)
+        for indices in members.values():
+            compared = [column[k] for k in indices]
+            won = model.win_rates(compared) if model is not None else rank_win_rates(compared)
+            for k, rate in zip(indices, won):
+                rates[k] = float(rate)
+        return rates
 
     def _neutral_filled(self, name: str, column: list[float | None], groups: list) -> list[float]:
         """The term's values with each failed one replaced by its neutral value (`avjudge.rewards.failure`): its
@@ -367,7 +412,7 @@ class _CoreBackend:
     def describe(self, name: str) -> tuple[str, dict]:
         scorer = self.scoring.scorers[name]
         if isinstance(scorer, JudgeScorer):
-            return "judge", {"task": scorer.judge.task.name}
+            return "judge", {"task": scorer.judge.task.name, "preference": scorer.judge.preference.to_dict()}
         if isinstance(scorer, MetricScorer):
             return "metric", {"scales": dict(scorer.metric.scales), "aspect": scorer.metric.aspect}
         return "function", {}

@@ -58,6 +58,7 @@ class ServerSettings:
     # what /get_reward rewards: a name, or weighted names ("av=2,vt=1"); None: the one judge or metric served
     reward_judge: str | None = None
     on_failure: str | float = "neutral"  # /get_reward's reward for a clip that failed (avjudge.rewards.failure)
+    reward_mode: str = "pointwise"  # or win_rate: each query's expected win rate among its prompt's queries
     clip_from: str = "query"  # where /get_reward finds each clip: query, label or prompt_json
     text_from: str = "prompt"  # and the text a vt / at judge checks: prompt, response or label
 
@@ -333,7 +334,8 @@ def served_reward(service: ScoreService, settings: ServerSettings, score_items=N
             terms[name.strip()] = float(weight) if weight else 1.0
         except ValueError:
             raise ConfigError(f"--reward-judge {spec!r}: give NAME or NAME=WEIGHT, comma-separated") from None
-    reward = Reward.over(service.scoring, terms, on_failure=settings.on_failure, score_items=score_items)
+    reward = Reward.over(service.scoring, terms, on_failure=settings.on_failure, score_items=score_items,
+                         mode=settings.reward_mode)  # fmt: skip
     return openrlhf_failing_as(reward, settings.on_failure)
 
 

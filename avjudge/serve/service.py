@@ -148,6 +148,7 @@ class ScoreService:
                 "checkpoint": str(j.adapter.checkpoint),
                 "weights": _files_hash(j.adapter.checkpoint),
                 "prompt": hashlib.sha256(f"{j.task.query}\n{j.settings.system_prompt}".encode()).hexdigest()[:16],
+                "preference": j.preference.to_dict(),  # how it compares clips (win-rate rewards, `compare`)
             }
             for task, j in self.judges.items()
         ]

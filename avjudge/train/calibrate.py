@@ -1,0 +1,189 @@
+"""`avjudge judges calibrate`: a trained judge's pointwise temperature and pairwise preference model, fitted on one
+split of its pair dataset and reported on another, before and after.
+
+Each pair clip of a split (its negative applied, cut to its window, as training shows it) is scored once. The
+pointwise temperature T (S = σ(δ / T)) is fitted on the fit split's labels (`fit_temperature`); the preference
+model (`avjudge.judges.preference`: Rao–Kupper, τ and θ) on its preference pairs: each source's positive against each
+of its negatives (the positive preferred), shown in both orders by turns. A dataset labels no ties, so θ stays 1.
+
+Reported on the report split, with the untrained model (T = 1, τ = 1, θ = 1) beside the fitted one: ECE (15 equal
+bins of S), Brier score and log loss of S against the labels; log loss of the preference pairs' outcomes; accuracy
+of the preferences without ties (which clip the higher log-odds picks) and with ties (a tie called where the two
+log-odds differ by at most a threshold chosen on the fit split, never the report split); a reliability diagram.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from scipy.special import expit
+
+from ..config import ConfigError
+from ..data import PairDataset, load_manifest, load_pairs
+from ..judges import Judge
+from ..judges.calibration import fit_temperature, save_preference, save_temperature
+from ..judges.preference import Preference, fit_preference, log_likelihoods
+from ..media import MediaError
+from ..perturb import PerturbError, SourcePool
+from ..stats import finite_number
+
+ECE_BINS = 15
+
+
+def scored_split(judge: Judge, dataset: Path, split: str, limit: int | None = None) -> list[dict]:
+    """The split's pair records with each clip's log-odds (``delta``); a pair whose clip cannot be made or scored is
+    left out and counted in the returned records' ``skipped`` (on the first record)."""
+    stats = json.loads((dataset / "stats.json").read_text())
+    pool = SourcePool(load_manifest(stats["manifest"]))
+    records = load_pairs(dataset, judge.task.name, split, limit)
+    pairs = PairDataset(records, pool, judge.settings.sample_rate, judge.settings.fps, dataset,
+                        max_pixels=judge.needs.max_pixels)  # fmt: skip
+    clips, kept = [], []
+    for k in range(len(pairs)):
+        try:
+            record, clip = pairs[k]
+        except (PerturbError, MediaError):
+            continue
+        clips.append(clip)
+        kept.append(record)
+    texts = [r.get("text") or "" for r in kept] if judge.task.needs_text else None
+    results = judge.score(clips, texts, [r.get("utterance") for r in kept] if judge.task.needs_text else None)
+    return [{**r, "delta": res.delta} for r, res in zip(kept, results) if finite_number(res.delta)]
+
+
+def preference_pairs(records: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(δ_A, δ_B, outcome index) of each source's positive against each of its negatives, the positive first and
+    second by turns (outcome 0: A preferred, 2: B preferred)."""
+    by_source: dict = {}
+    for r in records:
+        by_source.setdefault(r["source_id"], {"pos": [], "neg": []})["pos" if r["label"] else "neg"].append(r["delta"])
+    a, b, outcome = [], [], []
+    for sides in by_source.values():
+        for positive in sides["pos"]:
+            for negative in sides["neg"]:
+                first = len(a) % 2 == 0
+                a.append(positive if first else negative)
+                b.append(negative if first else positive)
+                outcome.append(0 if first else 2)
+    return np.asarray(a), np.asarray(b), np.asarray(outcome)
+
+
+def reliability(scores, labels, bins: int = ECE_BINS) -> dict:
+    """ECE over ``bins`` equal bins of S, and each bin's count, mean S and share of positives."""
+    s, y = np.asarray(scores, np.float64), np.asarray(labels, np.float64)
+    which = np.minimum((s * bins).astype(int), bins - 1)
+    rows, ece = [], 0.0
+    for k in range(bins):
+        inside = which == k
+        if inside.any():
+            confidence, accuracy = float(s[inside].mean()), float(y[inside].mean())
+            ece += inside.mean() * abs(confidence - accuracy)
+            rows.append({"bin": k, "count": int(inside.sum()), "mean_score": confidence, "positives": accuracy})
+    return {"ece": float(ece), "bins": rows}
+
+
+def pointwise_figures(deltas, labels, temperature: float) -> dict:
+    s = np.clip(expit(np.asarray(deltas) / temperature), 1e-12, 1 - 1e-12)
+    y = np.asarray(labels, np.float64)
+    return {
+        **reliability(s, y),
+        "brier": float(np.mean((s - y) ** 2)),
+        "log_loss": float(-np.mean(y * np.log(s) + (1 - y) * np.log(1 - s))),
+    }
+
+
+def tie_threshold(a, b, outcome) -> float:
+    """The |δ_A − δ_B| at or below which calling a tie gives the most accurate outcomes on these pairs."""
+    gaps = np.abs(a - b)
+    best, best_accuracy = 0.0, -1.0
+    for t in np.concatenate([[0.0], np.sort(gaps)]):
+        accuracy = float(np.mean(_called(a, b, t) == outcome))
+        if accuracy > best_accuracy:
+            best, best_accuracy = float(t), accuracy
+    return best
+
+
+def _called(a, b, threshold: float) -> np.ndarray:
+    return np.where(np.abs(a - b) <= threshold, 1, np.where(a > b, 0, 2))
+
+
+def pairwise_figures(a, b, outcome, model: Preference, threshold: float) -> dict:
+    decided = outcome != 1
+    return {
+        "pairs": int(len(a)),
+        "log_loss": float(-np.mean(log_likelihoods(model, a, b, outcome))),
+        "accuracy_without_ties": float(np.mean(np.where(a > b, 0, 2)[decided] == outcome[decided])),
+        "accuracy_with_ties": float(np.mean(_called(a, b, threshold) == outcome)),
+        "tie_threshold": threshold,
+    }
+
+
+def calibrate(judge: Judge, dataset: str | Path, fit_split: str = "val", report_split: str = "test",
+              limit: int | None = None, write: bool = True) -> dict:  # fmt: skip
+    """Fit the judge's temperature and preference model on ``fit_split`` and report both splits' figures before and
+    after on ``report_split``; ``write`` saves the fitted values beside the judge's weights, where `Judge.load`
+    reads them."""
+    dataset = Path(dataset)
+    if fit_split == report_split:
+        raise ConfigError(f"fit on one split and report on another, not both on {fit_split!r}")
+    fit = scored_split(judge, dataset, fit_split, limit)
+    report = scored_split(judge, dataset, report_split, limit)
+    for split, records in ((fit_split, fit), (report_split, report)):
+        if len({r["label"] for r in records}) < 2:
+            raise ConfigError(f"{dataset}: the {split} split has no scored positive and negative pairs to calibrate on")
+    temperature = fit_temperature([r["delta"] for r in fit], [r["label"] for r in fit])
+    fit_a, fit_b, fit_outcome = preference_pairs(fit)
+    a, b, outcome = preference_pairs(report)
+    if len(fit_a) < 2 or len(a) < 1:
+        raise ConfigError(f"{dataset}: too few sources with a positive and a negative to fit a preference model")
+    model = fit_preference(fit_a, fit_b, fit_outcome)
+    threshold = tie_threshold(fit_a, fit_b, fit_outcome)  # from the fit split: the report split never chooses it
+    deltas, labels = [r["delta"] for r in report], [r["label"] for r in report]
+    result = {
+        "judge": judge.task.name,
+        "checkpoint": str(judge.adapter.checkpoint),
+        "fit_split": fit_split,
+        "report_split": report_split,
+        "fitted": {"temperature": temperature, "preference": model.to_dict()},
+        "pairs": {"fit": len(fit), "report": len(report)},
+        "pointwise": {
+            "before": pointwise_figures(deltas, labels, 1.0),
+            "after": pointwise_figures(deltas, labels, temperature),
+        },
+        "pairwise": {
+            "before": pairwise_figures(a, b, outcome, Preference(), 0.0),
+            "after": pairwise_figures(a, b, outcome, model, threshold),
+        },
+    }
+    if write:
+        save_temperature(judge.adapter.checkpoint, judge.task.name, temperature)
+        save_preference(judge.adapter.checkpoint, judge.task.name, model)
+    return result
+
+
+def reliability_diagram(result: dict, path: str | Path) -> Path:
+    """The report split's reliability diagram, before and after (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(4.5, 4.5))
+    axis.plot([0, 1], [0, 1], color="0.7", linestyle="--", label="calibrated")
+    for when, marker in (("before", "o"), ("after", "s")):
+        figures = result["pointwise"][when]
+        bins = figures["bins"]
+        axis.plot([r["mean_score"] for r in bins], [r["positives"] for r in bins], marker=marker,
+                  label=f"{when} (ECE {figures['ece']:.3f})")  # fmt: skip
+    axis.set_xlabel("S (mean in bin)")
+    axis.set_ylabel("share of matching pairs")
+    axis.set_title(f"{result['judge']} judge, {result['report_split']} split")
+    axis.legend(loc="upper left")
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
