@@ -25,6 +25,7 @@ class JudgeTask:
     family: str  # default model family (AVBench: Omni for AV and VT, Qwen2-Audio for AT)
     caption_field: str | None  # which caption of a source record the judge reads
     choices: tuple[str, ...] = ()  # the letters a multiple-choice task's answer is read from; () for Yes / No
+    pair_query: str = ""  # the same question of two clips, A and B (preference exports); may hold {text}, {utterance}
 
 
 TASKS: dict[str, JudgeTask] = {
@@ -37,6 +38,7 @@ TASKS: dict[str, JudgeTask] = {
         needs_text=False,
         family="qwen2_5_omni",
         caption_field=None,
+        pair_query="In which clip does the audio match the video content better? Answer only A or B.",
     ),
     "vt": JudgeTask(
         "vt",
@@ -47,6 +49,7 @@ TASKS: dict[str, JudgeTask] = {
         needs_text=True,
         family="qwen2_5_omni",
         caption_field="video",
+        pair_query="Which clip matches the following description better?\nDescription: {text}\nAnswer only A or B.",
     ),
     "at": JudgeTask(
         "at",
@@ -58,6 +61,8 @@ TASKS: dict[str, JudgeTask] = {
         needs_text=True,
         family="qwen2_audio",
         caption_field="audio",
+        pair_query="In which clip does the audio match the following description better?\nDescription: {text}"
+        "{utterance}\nAnswer only A or B.",
     ),
 }
 
@@ -188,6 +193,20 @@ def render_query(task_name: str, text: str | None = None, utterance: str | None 
         raise ValueError(f"the {t.name} judge needs a description text")
     speech = f"\nSpeech: {utterance}" if utterance else ""
     return t.query.format(text=(text or "").strip(), utterance=speech)
+
+
+PAIR_ANSWERS = ("A", "B")  # the verdicts of a pair question: clip A or clip B
+
+
+def render_pair_query(task_name: str, tags: str, text: str | None = None, utterance: str | None = None) -> str:
+    """The question of two clips for one task: each clip's media ``tags`` (e.g. ``<video><audio>``) after its
+    letter, then the task's pair question."""
+    t = task(task_name)
+    if t.needs_text and not text:
+        raise ValueError(f"the {t.name} judge needs a description text")
+    speech = f"\nSpeech: {utterance}" if utterance else ""
+    question = t.pair_query.format(text=(text or "").strip(), utterance=speech)
+    return f"Clip A: {tags}\nClip B: {tags}\n{question}"
 
 
 def media_kinds(task_name: str) -> list[str]:

@@ -126,7 +126,9 @@ def test_run_training_writes_checkpoints_records_and_eval(tiny_judges, pairs, tm
     held_out = load_pairs(pairs, "vt", "test", 6)
     saved = Judge.load("vt", out / "final")
     pool = SourcePool(load_manifest(json.loads((pairs / "stats.json").read_text())["manifest"]))
-    dataset = PairDataset(held_out, pool, saved.settings.sample_rate, saved.settings.fps, pairs)
+    # frames decoded as the judge's scoring decodes them (at most its processor's pixels), as training's were
+    dataset = PairDataset(held_out, pool, saved.settings.sample_rate, saved.settings.fps, pairs,
+                          max_pixels=saved.needs.max_pixels)  # fmt: skip
     rescored = [r.score for r in saved.score_prepared(prepared_pairs(saved, dataset))]
     assert list(metrics["scores"]) == [r["id"] for r in held_out]
     np.testing.assert_allclose(list(metrics["scores"].values()), rescored, atol=1e-6)
@@ -358,7 +360,8 @@ def _eval_set(tiny_judges, pairs, judge):
     from avjudge.perturb import SourcePool
 
     stats = json.loads((pairs / "stats.json").read_text())
-    return PairDataset(_eval_records(pairs), SourcePool(load_manifest(stats["manifest"])), 16000, 2.0, pairs)
+    pool = SourcePool(load_manifest(stats["manifest"]))
+    return PairDataset(_eval_records(pairs), pool, 16000, 2.0, pairs, max_pixels=judge.needs.max_pixels)
 
 
 def _labels(pairs):

@@ -162,3 +162,70 @@ def test_get_reward_gives_win_rates_among_a_prompts_queries(av_vt_judges, world_
                 *Preference().win_rates([deltas[videos[2]], deltas[videos[0]]])]  # fmt: skip
     np.testing.assert_allclose(rewards, expected, atol=1e-6)
     assert rewards[0] + rewards[1] == pytest.approx(1.0) and rewards[2] + rewards[3] == pytest.approx(1.0)
+
+
+def _scripted_reward(proxy_step: float, gold_step: float, tmp_path, patience: int = 3):
+    """A reward whose optimised term and gold term move by a fixed step each call (a training run, scripted), the
+    gold term held out; written as a reward YAML a trainer's loader reads would give it."""
+    state = {"calls": 0}
+
+    def proxy(clip) -> float:
+        return 0.5 + proxy_step * state["calls"]
+
+    def gold(clip) -> float:
+        return 0.5 + gold_step * state["calls"]
+
+    needs = DecodeNeeds(video=True, fps=1.0)
+    terms = {
+        "proxy": RewardTerm(proxy, midpoint=0.5, needs=needs),
+        "gold": RewardTerm(gold, midpoint=0.5, needs=needs, gold=True),
+    }
+    return Reward(terms, watch_patience=patience), state
+
+
+def test_the_gold_watch_warns_when_the_reward_rises_and_the_gold_falls(rollouts, tmp_path):
+    from avjudge.rewards import RewardHacking
+
+    paths, _ = rollouts
+    reward, state = _scripted_reward(+0.01, -0.01, tmp_path)
+    fn = flow_grpo_reward(reward)  # through a trainer's adapter: the gold term is logged beside the reward
+    with pytest.warns(RewardHacking, match="the gold term 'gold' fell in each of the last 3 logs"):
+        for step in range(4):  # the first call has nothing to compare with: three rising logs after it
+            state["calls"] = step
+            rewards, info = fn(paths[:2], ["p", "p"], [{}, {}])
+    assert rewards == pytest.approx([0.53, 0.53]) and list(info["gold"]) == pytest.approx([0.47, 0.47])
+    assert len(reward.watch.warned) == 1
+
+
+def test_the_gold_watch_stays_silent_while_both_rise_and_a_gold_failure_fails_no_sample(rollouts, tmp_path):
+    import warnings
+
+    from avjudge.rewards import RewardHacking
+
+    paths, _ = rollouts
+    reward, state = _scripted_reward(+0.01, +0.02, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RewardHacking)
+        for step in range(8):
+            state["calls"] = step
+            batch = reward.score([sample(clip_item(p)) for p in paths[:2]])
+    assert batch.rewards == pytest.approx([0.57, 0.57]) and reward.watch.warned == []
+    with pytest.raises(ConfigError, match="at least one term it optimises"):
+        Reward({"g": RewardTerm(lambda c: 0.0, midpoint=0.0, gold=True)})
+    broken = Reward({"ok": RewardTerm(lambda c: 1.0, midpoint=0.0),
+                     "g": RewardTerm(lambda c: 1 / 0, midpoint=0.0, gold=True)})  # fmt: skip
+    assert broken.score([sample(clip_item(paths[0]))]).failed == [False]
+
+
+def test_a_reward_yaml_names_its_mode_gold_terms_and_patience(tiny_judges, tmp_path):
+    from avjudge.rewards import load_reward
+
+    checkpoint = tiny_judges["qwen2_5_omni"]
+    (tmp_path / "reward.yaml").write_text(
+        f"terms:\n  av: {{judge: av, checkpoint: {checkpoint}}}\n"
+        f"  second: {{judge: vt, checkpoint: {checkpoint}, gold: true}}\n"
+        "mode: win_rate\nwatch_patience: 2\nworkers: 1\n"
+    )
+    reward = load_reward(tmp_path / "reward.yaml")
+    assert reward.mode == "win_rate" and reward.terms["second"].gold and not reward.terms["av"].gold
+    assert reward.watch.patience == 2 and set(reward.preferences) == {"av", "second"}

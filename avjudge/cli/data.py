@@ -58,7 +58,13 @@ def _data_build(args: argparse.Namespace) -> int:
 def _data_export_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a dataset folder made by `avjudge data build`")
     alias(p, "--dataset", "--input", dest="input", type=Path)
-    p.add_argument("--format", required=True, choices=["llamafactory", "swift"], help="the training tool's format")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=["llamafactory", "swift", "pairs-csv", "llamafactory-ranking"],
+        help="llamafactory, swift: Yes / No examples; pairs-csv (VideoAlign), llamafactory-ranking: preference pairs, "
+        "each source's positive against each negative that changes its clip, both clips written as the judge saw them",
+    )
     add_out(p, "folder for the exported files")
 
 
@@ -86,12 +92,15 @@ register(
 )
 register(
     "data export",
-    "write pairs in LLaMA-Factory or ms-swift format",
+    "write pairs in LLaMA-Factory or ms-swift format, or as preference pairs (VideoAlign CSV, LLaMA-Factory ranking)",
     _data_export_args,
     _data_export,
     "Write a dataset's pairs as the {messages, videos, audios} records LLaMA-Factory and ms-swift\n"
-    "train on, so a judge can be trained with those tools too.\n\n"
-    "example:\n  avjudge data export --input pairs --format llamafactory --out lf",
+    "train on, so a judge can be trained with those tools too; or as preference pairs for pairwise\n"
+    "reward training: VideoAlign's CSV (path_A, path_B, prompt, a label per dimension) or\n"
+    "LLaMA-Factory's ranking format (both clips in the prompt, chosen / rejected the verdicts).\n\n"
+    "examples:\n  avjudge data export --input pairs --format llamafactory --out lf\n"
+    "  avjudge data export --input pairs --format pairs-csv --out videoalign",
 )
 
 

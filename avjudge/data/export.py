@@ -1,6 +1,7 @@
-"""Export pairs for other trainers: LLaMA-Factory (sharegpt JSON) and ms-swift (JSONL).
+"""Export pairs for other trainers: LLaMA-Factory (sharegpt JSON) and ms-swift (JSONL) as Yes / No examples, or as
+preference pairs (`avjudge.data.preference_export`: VideoAlign's CSV, LLaMA-Factory's ranking format).
 
-Both use ``{"messages", "videos", "audios"}`` with ``<video>`` / ``<audio>`` tags, and the
+The Yes / No exports use ``{"messages", "videos", "audios"}`` with ``<video>`` / ``<audio>`` tags, and the
 same system prompt, query and answer the judges are scored with (avjudge.prompts).
 """
 
@@ -13,6 +14,7 @@ from ..errors import AvjudgeError
 from ..jsonl import read_jsonl
 from ..prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
 from ..prompts import task as judge_task
+from .preference_export import PREFERENCE_EXPORTERS
 
 TAGS = {"video": "<video>", "audio": "<audio>"}
 
@@ -88,13 +90,18 @@ def _write_swift(rows_by_name: dict[str, list[dict]], out: Path) -> list[Path]:
 EXPORTERS = {"llamafactory": _write_llamafactory, "swift": _write_swift}
 
 
+FORMATS = (*EXPORTERS, *PREFERENCE_EXPORTERS)
+
+
 def export_dataset(dataset: str | Path, fmt: str, out: str | Path) -> list[Path]:
-    if fmt not in EXPORTERS:
-        raise ExportError(f"unknown format {fmt!r}; choose one of {sorted(EXPORTERS)}")
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r}; choose one of {sorted(FORMATS)}")
     root, out = Path(dataset), Path(out)
     files = sorted(p for p in (root / "pairs").glob("*/*.jsonl") if not p.name.endswith(".rejected.jsonl"))
     if not files:
         raise ExportError(f"{root}: no pairs found; build them with `avjudge data build`")
     out.mkdir(parents=True, exist_ok=True)
+    if fmt in PREFERENCE_EXPORTERS:
+        return PREFERENCE_EXPORTERS[fmt](root, out)
     rows = {f"{p.parent.name}_{p.stem}": [to_messages(r, root) for r in read_jsonl(p)] for p in files}
     return EXPORTERS[fmt](rows, out)

@@ -16,11 +16,13 @@ from .config import RewardConfig, TermConfig, load_reward
 from .failure import OnFailure
 from .inputs import batch_items, clip_item
 from .reward import ASPECTS, PromptBlindReward, Reward, RewardBatch, RewardTerm, sample
+from .watch import GoldWatch, RewardHacking
 
 __all__ = [
     "ASPECTS",
     "AVReward",
     "FlowFactoryReward",
+    "GoldWatch",
     "RewardConfig",
     "TermConfig",
     "load_reward",
@@ -28,6 +30,7 @@ __all__ = [
     "PromptBlindReward",
     "Reward",
     "RewardBatch",
+    "RewardHacking",
     "RewardTerm",
     "batch_items",
     "clip_item",

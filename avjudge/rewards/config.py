@@ -6,6 +6,7 @@ terms:
   av: {judge: av, checkpoint: runs/av/final, weight: 2}
   vt: {judge: vt, checkpoint: runs/vt/final}
   quality: {metric: dnsmos, output: dnsmos_ovrl, weight: 0.5}
+  second_opinion: {judge: av, checkpoint: runs/av_other/final, gold: true}   # watched, not optimised
 on_failure: neutral
 mode: pointwise        # or win_rate: each rollout's expected win rate in its group (avjudge.rewards.Reward)
 device: auto
@@ -32,6 +33,7 @@ class TermConfig:
     output: str | None = None
     aspect: str | None = None
     midpoint: float | None = None
+    gold: bool = False  # held out: logged and watched (avjudge.rewards.watch), not optimised
 
     def __post_init__(self):
         if (self.judge is None) == (self.metric is None):
@@ -48,6 +50,7 @@ class RewardConfig:
     on_failure: str = "neutral"
     use_delta: bool = False
     mode: str = "pointwise"
+    watch_patience: int = 5  # logs in a row of the reward rising while a gold term falls before a warning
     device: str = "auto"
     batch_size: int = 8
     workers: int = 2
@@ -71,9 +74,9 @@ class RewardConfig:
             else:
                 scorer = get_metric(term.metric, **({"device": self.device} if METRICS.lookup(term.metric).takes_device
                                                      else {}))  # fmt: skip
-            terms[name] = RewardTerm(scorer, term.weight, term.output, term.aspect, term.midpoint)
+            terms[name] = RewardTerm(scorer, term.weight, term.output, term.aspect, term.midpoint, gold=term.gold)
         return Reward(terms, on_failure=self.on_failure, use_delta=self.use_delta, workers=self.workers,
-                      mode=self.mode)  # fmt: skip
+                      mode=self.mode, watch_patience=self.watch_patience)  # fmt: skip
 
 
 def load_reward(path: str | Path, overrides: list[str] | None = None):

@@ -33,6 +33,7 @@ from ..prompts import task as judge_task
 from ..scoring import ClipRecord, FunctionScorer, JudgeScorer, MetricScorer, Scoring, caption_for, captions_of
 from ..stats import finite_number
 from .failure import OnFailure, RunningMeans
+from .watch import GoldWatch
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class RewardTerm:
         preference: how win rates compare the term's values (``mode="win_rate"``): a judge's default is its own
             (fitted by ``avjudge judges calibrate``) on its log-odds; a function giving log-odds may name one; else
             the larger value wins.
+        gold: a held-out term, scored and logged beside the reward but not in it; the reward's gold watch
+            (`avjudge.rewards.watch`) warns when the reward rises while it falls.
     """
 
     scorer: Union[Judge, Metric, ClipFunction, str]
@@ -75,6 +78,7 @@ class RewardTerm:
     midpoint: float | None = None
     needs: DecodeNeeds | None = None
     preference: Preference | None = None
+    gold: bool = False
 
 
 @dataclass
@@ -113,6 +117,7 @@ class Reward:
         workers: threads that decode a batch's clips.
         mode: ``pointwise`` (each sample's own values) or ``win_rate`` (its expected win rate in its group; see
             above): a trainer must then hand each call whole groups.
+        watch_patience: logs in a row in which the reward rises and a gold term falls before the watch warns.
 
     Example:
         ```python
@@ -130,8 +135,9 @@ class Reward:
         window: int = 256,
         workers: int = 2,
         mode: str = "pointwise",
+        watch_patience: int = 5,
     ):
-        self._setup(_terms(terms), on_failure, use_delta, window, mode)
+        self._setup(_terms(terms), on_failure, use_delta, window, mode, watch_patience)
         self.backend = _CoreBackend(Scoring([_scorer(n, t) for n, t in self.terms.items()], workers), self.terms)
         self._settle()
 
@@ -144,16 +150,19 @@ class Reward:
         use_delta: bool = False,
         window: int = 256,
         mode: str = "pointwise",
+        watch_patience: int = 5,
     ) -> Reward:
         """The reward of judges and metrics a reward server serves: ``server`` is a `avjudge.serve.RewardClient`
         (over HTTP), or the server's scoring in this process (a `avjudge.serve.ScoreService`, scored through its
         core with no wire form: `over`); ``terms`` name what it serves, each with its weight (or a `RewardTerm`
         whose scorer is the served name)."""
         if isinstance(getattr(server, "scoring", None), Scoring):
-            return cls.over(server.scoring, terms, on_failure, use_delta, window, mode=mode)
+            return cls.over(
+                server.scoring, terms, on_failure, use_delta, window, mode=mode, watch_patience=watch_patience
+            )
         reward = cls.__new__(cls)
         terms = _named_terms(terms)
-        reward._setup(terms, on_failure, use_delta, window, mode)
+        reward._setup(terms, on_failure, use_delta, window, mode, watch_patience)
         reward.backend = _ServedBackend(server, reward.terms)
         reward._settle()
         return reward
@@ -168,6 +177,7 @@ class Reward:
         window: int = 256,
         score_items: Callable[[list[dict]], list[ClipRecord]] | None = None,
         mode: str = "pointwise",
+        watch_patience: int = 5,
     ) -> Reward:
         """The reward of scorers an existing `Scoring` holds (a reward server's own): ``terms`` name them, each with
         its weight. ``score_items`` scores the core's items instead of ``scoring.score`` (the server's batcher, which
@@ -177,16 +187,19 @@ class Reward:
         missing = sorted(set(terms) - set(scoring.names()))
         if missing:
             raise ConfigError(f"no scorer {missing} to reward with; there are {scoring.names()}")
-        reward._setup(terms, on_failure, use_delta, window, mode)
+        reward._setup(terms, on_failure, use_delta, window, mode, watch_patience)
         reward.backend = _CoreBackend(scoring, reward.terms, score_items)
         reward._settle()
         return reward
 
-    def _setup(self, terms: dict[str, RewardTerm], on_failure, use_delta: bool, window: int, mode: str) -> None:
+    def _setup(
+        self, terms: dict[str, RewardTerm], on_failure, use_delta: bool, window: int, mode: str, watch_patience: int
+    ) -> None:
         if mode not in MODES:
             raise ConfigError(f"a reward's mode is one of {', '.join(MODES)}, not {mode!r}")
         self.terms, self.on_failure, self.use_delta, self.mode = terms, OnFailure(on_failure), use_delta, mode
         self.preferences: dict[str, Preference | None] = {}  # a judge term's preference model (win_rate mode)
+        self.watch = GoldWatch(watch_patience) if any(t.gold for t in terms.values()) else None
         self.history = RunningMeans(window)
         # trainers call one reward from several threads (verl's reward loop scores each sample in an executor)
         self._lock = threading.Lock()
@@ -298,20 +311,27 @@ class Reward:
                 # a judge compares by its log-odds, as its preference model reads them
                 judged = outcome.ok and name in self.preferences
                 compared[name].append(outcome.values.get("delta", value) if judged else value)
-                first = first or (None if outcome.ok else f"{name}: {outcome.error}")
+                if not term.gold:  # a held-out gold term's failure fails no sample: it is watched, not optimised
+                    first = first or (None if outcome.ok else f"{name}: {outcome.error}")
             errors.append(first)
+        pointwise = {name: self._neutral_filled(name, column, groups) for name, column in values.items()}
+        optimised = {name: t for name, t in self.terms.items() if not t.gold}
+        filled = dict(pointwise)
         if self.mode == "win_rate":
-            filled = {name: self._win_rates(name, column, groups, errors) for name, column in compared.items()}
-        else:
-            filled = {name: self._neutral_filled(name, column, groups) for name, column in values.items()}
-        total = sum(t.weight for t in self.terms.values())
+            filled.update({name: self._win_rates(name, compared[name], groups, errors) for name in optimised})
+        total = sum(t.weight for t in optimised.values())
         rewards, failed = [], []
         for k, error in enumerate(errors):
-            weighted = sum(t.weight * filled[name][k] for name, t in self.terms.items()) / total
+            weighted = sum(t.weight * filled[name][k] for name, t in optimised.items()) / total
             failed.append(error is not None)
             rewards.append(self.on_failure.reward(weighted) if error is not None else weighted)
             if error is not None:
                 log.warning("avjudge reward: sample %d failed (%s); reward %r", k, error, rewards[-1])
+        if self.watch is not None:
+            good = [k for k, error in enumerate(errors) if error is None]
+            proxy = [sum(t.weight * pointwise[name][k] for name, t in optimised.items()) / total for k in good]
+            gold = {name: [v for v in values[name] if v is not None] for name in self.terms if name not in optimised}
+            self.watch.observe(_mean(proxy), {name: _mean(v) for name, v in gold.items() if v})
         return RewardBatch(rewards, filled, failed, errors)
 
     def _win_rates(self, name: str, column: list[float | None], groups: list, errors: list) -> list[float]:
@@ -363,9 +383,9 @@ def _mean(values: list[float] | None) -> float | None:
 
 
 def _check_weights(terms: dict[str, RewardTerm]) -> None:
-    if not terms:
-        raise ConfigError("a reward needs at least one term")
-    if sum(t.weight for t in terms.values()) <= 0:
+    if not any(not t.gold for t in terms.values()):
+        raise ConfigError("a reward needs at least one term it optimises (gold terms are only watched)")
+    if sum(t.weight for t in terms.values() if not t.gold) <= 0:
         raise ConfigError("reward term weights must sum to a positive number")
 
 
