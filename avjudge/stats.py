@@ -64,3 +64,18 @@ def per_negative_type(scores, labels, negative_types, metric: Callable[[np.ndarr
 def finite_number(value) -> bool:
     """A real number JSON can carry and a reward can use: not a bool, not NaN, not infinite."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def reliability(scores, labels, bins: int = 10) -> dict:
+    """Expected calibration error of probabilities ``scores`` against 0 / 1 ``labels`` over ``bins`` equal-width
+    bins, and each bin's count, mean score and share of positives (a reliability diagram's points)."""
+    s, y = np.asarray(scores, np.float64), np.asarray(labels, np.float64)
+    which = np.minimum((s * bins).astype(int), bins - 1)
+    rows, ece = [], 0.0
+    for k in range(bins):
+        inside = which == k
+        if inside.any():
+            confidence, positives = float(s[inside].mean()), float(y[inside].mean())
+            ece += inside.mean() * abs(confidence - positives)
+            rows.append({"bin": k, "count": int(inside.sum()), "mean_score": confidence, "positives": positives})
+    return {"ece": float(ece), "bins": rows}

@@ -74,11 +74,21 @@ def _held_out_scores(pairs: Path, folder: Path) -> list[float]:
     return [r.score for r in judge.score_prepared(prepared_pairs(judge, dataset))]
 
 
-# ZeRO-2 runs with the slow set (71 s; CI runs it): ZeRO-3 already shards through DeepSpeed in the default set
-@pytest.mark.parametrize("deepspeed", [None, pytest.param("zero2", marks=pytest.mark.slow), "zero3"])
-def test_two_processes_train_one_judge(tiny_judges, pairs, tmp_path, deepspeed):
+# ZeRO-2 runs with the slow set (71 s; CI runs it): ZeRO-3 already shards through DeepSpeed in the default set; the
+# pairwise objective (bt) under ZeRO-3 with the slow set too
+@pytest.mark.parametrize(
+    "deepspeed, objective",
+    [
+        (None, "sft"),
+        pytest.param("zero2", "sft", marks=pytest.mark.slow),
+        ("zero3", "sft"),
+        pytest.param("zero3", "bt", marks=pytest.mark.slow),
+    ],
+)
+def test_two_processes_train_one_judge(tiny_judges, pairs, tmp_path, deepspeed, objective):
     out = tmp_path / "run"
     extra = {"deepspeed": deepspeed} if deepspeed else {}
+    extra["objective"] = objective
     run = _torchrun(_overrides(tiny_judges, pairs, out, **extra))
     log, _ = run.communicate(timeout=600)
     assert run.returncode == 0, log[-3000:]

@@ -15,7 +15,8 @@ from avjudge.cli import main
 from avjudge.judges import Judge
 from avjudge.judges.calibration import load_preference, load_temperature
 from avjudge.judges.preference import Preference, fit_preference, log_likelihoods
-from avjudge.train.calibrate import preference_pairs, reliability, scored_split, tie_threshold
+from avjudge.stats import reliability
+from avjudge.train.calibrate import preference_pairs, scored_split, tie_threshold
 
 
 def _sigmoid(x):

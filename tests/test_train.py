@@ -1,7 +1,10 @@
 import json
+import math
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -573,3 +576,27 @@ def test_old_training_keys_load_with_a_warning_and_wrong_keys_fail(tmp_path):
         TrainConfig.from_mapping({**REQUIRED, "max_grad_norm": [1]})
     with pytest.raises(AttributeError, match="no field or TrainingArguments option 'learning_rat'"):
         cfg.learning_rat  # noqa: B018
+
+
+def test_the_pairwise_objective_trains_with_lora_and_refuses_a_tie_width_without_width(tiny_judges, pairs, tmp_path):
+    """``objective: btt`` under LoRA: preference pairs of the training split, the merged judge saved and loaded."""
+    from avjudge.train.pairwise import PreferenceExamples, preference_indices, preference_loss
+
+    run = config(tiny_judges, pairs, tmp_path / "run", task="av")
+    run = replace(run, objective="btt", freeze="lora", trainer={**run.trainer, "max_steps": 2})
+    summary = run_training(run)
+    assert summary["steps"] == 2 and summary["eval_after"]["overall"]["pairwise_accuracy"] is not None
+    Judge.load("av", tmp_path / "run" / "final")
+    records = load_pairs(pairs, "av", "train")
+    for chosen, rejected in preference_indices(records):  # each negative against a positive of its own source
+        assert records[chosen]["label"] == 1 and records[rejected]["label"] == 0
+        assert records[chosen]["source_id"] == records[rejected]["source_id"]
+    assert len(preference_indices(records)) == sum(r["label"] == 0 for r in records)
+    # Bradley-Terry's loss: log 2 at a tie, smaller as the chosen leads; btt asks a lead of log k
+    delta = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    assert preference_loss(delta[[1, 3]], 1) == pytest.approx(math.log(2))
+    assert preference_loss(delta[[0, 1]], 1) < math.log(2) < preference_loss(delta[[0, 1]], 1, tie_width=5.0)
+    with pytest.raises(ConfigError, match="tie_width is above 1"):
+        replace(run, tie_width=1.0)
+    with pytest.raises(ValueError, match="nothing to prefer"):
+        PreferenceExamples(SimpleNamespace(records=[r for r in records if r["label"]]), None)

@@ -20,7 +20,7 @@ from ..jsonl import read_jsonl
 from ..prompts import BRIDGE_STATEMENT, OPTION_LETTERS
 from ..runtime.jobs import run_job
 from ..scoring.questions import question_samples
-from ..stats import auroc
+from ..stats import auroc, reliability
 from .base import SuiteError
 
 # statements -> each one's P(Yes), or the error that kept it from being judged
@@ -86,13 +86,7 @@ def bridge_questions(
 
 def expected_calibration_error(probabilities: np.ndarray, outcomes: np.ndarray, bins: int = CALIBRATION_BINS) -> float:
     """Mean |observed frequency - mean probability| over equal-width bins, weighted by how many fall in each."""
-    edges = np.minimum((probabilities * bins).astype(int), bins - 1)
-    total = 0.0
-    for b in range(bins):
-        inside = edges == b
-        if inside.any():
-            total += inside.sum() * abs(outcomes[inside].mean() - probabilities[inside].mean())
-    return float(total / len(probabilities))
+    return reliability(probabilities, outcomes, bins)["ece"]
 
 
 def bridge_summary(rows: list[dict]) -> dict:

@@ -27,7 +27,7 @@ from ..judges.calibration import fit_temperature, save_preference, save_temperat
 from ..judges.preference import Preference, fit_preference, log_likelihoods
 from ..media import MediaError
 from ..perturb import PerturbError, SourcePool
-from ..stats import finite_number
+from ..stats import finite_number, reliability
 
 ECE_BINS = 15
 
@@ -70,25 +70,11 @@ def preference_pairs(records: list[dict]) -> tuple[np.ndarray, np.ndarray, np.nd
     return np.asarray(a), np.asarray(b), np.asarray(outcome)
 
 
-def reliability(scores, labels, bins: int = ECE_BINS) -> dict:
-    """ECE over ``bins`` equal bins of S, and each bin's count, mean S and share of positives."""
-    s, y = np.asarray(scores, np.float64), np.asarray(labels, np.float64)
-    which = np.minimum((s * bins).astype(int), bins - 1)
-    rows, ece = [], 0.0
-    for k in range(bins):
-        inside = which == k
-        if inside.any():
-            confidence, accuracy = float(s[inside].mean()), float(y[inside].mean())
-            ece += inside.mean() * abs(confidence - accuracy)
-            rows.append({"bin": k, "count": int(inside.sum()), "mean_score": confidence, "positives": accuracy})
-    return {"ece": float(ece), "bins": rows}
-
-
 def pointwise_figures(deltas, labels, temperature: float) -> dict:
     s = np.clip(expit(np.asarray(deltas) / temperature), 1e-12, 1 - 1e-12)
     y = np.asarray(labels, np.float64)
     return {
-        **reliability(s, y),
+        **reliability(s, y, ECE_BINS),
         "brier": float(np.mean((s - y) ** 2)),
         "log_loss": float(-np.mean(y * np.log(s) + (1 - y) * np.log(1 - s))),
     }

@@ -5,19 +5,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import auroc, per_negative_type, printed
+from ..stats import auroc, per_negative_type, printed, reliability
 
 
-def calibration_error(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
+def calibration_error(scores, labels, bins: int = 10) -> float:
     """Expected calibration error of P(match) = score against the labels, equal-width bins."""
-    edges = np.linspace(0, 1, bins + 1)
-    which = np.clip(np.digitize(scores, edges) - 1, 0, bins - 1)
-    err = 0.0
-    for b in range(bins):
-        mask = which == b
-        if mask.any():
-            err += mask.mean() * abs(scores[mask].mean() - labels[mask].mean())
-    return float(err)
+    return reliability(scores, labels, bins)["ece"]
+
+
+def pairwise_accuracy(scores, labels, sources) -> float | None:
+    """The share of (positive, negative) pairs of one source that the scores order rightly (a tie: half); None
+    without such pairs."""
+    by_source: dict = {}
+    for score, label, source in zip(scores, labels, sources):
+        by_source.setdefault(source, ([], []))[0 if label else 1].append(score)
+    right = [
+        1.0 if p > n else 0.5 if p == n else 0.0
+        for positives, negatives in by_source.values()
+        for p in positives
+        for n in negatives
+    ]
+    return float(np.mean(right)) if right else None
 
 
 def binary_metrics(scores, labels) -> dict:

@@ -78,6 +78,8 @@ class TrainConfig:
         dataset: a folder made by `avjudge data build`.
         output_dir: where checkpoints, ``final`` and ``eval/step_*.json`` go; rerunning resumes.
         freeze: ``llm`` (encoders and projectors frozen), ``llm+connector``, ``lora`` or ``all``.
+        objective: ``sft`` (the answer token, Yes or No), or ``bt`` / ``btt``: each source's positive preferred to
+            each of its negatives, the log-odds as the reward (`avjudge.train.pairwise`; ``btt`` with ``tie_width``).
         eval_steps: held-out evaluation every this many steps.
         trainer: the ``TrainingArguments`` options set (``deepspeed``: a ZeRO config file, or ``zero2`` /
             ``zero3``).
@@ -94,6 +96,8 @@ class TrainConfig:
     lora_alpha: int = 32
     lora_dropout: float = 0.05
     merge_lora: bool = True  # save the merged model (loadable by the scorer) rather than the adapter
+    objective: Literal["sft", "bt", "btt"] = "sft"
+    tie_width: float = 5.0  # btt's k (VideoAlign's default): a win must clear log k in log-odds
     eval_steps: int = 100  # held-out pairs scored every this many steps (sharded over the processes)
     max_eval_pairs: int | None = None
     padding_side: Literal["left", "right"] = "right"
@@ -122,6 +126,8 @@ class TrainConfig:
     def __post_init__(self):
         if self.eval_steps < 1:
             raise ConfigError("eval_steps must be at least 1")
+        if self.objective == "btt" and not self.tie_width > 1:
+            raise ConfigError(f"btt's tie_width is above 1 (VideoAlign's k = 5), not {self.tie_width}")
         if self.source_cache_mb < 0:
             raise ConfigError(f"source_cache_mb must be 0 (off) or positive, not {self.source_cache_mb}")
         for name in ("per_device_train_batch_size", "gradient_accumulation_steps", "save_steps"):

@@ -38,8 +38,9 @@ from ..perturb import SourcePool
 from ..resources import resolve
 from ..scoring.questions import question_samples
 from .collator import AnswerCollator, TrainingExamples
-from .evaluation import judge_metrics
+from .evaluation import judge_metrics, pairwise_accuracy
 from .freeze import apply_freeze, apply_lora
+from .pairwise import PreferenceCollator, PreferenceExamples, preference_trainer
 from .train_config import TrainConfig
 
 # Files a checkpoint needs besides the weights so that `Judge.load` reads it directly.
@@ -189,6 +190,7 @@ class HeldOutEvaluation:
         self.ids = [record["id"] for record in dataset.records]
         self.labels = [int(record["label"]) for record in dataset.records]
         self.kinds = [record["negative_type"] for record in dataset.records]
+        self.sources = [record["source_id"] for record in dataset.records]
 
     def __call__(self, step: int) -> dict:
         model = self.judge.adapter.model
@@ -200,6 +202,7 @@ class HeldOutEvaluation:
         by_index = gathered({i: r.score for i, r in zip(self.shard, results)})
         scores = [by_index[i] for i in range(len(self.ids))]
         metrics = judge_metrics(scores, self.labels, self.kinds)
+        metrics["overall"]["pairwise_accuracy"] = pairwise_accuracy(scores, self.labels, self.sources)
         metrics["scores"] = dict(zip(self.ids, scores))
         if choice is not None:
             metrics["choice"] = choice
@@ -373,11 +376,16 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     args = config.training_arguments(
         str(resolve(config.deepspeed, "deepspeed")) if config.deepspeed else None, cuda, dtype == "bfloat16"
     )
-    collator = AnswerCollator(judge, config.padding_side)
-    examples = TrainingExamples(
-        train_set, collator, config.cache_examples, config.seed if config.redraw_negatives else None
-    )
-    trainer = Trainer(model=adapter.model, args=args, train_dataset=examples, data_collator=collator)
+    redraw_seed = config.seed if config.redraw_negatives else None
+    if config.objective == "sft":
+        collator = AnswerCollator(judge, config.padding_side)
+        examples = TrainingExamples(train_set, collator, config.cache_examples, redraw_seed)
+        trainer_class = Trainer
+    else:  # preference pairs, the log-odds as the reward
+        collator = PreferenceCollator(judge)
+        examples = PreferenceExamples(train_set, judge, config.cache_examples, redraw_seed)
+        trainer_class = preference_trainer(judge, config.tie_width if config.objective == "btt" else 1.0)
+    trainer = trainer_class(model=adapter.model, args=args, train_dataset=examples, data_collator=collator)
     callback = _callbacks(evaluation, config, judge, record)
     callback.trainer = trainer
     trainer.add_callback(callback)
