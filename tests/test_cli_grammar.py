@@ -36,9 +36,12 @@ READS = {
     "bench controls",
     "filter",
     "rewards audit",
+    "compare",
 }
 SCORES = {
     "score",
+    "compare",
+    "judges calibrate",
     "metrics run",
     "metrics compare",
     "bench run",
