@@ -209,3 +209,24 @@ def test_hostile_clips_cost_the_server_what_an_ordinary_clip_does_and_others_kee
             assert case["outcome"] == "scored", (name, case)
             count = 4 if "x4" in name else 1
             assert case["memory_growth_mb"] < count * ordinary["memory_growth_mb"] + 150, (name, case, ordinary)
+
+
+def test_a_judge_reading_a_long_clips_head_decodes_only_its_head(av_vt_judges, tmp_path):
+    """``long_audio=head``: frames and sound from the same first window, nothing past it decoded; a clip in memory
+    is cut the same way."""
+    from avjudge.judges import Judge
+
+    judge = Judge.load("av", av_vt_judges["av"].adapter.checkpoint, long_audio="head", workers=1)
+    window = judge.adapter.max_audio_seconds
+    seconds = int(window) + 3
+    tone = (0.1 * np.sin(2 * np.pi * 330 * np.arange(seconds * 16000) / 16000))[None].astype(np.float32)
+    path = encode_video(tmp_path / "long.mp4", coloured_frames(seconds * 4, 64, 48), 4, tone, 16000)
+    assert judge.needs.max_seconds == window and av_vt_judges["av"].needs.max_seconds is None
+    clip = load_clip(path, judge.needs)
+    assert clip.duration == pytest.approx(window) and clip.timestamps.max() < window
+    assert clip.audio.shape[1] == int(round(window * 16000))
+    whole = decode(path)  # the file's own frames and sound, whole, in memory
+    in_memory = conform(from_arrays(whole.frames, whole.fps, whole.audio, whole.sample_rate), judge.needs)
+    np.testing.assert_array_equal(in_memory.frames, clip.frames)
+    np.testing.assert_allclose(in_memory.audio, clip.audio, atol=1e-4)
+    assert judge.score([path])[0].ok and not av_vt_judges["av"].score([str(path)])[0].ok  # the error mode refuses

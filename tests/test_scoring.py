@@ -49,6 +49,7 @@ def test_one_plan_serves_every_consumer():
         "channels": 1,
         "audio_to_end": False,
         "max_pixels": None,
+        "end": None,
     }
     # frames at the largest size any reader takes; a reader of frames at their own size takes them whole
     small, large = (replace(n, max_pixels=p) for n, p in ((judge, 100 * 100), (lips, 200 * 200)))
@@ -56,6 +57,10 @@ def test_one_plan_serves_every_consumer():
     assert merge_needs([small, native]).max_pixels is None
     assert merge_needs([small, mos]).options()["max_pixels"] == 100 * 100
     assert merge_needs([mos]).max_pixels is None  # no reader of frames
+    # as far into the clip as any reads: a reader of the whole clip takes it whole
+    head = replace(mos, max_seconds=30.0)
+    assert merge_needs([head, replace(judge, max_seconds=10.0)]).options()["end"] == 30.0
+    assert merge_needs([head, judge]).max_seconds is None
     with pytest.raises(ValueError, match="rate it samples"):
         DecodeNeeds(video=True)
 

@@ -234,7 +234,9 @@ class Judge:
     @property
     def needs(self) -> DecodeNeeds:
         """What this judge reads of a clip: its streams, at its frame rate and audio rate, mono, frames at most the
-        pixels its processor resizes them to (larger ones are scaled down as they are decoded)."""
+        pixels its processor resizes them to (larger ones are scaled down as they are decoded), and with
+        ``long_audio=head`` only as much of a long clip as its audio window holds."""
+        head = self.settings.long_audio == "head"
         return DecodeNeeds(
             video=self.task.needs_video,
             audio=self.task.needs_audio,
@@ -242,6 +244,8 @@ class Judge:
             max_pixels=self.adapter.vision.max_pixels if self.task.needs_video and self.adapter.vision else None,
             sample_rate=self.settings.sample_rate if self.task.needs_audio else None,
             channels=1 if self.task.needs_audio else None,
+            # a long clip's head only (long_audio=head): its frames and its sound from the same stretch
+            max_seconds=self.adapter.max_audio_seconds if self.task.needs_audio and head else None,
         )
 
     def decode(self, source: str | Path | bytes) -> MediaClip:

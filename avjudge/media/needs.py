@@ -36,6 +36,8 @@ class DecodeNeeds:
             as FFmpeg's command line writes the stream (av-benchmark's set metrics read audio so).
         max_pixels: the most pixels per frame it reads (its frames are scaled down to that, aspect kept, before it
             sees them); None: frames at their own size.
+        max_seconds: it reads only the clip's first this many seconds (a judge that scores a long clip's head):
+            nothing past them is decoded; None: the whole clip.
     """
 
     video: bool = False
@@ -45,6 +47,7 @@ class DecodeNeeds:
     channels: int | None = None
     audio_to_end: bool = False
     max_pixels: int | None = None
+    max_seconds: float | None = None
 
     def __post_init__(self):
         if self.video and self.fps is None:
@@ -60,6 +63,7 @@ class DecodeNeeds:
             "channels": self.channels if self.audio else None,
             "audio_to_end": self.audio and self.audio_to_end,
             "max_pixels": self.max_pixels if self.video else None,
+            "end": self.max_seconds,
         }
 
 
@@ -70,10 +74,12 @@ def _shared(values: list):
 def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
     """One plan that serves every consumer: frames at the highest rate any samples (the file's own where one
     samples those), audio at the rate and channels they all take (else the clip's own, each converting it), to the
-    stream's end where they all read it so; frames at the largest size any reads (their own where one reads that)."""
+    stream's end where they all read it so; frames at the largest size any reads (their own where one reads that);
+    as far into the clip as any reads."""
     needs = list(needs)
     rates = [n.fps for n in needs if n.video]
     sizes = [n.max_pixels for n in needs if n.video]
+    lengths = [n.max_seconds for n in needs]
     sound = [n for n in needs if n.audio]
     return DecodeNeeds(
         video=bool(rates),
@@ -83,6 +89,7 @@ def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
         channels=_shared([n.channels for n in sound]),
         audio_to_end=bool(sound) and all(n.audio_to_end for n in sound),
         max_pixels=None if not sizes or None in sizes else max(sizes),
+        max_seconds=None if not lengths or None in lengths else max(lengths),
     )
 
 

@@ -61,8 +61,8 @@ def from_arrays(
 
 def conform(clip: MediaClip, needs: DecodeNeeds) -> MediaClip:
     """A clip in memory as decoding its file with ``needs`` gives it: the streams checked, frames at the plan's
-    rate and at most its pixels, audio mixed to its channels and resampled to its rate (as `avjudge.media.decode` does
-    all of them)."""
+    rate and at most its pixels, its first ``max_seconds`` only, audio mixed to its channels and resampled to its rate
+    (as `avjudge.media.decode` does all of them)."""
     name = clip.source or IN_MEMORY
     if needs.video and clip.frames is None:
         raise MediaError(name, "has no video frames")
@@ -76,6 +76,8 @@ def conform(clip: MediaClip, needs: DecodeNeeds) -> MediaClip:
             fps=float(needs.fps),
             timestamps=clip.start + np.arange(len(shown)) / needs.fps,
         )
+    if needs.max_seconds is not None and clip.duration > needs.max_seconds:  # only its head is read
+        clip, changes = clip.replace(**changes).window(0.0, needs.max_seconds), {}
     if needs.video and needs.max_pixels is not None and clip.frames.shape[1] * clip.frames.shape[2] > needs.max_pixels:
         changes["frames"] = np.stack([fit_pixels(f, needs.max_pixels) for f in changes.get("frames", clip.frames)])
     if needs.audio:
@@ -115,7 +117,7 @@ def load_clip(
         _within(budget, video)
         return conform(video, needs)
     plan = {**needs.options(), "budget": budget}
-    sound = {key: plan[key] for key in ("sample_rate", "channels", "audio_to_end", "budget")}
+    sound = {key: plan[key] for key in ("sample_rate", "channels", "audio_to_end", "end", "budget")}
     if video is None and audio is None:
         raise MediaError(None, "no media: give a video, an audio file or a clip in memory")
     if video is None and needs.video:
