@@ -152,3 +152,14 @@ def test_calibrate_fits_on_one_split_writes_beside_the_judge_and_reports_on_anot
         *preference_pairs(scored_split(judge, pairs, "test"))
     )
     assert load_preference(folder, "av") == Preference(**fitted["preference"])  # --dry-run wrote nothing
+
+
+def test_preference_pairs_take_a_marked_tie_as_a_tie():
+    records = [
+        {"source_id": "s", "label": 1, "delta": 2.0},
+        {"source_id": "s", "label": 0, "delta": -1.0, "tie": False},
+        {"source_id": "s", "label": 0, "delta": 1.9, "tie": True},
+        {"source_id": "t", "label": 0, "delta": 0.0},  # no positive of its source: no pair
+    ]
+    a, b, outcome = preference_pairs(records)
+    assert a.tolist() == [2.0, 1.9] and b.tolist() == [-1.0, 2.0] and outcome.tolist() == [0, 1]

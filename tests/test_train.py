@@ -600,3 +600,36 @@ def test_the_pairwise_objective_trains_with_lora_and_refuses_a_tie_width_without
         replace(run, tie_width=1.0)
     with pytest.raises(ValueError, match="nothing to prefer"):
         PreferenceExamples(SimpleNamespace(records=[r for r in records if r["label"]]), None)
+
+
+def test_a_recipes_ties_mark_unnoticed_negatives_and_btt_learns_them_as_ties(small_world, tiny_judges, tmp_path):
+    """A shift under 45 ms (ITU-R BT.1359's threshold) is marked a tie with its source; btt's loss of a tie is
+    Rao-Kupper's, the same as the preference model's (`avjudge.judges.preference`), and a run trains on it."""
+    from avjudge.data import build_dataset, load_recipe
+    from avjudge.judges.preference import Preference, log_likelihoods
+    from avjudge.perturb import get_strategy
+    from avjudge.train.pairwise import preference_loss
+
+    shift, pitch = get_strategy("time_shift_micro"), get_strategy("pitch_shift")
+    assert shift.unnoticed({"shift_s": -0.03}) and not shift.unnoticed({"shift_s": 0.2})
+    assert pitch.unnoticed({"semitones": 0.1}) and not get_strategy("filter").unnoticed({"cutoff_hz": 1.0})
+    overrides = [
+        f"source={small_world / MANIFEST}",
+        "judges={av: {pairs: 32, strategies: {time_shift_micro: 4.0}, ties: true,"
+        " strategy_params: {time_shift_micro: {shift_s: [0.0, 0.09]}}}}",
+    ]
+    recipe, source = load_recipe("world_demo", overrides)
+    build_dataset(recipe, source, tmp_path / "pairs", progress=False)
+    negatives = [
+        r for split in ("train", "test") for r in load_pairs(tmp_path / "pairs", "av", split) if not r["label"]
+    ]
+    shifts = [r for r in negatives if r["strategy"] == "time_shift_micro"]  # the recipe's other strategies: no size
+    assert all(r["tie"] == (abs(r["params"]["shift_s"]) < 0.045) for r in shifts)
+    assert {r["tie"] for r in shifts} == {True, False} and not any(r["tie"] for r in negatives if r not in shifts)
+    delta = torch.tensor([0.7, -0.2, 0.1, 0.4])  # two pairs: (0.7 vs 0.1) a win, (-0.2 vs 0.4) a tie
+    expected = -log_likelihoods(Preference(tie=5.0), [0.7, -0.2], [0.1, 0.4], [0, 1]).mean()
+    assert float(preference_loss(delta, 2, 5.0, torch.tensor([False, True]))) == pytest.approx(expected, rel=1e-6)
+    with pytest.raises(ValueError, match="tie width above 1"):
+        preference_loss(delta, 2, 1.0, torch.tensor([False, True]))
+    run = replace(config(tiny_judges, tmp_path / "pairs", tmp_path / "run"), objective="btt")
+    assert run_training(replace(run, trainer={**run.trainer, "max_steps": 2}))["steps"] == 2

@@ -176,6 +176,8 @@ class _SplitBuilder:
                     continue
                 record = self._base("n", k, source, 0)
                 record.update(strategy=name, negative_type=name, params=params)
+                if self.cfg.ties:  # every negative says whether it is one (a redrawn one says anew)
+                    record["tie"] = self.strategies[name].unnoticed(params)
                 if self.windows:
                     record["window"] = window
                 yield Slot(record=record)

@@ -138,6 +138,8 @@ class PairDataset:
         except PerturbError:
             return None
         record = {**record, "params": params, **({"window": window} if window else {})}
+        if "tie" in record:  # built with ties marked: the new draw is marked anew
+            record["tie"] = strategy.unnoticed(params)
         return record, self._clip(record)
 
 

@@ -7,12 +7,12 @@ cut to the pair's window), a video file with its sound (and a WAV of the sound f
 once per pair record, so lazy negatives export too.
 
 - ``pairs-csv``: VideoAlign's training CSV (KwaiVGI/VideoAlign, ``datasets/train/README.md``): ``path_A, path_B,
-  prompt``, a label column per dimension (``AV``, ``VT`` or ``AT``: ``A``, ``B`` or ``same``), ``fps_A,
-  num_frames_A, fps_B, num_frames_B``; the positive is A and B by turns.
+  prompt``, a label column per dimension (``AV``, ``VT`` or ``AT``: ``A``, ``B``, or ``same`` for a negative its
+  recipe marked a tie), ``fps_A, num_frames_A, fps_B, num_frames_B``; the positive is A and B by turns.
 - ``llamafactory-ranking``: LLaMA-Factory's sharegpt ranking records (``"ranking": true`` in ``dataset_info.json``):
   both clips in the user turn (``Clip A: <video><audio> Clip B: ...``, `avjudge.prompts.render_pair_query`), their
   files in ``videos`` and ``audios`` in that order, ``chosen`` and ``rejected`` the two verdicts; each pair in both
-  orders.
+  orders; a tie, which has neither, left out.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def export_pairs_csv(dataset: Path, out: Path) -> list[Path]:
                 a, b = write(first), write(second)
                 rows.writerow({
                     "path_A": a["video"], "path_B": b["video"], "prompt": positive.get("text") or "",
-                    judge.upper(): "A" if first is positive else "B",
+                    judge.upper(): "same" if negative.get("tie") else "A" if first is positive else "B",
                     "fps_A": a["fps"], "num_frames_A": a["frames"], "fps_B": b["fps"], "num_frames_B": b["frames"],
                 })  # fmt: skip
         written.append(path)
@@ -114,6 +114,8 @@ def export_llamafactory_ranking(dataset: Path, out: Path) -> list[Path]:
         system = CHAT_FORMATS[judge_task(judge).family].system
         rows = []
         for positive, negative in pairs:
+            if negative.get("tie"):  # a ranking has a chosen and a rejected answer: a tie has neither
+                continue
             for first, second in ((positive, negative), (negative, positive)):
                 clips = [write(first), write(second)]
                 query = render_pair_query(judge, "".join(TAGS[k] for k in kinds), positive.get("text"),

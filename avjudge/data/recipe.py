@@ -46,6 +46,9 @@ class JudgeRecipe:
         min_window_s: AV judge, cropping: a source whose window would be shorter is skipped (counted in the stats).
         nuisance_positives: AV judge: the share of positives given an in-sync nuisance (``in_sync_mute``: a stretch
             silent and black on both streams, labelled Yes, PEAVS's idea), so silence is never evidence of a mismatch.
+        ties: AV judge: a negative below its strategy's noticeable size (`Strategy.noticeable`: a shift under 45 ms,
+            a pitch step under 0.15 semitones) is marked a tie with its source (``tie: true``): pairwise training
+            with ``objective: btt`` learns it as a tie; SFT still answers No.
     """
 
     pairs: int = 1000
@@ -60,6 +63,7 @@ class JudgeRecipe:
     window_s: float | None = None  # av, cropping: the window; default each source less the largest shift
     min_window_s: float = 1.0  # av, cropping: shorter windows skip their source
     nuisance_positives: float = 0.0  # av: share of positives muted and blacked in sync (still Yes)
+    ties: bool = False  # av: negatives below their strategy's noticeable size marked ties with their source
 
     def __post_init__(self):
         if self.window_s is not None and self.window_s <= 0:

@@ -39,6 +39,8 @@ class _TimeShift(Strategy):
     rotates the track, which puts a seam in it."""
 
     family = "temporal"
+    # ITU-R BT.1359-1: sound ahead of the picture is detectable from about 45 ms (sound behind it from 125 ms)
+    noticeable = {"shift_s": 0.045}
 
     def apply(self, clip, params, ctx):
         audio = audio_of(clip)
@@ -117,6 +119,7 @@ class PitchShift(Strategy):
     family = "acoustic"
     description = "pitch moved by a few semitones, duration and timing kept (speaker / physical negative)"
     defaults = {"semitones": Range(2.0, 3.0, signed=True, unit="semitones")}
+    noticeable = {"semitones": 0.15}  # a pitch JND of 10-20 cents near 1 kHz (SonicBench's Appendix A)
     tells = ("audio",)
 
     def apply(self, clip, params, ctx):

@@ -124,6 +124,8 @@ class Strategy:
     defaults: ClassVar[dict[str, Range | Choice]] = {}
     tells: ClassVar[tuple[str, ...]] = ()
     needs_pool: ClassVar[bool] = False
+    # parameter -> the smallest size of it a person notices: a negative below it is a tie with its source (`unnoticed`)
+    noticeable: ClassVar[dict[str, float]] = {}
 
     def __init__(self, overrides: dict | None = None):
         self.ranges = dict(self.defaults)
@@ -144,6 +146,12 @@ class Strategy:
             The parameters, JSON-serialisable: what a pair record stores as the negative's recipe.
         """
         return {key: spec.sample(rng) for key, spec in self.ranges.items()}
+
+    def unnoticed(self, params: dict) -> bool:
+        """Whether a person would not tell this negative from its source: every parameter with a noticeable size is
+        below it (never, for a strategy without one)."""
+        sizes = {name: size for name, size in self.noticeable.items() if name in params}
+        return bool(sizes) and all(abs(params[name]) < size for name, size in sizes.items())
 
     def apply(self, clip: MediaClip, params: dict, ctx: Context) -> MediaClip:
         """The negative: a pure function of the clip and the parameters, so a stored recipe re-applies

@@ -4,7 +4,8 @@ split of its pair dataset and reported on another, before and after.
 Each pair clip of a split (its negative applied, cut to its window, as training shows it) is scored once. The
 pointwise temperature T (S = σ(δ / T)) is fitted on the fit split's labels (`fit_temperature`); the preference
 model (`avjudge.judges.preference`: Rao–Kupper, τ and θ) on its preference pairs: each source's positive against each
-of its negatives (the positive preferred), shown in both orders by turns. A dataset labels no ties, so θ stays 1.
+of its negatives (the positive preferred; a tie where the recipe marked the negative one, `ties`), shown in both
+orders by turns. Without ties in the fit split θ stays 1.
 
 Reported on the report split, with the untrained model (T = 1, τ = 1, θ = 1) beside the fitted one: ECE (15 equal
 bins of S), Brier score and log loss of S against the labels; log loss of the preference pairs' outcomes; accuracy
@@ -55,18 +56,19 @@ def scored_split(judge: Judge, dataset: Path, split: str, limit: int | None = No
 
 def preference_pairs(records: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(δ_A, δ_B, outcome index) of each source's positive against each of its negatives, the positive first and
-    second by turns (outcome 0: A preferred, 2: B preferred)."""
+    second by turns (outcome 0: A preferred, 2: B preferred, 1: a tie, for a negative its recipe marked one)."""
     by_source: dict = {}
     for r in records:
-        by_source.setdefault(r["source_id"], {"pos": [], "neg": []})["pos" if r["label"] else "neg"].append(r["delta"])
+        sides = by_source.setdefault(r["source_id"], {"pos": [], "neg": []})
+        sides["pos" if r["label"] else "neg"].append((r["delta"], bool(r.get("tie"))))
     a, b, outcome = [], [], []
     for sides in by_source.values():
-        for positive in sides["pos"]:
-            for negative in sides["neg"]:
+        for positive, _ in sides["pos"]:
+            for negative, tie in sides["neg"]:
                 first = len(a) % 2 == 0
                 a.append(positive if first else negative)
                 b.append(negative if first else positive)
-                outcome.append(0 if first else 2)
+                outcome.append(1 if tie else 0 if first else 2)
     return np.asarray(a), np.asarray(b), np.asarray(outcome)
 
 

@@ -383,7 +383,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         trainer_class = Trainer
     else:  # preference pairs, the log-odds as the reward
         collator = PreferenceCollator(judge)
-        examples = PreferenceExamples(train_set, judge, config.cache_examples, redraw_seed)
+        examples = PreferenceExamples(train_set, judge, config.cache_examples, redraw_seed, config.objective == "btt")
         trainer_class = preference_trainer(judge, config.tie_width if config.objective == "btt" else 1.0)
     trainer = trainer_class(model=adapter.model, args=args, train_dataset=examples, data_collator=collator)
     callback = _callbacks(evaluation, config, judge, record)
