@@ -152,6 +152,15 @@ def test_calibrate_fits_on_one_split_writes_beside_the_judge_and_reports_on_anot
         *preference_pairs(scored_split(judge, pairs, "test"))
     )
     assert load_preference(folder, "av") == Preference(**fitted["preference"])  # --dry-run wrote nothing
+    # a bench report of a run with this judge shows its calibration (where the figures sit beside it, the default)
+    from avjudge.bench.report import _calibration_sections
+
+    assert _calibration_sections({"judges": {"av": str(folder)}}) == []
+    for name in ("calibration.json", "reliability.png"):
+        shutil.copy(out / name, folder / name)
+    (section,) = _calibration_sections({"judges": {"av": str(folder)}})
+    after = result["pointwise"]["after"]
+    assert "reliability diagram of the av judge" in section and f"&rarr; {after['ece']:.3f}" in section
 
 
 def test_preference_pairs_take_a_marked_tie_as_a_tie():

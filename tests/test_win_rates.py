@@ -229,3 +229,20 @@ def test_a_reward_yaml_names_its_mode_gold_terms_and_patience(tiny_judges, tmp_p
     reward = load_reward(tmp_path / "reward.yaml")
     assert reward.mode == "win_rate" and reward.terms["second"].gold and not reward.terms["av"].gold
     assert reward.watch.patience == 2 and set(reward.preferences) == {"av", "second"}
+
+
+def test_openrlhfs_function_and_flow_factorys_model_give_win_rates_by_prompt(rollouts):
+    """OpenRLHF's reward function file and Flow-Factory's pointwise reward model group by prompt as their trainers
+    do; each group's win rates are the group's own."""
+    import torch
+
+    from avjudge.rewards import FlowFactoryReward
+    from avjudge.rewards.adapters import openrlhf_reward_func
+
+    paths, log_odds = rollouts
+    prompts = ["p"] * 4 + ["q"] * 4
+    expected = [*Preference(tie=1.5).win_rates(NEAR_TIED), *Preference(tie=1.5).win_rates(CLEAR)]
+    out = openrlhf_reward_func(_log_odds_reward(log_odds, Counter()))(paths, prompts, None)
+    np.testing.assert_allclose(torch.as_tensor(out["rewards"]).numpy(), expected, atol=1e-6)
+    model = FlowFactoryReward(_log_odds_reward(log_odds, Counter()))
+    np.testing.assert_allclose(model(prompts, video=paths).rewards, expected, atol=1e-12)

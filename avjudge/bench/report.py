@@ -297,11 +297,35 @@ def write_html(summary: dict, records: list[dict], charts: dict[str, Path], path
         }
         for r in records
     ]
+    sections += _calibration_sections(summary)
     data = json.dumps({"dimensions": summary["dimensions"], "samples": samples}).replace("</", "<\\/")
     heads = "".join(f"<th>{html.escape(summary['labels'][d])}</th>" for d in summary["dimensions"])
     page = _PAGE.format(facts=facts, splits=_splits_table(summary), sections="\n".join(sections),
                         sample_heads=heads, data=data)  # fmt: skip
     path.write_text(page)
+
+
+def _calibration_sections(summary: dict) -> list[str]:
+    """A section per judge of the run that `avjudge judges calibrate` has calibrated: its figures before and after,
+    and its reliability diagram."""
+    sections = []
+    for task, checkpoint in sorted((summary.get("judges") or {}).items()):
+        figures, diagram = Path(checkpoint) / "calibration.json", Path(checkpoint) / "reliability.png"
+        if not (figures.is_file() and diagram.is_file()):
+            continue
+        result = json.loads(figures.read_text())
+        before, after = result["pointwise"]["before"], result["pointwise"]["after"]
+        pairwise = result["pairwise"]["after"]
+        img = base64.b64encode(diagram.read_bytes()).decode()
+        sections.append(
+            f"<h2>The {html.escape(task)} judge's calibration</h2><p>Fitted on the {html.escape(result['fit_split'])} "
+            f"split, reported on the {html.escape(result['report_split'])} split: ECE {before['ece']:.3f} &rarr; "
+            f"{after['ece']:.3f}, Brier {before['brier']:.3f} &rarr; {after['brier']:.3f}, log loss "
+            f"{before['log_loss']:.3f} &rarr; {after['log_loss']:.3f}; preference accuracy "
+            f"{pairwise['accuracy_without_ties']:.3f} without ties, {pairwise['accuracy_with_ties']:.3f} with.</p>"
+            f'<img alt="reliability diagram of the {html.escape(task)} judge" src="data:image/png;base64,{img}">'
+        )
+    return sections
 
 
 def write_report(bench_dir: str | Path, out: str | Path | None = None) -> dict[str, list[str]]:

@@ -105,6 +105,8 @@ def run_bench(
         "ambiguous": found.ambiguous,
         "results": dimension_stats(records, scorer.dimensions),
         "samples": SAMPLES,
+        # each judge's checkpoint, where the report finds its calibration (`avjudge judges calibrate`)
+        "judges": {task: str(judge.adapter.checkpoint) for task, judge in scorer.judges.items()},
     }
     write_json(out / SUMMARY, summary)
     return summary
