@@ -20,8 +20,6 @@ import io
 import json
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -32,6 +30,7 @@ from pathlib import Path
 
 import av
 import numpy as np
+from serve_load import start_server  # this script's neighbour
 
 from avjudge.judges.tiny import make_tiny_judges
 from avjudge.world import MANIFEST, WorldConfig, make_world
@@ -103,26 +102,6 @@ def _post(url: str, items: list[dict], timeout: float = 300.0) -> dict:
         return json.loads(response.read())
 
 
-def _start(av_judge: Path, vt_judge: Path) -> tuple[subprocess.Popen, str]:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [sys.executable, "-m", "avjudge.cli", "serve", "--judge", f"av={av_judge}", "--judge", f"vt={vt_judge}"]
-    server = subprocess.Popen(command + ["--port", str(port)], stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            urllib.request.urlopen(url + "/health", timeout=1).read()
-            return server, url
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.2)
-    server.kill()
-    raise RuntimeError("the server did not start")
-
-
 def _case(url: str, pid: int, hostile: list[dict], small: dict) -> dict:
     """One hostile request, the other caller's requests meanwhile, the server's memory sampled throughout."""
     before = _rss_mb(pid)
@@ -173,7 +152,8 @@ def measure(folder: Path) -> dict:
         "ordinary": oversized_clip(folder / "ordinary.mp4", 60, 512, fps=24),
     }
     tiny = make_tiny_judges(folder / "tiny")
-    server, url = _start(tiny["qwen2_5_omni"], tiny["qwen2_5_omni"])
+    judge = tiny["qwen2_5_omni"]
+    server, url = start_server(["--judge", f"av={judge}", "--judge", f"vt={judge}"], start_timeout=300)
     try:
         _post(url, [small])  # the models warm, as a serving server's are
         figures = {}

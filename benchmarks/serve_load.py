@@ -60,10 +60,15 @@ def _judge(size: str, folder: Path) -> Path:
 def _start(
     judge: Path, batch: int, workers: int, processes: int = 0, start_timeout: float = 900.0
 ) -> tuple[subprocess.Popen, str]:
+    options = ["--judge", f"av={judge}", "--max-batch-size", str(batch), "--batch-size", str(batch)]
+    options += ["--max-wait-ms", "10", "--workers", str(workers), "--decode-processes", str(processes)]
+    return start_server(options, start_timeout)
+
+
+def start_server(options: list[str], start_timeout: float = 900.0) -> tuple[subprocess.Popen, str]:
+    """``avjudge serve OPTIONS`` on a free loopback port, once it answers /health: (the process, its URL)."""
     port = _free_port()
-    command = [sys.executable, "-m", "avjudge.cli", "serve", "--judge", f"av={judge}", "--port", str(port)]
-    command += ["--max-batch-size", str(batch), "--batch-size", str(batch), "--max-wait-ms", "10"]
-    command += ["--workers", str(workers), "--decode-processes", str(processes)]
+    command = [sys.executable, "-m", "avjudge.cli", "serve", *options, "--port", str(port)]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + start_timeout

@@ -40,6 +40,16 @@ def judge_dirs(specs: list[str] | None, defaults: bool = True) -> dict[str, Path
     return dirs
 
 
+def one_judge(specs: list[str] | None) -> tuple[str, Path]:
+    """The one ``--judge TASK=DIR`` a command takes: (task, folder)."""
+    from ..config import ConfigError
+
+    dirs = judge_dirs(specs, defaults=False)
+    if len(dirs) != 1:
+        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
+    return next(iter(dirs.items()))
+
+
 def add_runtime_arguments(
     p: argparse.ArgumentParser, batch_size: int = 8, workers: int = 2, model: bool = True
 ) -> None:

@@ -87,12 +87,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     from ..config import ConfigError
     from ..judges import Judge
     from ..train.calibrate import calibrate, reliability_diagram
-    from .grammar import judge_dirs, model_options
+    from .grammar import model_options, one_judge
 
-    dirs = judge_dirs(args.judge, defaults=False)
-    if len(dirs) != 1:
-        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
-    ((task, folder),) = dirs.items()
+    task, folder = one_judge(args.judge)
     if not (args.pairs / "stats.json").is_file():
         raise ConfigError(f"{args.pairs}: not a pair dataset (no stats.json); build one with `avjudge data build`")
     judge = Judge.load(task, folder, temperature=1.0, **model_options(args))

@@ -15,8 +15,8 @@ from .grammar import (
     add_served_arguments,
     engine_of,
     job_exit,
-    judge_dirs,
     model_options,
+    one_judge,
     served_endpoints,
 )
 
@@ -54,7 +54,6 @@ def _score_args(p: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ..config import ConfigError
     from ..data import input_items
     from ..judges.served import load_judge
     from ..runtime.jobs import check_output
@@ -63,15 +62,13 @@ def _score(args: argparse.Namespace) -> int:
     judges = list(args.judge or [])
     if args.checkpoint is not None:  # the old spelling: --judge TASK --checkpoint DIR
         judges = [f"{task}={args.checkpoint}" for task in judges]
-    dirs = judge_dirs(judges, defaults=False)
-    if len(dirs) != 1:
-        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
-    ((task, folder),) = dirs.items()
+    task, folder = one_judge(judges)
     check_output(args.out)
     items = input_items(required_input(args), text=args.text)  # bad inputs fail before a model loads
     engine = engine_of(args)
     settings = dict(fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio)
-    judge = load_judge(task, folder, served_endpoints(args, dirs).get(task), **settings, **model_options(args, engine))
+    endpoint = served_endpoints(args, {task: folder}).get(task)
+    judge = load_judge(task, folder, endpoint, **settings, **model_options(args, engine))
     summary = score_items(judge, items, args.out, progress=not args.no_progress, engine=engine)
     print(json.dumps(summary, indent=2))
     return job_exit(summary)
@@ -103,18 +100,14 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from ..config import ConfigError
     from ..judges.served import load_judge
     from ..runtime.jobs import check_output
     from ..scoring.compare import compare_pairs, read_pairs
 
-    dirs = judge_dirs(args.judge, defaults=False)
-    if len(dirs) != 1:
-        raise ConfigError("give one judge as --judge TASK=DIR, e.g. --judge av=runs/av/final")
-    ((task, folder),) = dirs.items()
+    task, folder = one_judge(args.judge)
     check_output(args.out)
     pairs = read_pairs(required_input(args))  # a bad pairs file fails before a model loads
-    judge = load_judge(task, folder, served_endpoints(args, dirs).get(task), **model_options(args))
+    judge = load_judge(task, folder, served_endpoints(args, {task: folder}).get(task), **model_options(args))
     summary = compare_pairs(judge, pairs, args.out, progress=not args.no_progress)
     print(json.dumps(summary, indent=2))
     return job_exit(summary, "pairs")
