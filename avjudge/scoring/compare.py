@@ -40,7 +40,7 @@ def read_pairs(path: str | Path) -> list[dict]:
             if record.get(key) is not None and not isinstance(record[key], str):
                 raise ConfigError(f"{path}:{line}: {key} is a text")
         sides = {k: str(Path(record[k]) if Path(record[k]).is_absolute() else path.parent / record[k]) for k in "ab"}
-        pairs.append({**record, **sides, "id": record["id"]})
+        pairs.append({**record, **sides})
     return pairs
 
 
