@@ -131,6 +131,7 @@ def test_calibrate_fits_on_one_split_writes_beside_the_judge_and_reports_on_anot
     result = json.loads((out / "calibration.json").read_text())
     assert (out / "reliability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     fitted = result["fitted"]
+    assert result["pairs"]["left_out"] == 0  # every pair of the small world is made and scored
     assert load_temperature(folder, "av") == fitted["temperature"]
     assert load_preference(folder, "av") == Preference(**fitted["preference"])
     assert Judge.load("av", folder).preference == Preference(**fitted["preference"])
@@ -139,7 +140,7 @@ def test_calibrate_fits_on_one_split_writes_beside_the_judge_and_reports_on_anot
         assert 0 <= figures["ece"] <= 1 and 0 <= figures["brier"] <= 1 and sum(b["count"] for b in figures["bins"])
     # the fitted temperature is the one that minimises the log loss on the fit split: no worse there than T = 1
     judge = Judge.load("av", folder, temperature=1.0, workers=1)
-    fit = scored_split(judge, pairs, "train")
+    fit, _ = scored_split(judge, pairs, "train")
     # the tie threshold comes from the fit split: reporting on another split leaves it as it was
     expected = tie_threshold(*preference_pairs(fit))
     assert result["pairwise"]["after"]["tie_threshold"] == expected
@@ -149,7 +150,7 @@ def test_calibrate_fits_on_one_split_writes_beside_the_judge_and_reports_on_anot
     assert main([*argv, "--report-split", "train", "--out", str(again), "--dry-run", "--workers", "1"]) == 0
     swapped = json.loads((again / "calibration.json").read_text())
     assert swapped["pairwise"]["after"]["tie_threshold"] == tie_threshold(
-        *preference_pairs(scored_split(judge, pairs, "test"))
+        *preference_pairs(scored_split(judge, pairs, "test")[0])
     )
     assert load_preference(folder, "av") == Preference(**fitted["preference"])  # --dry-run wrote nothing
     # a bench report of a run with this judge shows its calibration (where the figures sit beside it, the default)

@@ -474,6 +474,11 @@ def built_recipe(dataset: str | Path) -> Recipe:
     return from_dict(Recipe, data, where=str(path))
 
 
+def built_sources(dataset: str | Path) -> list[dict]:
+    """The source records (manifest lines) a dataset folder was built from."""
+    return load_manifest(json.loads(_kept(dataset, "stats.json").read_text())["manifest"])
+
+
 def split_sources(dataset: str | Path, sources: list[dict], split: str) -> list[dict]:
     """The ``sources`` (manifest records) a dataset folder's build assigned to ``split``."""
     path = _kept(dataset, SPLITS_FILE)

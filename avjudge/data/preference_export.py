@@ -26,7 +26,7 @@ from ..media import encode_audio, encode_video
 from ..perturb import SourcePool
 from ..prompts import CHAT_FORMATS, PAIR_ANSWERS, media_kinds, render_pair_query
 from ..prompts import task as judge_task
-from .manifest import load_manifest
+from .build import built_sources
 from .pairs import pair_clip
 
 TAGS = {"video": "<video>", "audio": "<audio>"}
@@ -54,9 +54,8 @@ class ClipWriter:
     """Writes a pair record's clip, as its judge was shown it, once: ``clips/ID.mp4`` (and ``clips/ID.wav``)."""
 
     def __init__(self, dataset: Path, out: Path):
-        stats = json.loads((dataset / "stats.json").read_text())
         self.dataset, self.folder = dataset, out / "clips"
-        self.pool = SourcePool(load_manifest(stats["manifest"]))
+        self.pool = SourcePool(built_sources(dataset))
         self.written: dict[str, dict] = {}
 
     def __call__(self, record: dict) -> dict:

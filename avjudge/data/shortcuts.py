@@ -33,7 +33,6 @@ from ..perturb import STRATEGIES, PerturbError, SourcePool
 from ..perturb.base import tells_text
 from ..prompts import render_query
 from ..stats import auroc_interval, printed
-from .manifest import load_manifest
 from .pairs import load_pairs, pair_view
 
 SIDES_OF = {"av": ("audio", "video"), "vt": ("video", "text"), "at": ("audio", "text")}
@@ -320,10 +319,9 @@ def judge_audit(
     """The shortcut audit of ``task``'s pairs in ``dataset`` (see the module): per side, ``overall``, ``per_type``,
     ``ci95`` and ``gives_away``; ``leaks``, the negative types a side outside their tells gives away, and
     ``leak_details``. ``limit``: at most that many pairs a split (a fixed sample)."""
-    from .build import built_recipe
+    from .build import built_recipe, built_sources
 
-    stats = json.loads((dataset / "stats.json").read_text())
-    sources = load_manifest(stats["manifest"])
+    sources = built_sources(dataset)
     splits = json.loads((dataset / "splits.json").read_text())
     sample_rate = built_recipe(dataset).sample_rate
     sides = SIDES_OF[task]

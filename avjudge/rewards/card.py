@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 from ..config import ConfigError
-from ..data import load_manifest, split_sources
+from ..data import built_sources, split_sources
 from ..data.shortcuts import AUDIT_FILE, audit_lines, judge_audit
 from ..jsonl import write_json
 from ..judges import CARD_FILE, Judge
@@ -75,7 +75,7 @@ def judge_card(
     dataset = Path(dataset)
     stats = json.loads((dataset / "stats.json").read_text())
     recipe_text = (dataset / "recipe.yaml").read_text()
-    held_out = split_sources(dataset, load_manifest(stats["manifest"]), eval_split)[:clips]
+    held_out = split_sources(dataset, built_sources(dataset), eval_split)[:clips]
     settings = dict(settings or {})
     shortcuts = _shortcuts(dataset, task, train_split, eval_split)
     before = _reward_audit(Path(base_model), task, held_out, settings)

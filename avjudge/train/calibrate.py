@@ -15,14 +15,13 @@ log-odds differ by at most a threshold chosen on the fit split, never the report
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
 
 from ..config import ConfigError
-from ..data import PairDataset, load_manifest, load_pairs
+from ..data import PairDataset, built_sources, load_pairs
 from ..judges import Judge
 from ..judges.calibration import fit_temperature, save_preference, save_temperature
 from ..judges.preference import Preference, fit_preference, log_likelihoods
@@ -33,11 +32,10 @@ from ..stats import finite_number, reliability
 ECE_BINS = 15
 
 
-def scored_split(judge: Judge, dataset: Path, split: str, limit: int | None = None) -> list[dict]:
-    """The split's pair records with each clip's log-odds (``delta``); a pair whose clip cannot be made or scored is
-    left out and counted in the returned records' ``skipped`` (on the first record)."""
-    stats = json.loads((dataset / "stats.json").read_text())
-    pool = SourcePool(load_manifest(stats["manifest"]))
+def scored_split(judge: Judge, dataset: Path, split: str, limit: int | None = None) -> tuple[list[dict], int]:
+    """The split's pair records with each clip's log-odds (``delta``), and how many were left out: a pair whose clip
+    cannot be made or scored."""
+    pool = SourcePool(built_sources(dataset))
     records = load_pairs(dataset, judge.task.name, split, limit)
     pairs = PairDataset(records, pool, judge.settings.sample_rate, judge.settings.fps, dataset,
                         max_pixels=judge.needs.max_pixels)  # fmt: skip
@@ -51,7 +49,8 @@ def scored_split(judge: Judge, dataset: Path, split: str, limit: int | None = No
         kept.append(record)
     texts = [r.get("text") or "" for r in kept] if judge.task.needs_text else None
     results = judge.score(clips, texts, [r.get("utterance") for r in kept] if judge.task.needs_text else None)
-    return [{**r, "delta": res.delta} for r, res in zip(kept, results) if finite_number(res.delta)]
+    scored = [{**r, "delta": res.delta} for r, res in zip(kept, results) if finite_number(res.delta)]
+    return scored, len(records) - len(scored)
 
 
 def preference_pairs(records: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,8 +115,8 @@ def calibrate(judge: Judge, dataset: str | Path, fit_split: str = "val", report_
     dataset = Path(dataset)
     if fit_split == report_split:
         raise ConfigError(f"fit on one split and report on another, not both on {fit_split!r}")
-    fit = scored_split(judge, dataset, fit_split, limit)
-    report = scored_split(judge, dataset, report_split, limit)
+    fit, fit_left_out = scored_split(judge, dataset, fit_split, limit)
+    report, report_left_out = scored_split(judge, dataset, report_split, limit)
     for split, records in ((fit_split, fit), (report_split, report)):
         if len({r["label"] for r in records}) < 2:
             raise ConfigError(f"{dataset}: the {split} split has no scored positive and negative pairs to calibrate on")
@@ -135,7 +134,7 @@ def calibrate(judge: Judge, dataset: str | Path, fit_split: str = "val", report_
         "fit_split": fit_split,
         "report_split": report_split,
         "fitted": {"temperature": temperature, "preference": model.to_dict()},
-        "pairs": {"fit": len(fit), "report": len(report)},
+        "pairs": {"fit": len(fit), "report": len(report), "left_out": fit_left_out + report_left_out},
         "pointwise": {
             "before": pointwise_figures(deltas, labels, 1.0),
             "after": pointwise_figures(deltas, labels, temperature),
