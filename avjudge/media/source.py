@@ -136,4 +136,4 @@ def _within(budget: DecodeBudget, clip: MediaClip) -> None:
     """A clip in memory held to the budget a file is: its length, its frames' size, what its arrays hold."""
     frames = None if clip.frames is None else (clip.frames.shape[2], clip.frames.shape[1])
     sound = None if clip.audio is None else (clip.sample_rate, clip.audio.shape[0])
-    budget.check(clip.source or IN_MEMORY, clip.duration, frames, frames, clip.fps, sound)
+    budget.check(clip.source or IN_MEMORY, clip.duration, frames, None, clip.fps, sound)  # kept as they are
