@@ -42,16 +42,22 @@ $(BIN)/.installed: pyproject.toml constraints.txt Makefile
 
 install: $(BIN)/.installed
 
+# the Debian packages the demo or the tests use, installed when missing and the machine allows it, else named
+# with what goes without them (scripts/system_packages.sh; .ci/run runs the same step)
 demo: install
+	bash scripts/system_packages.sh demo
 	$(BIN)/avjudge demo --out demo_out
 
 test: install
+	bash scripts/system_packages.sh test
 	$(BIN)/python -m pytest -q
 
 test-all: install
+	bash scripts/system_packages.sh test
 	$(BIN)/python -m pytest -q -m "not gpu"
 
 test-slow: install
+	bash scripts/system_packages.sh test
 	$(BIN)/python -m pytest -q -m slow
 
 test-research: install

@@ -1,4 +1,5 @@
 import os
+from collections import Counter
 
 import pytest
 
@@ -20,6 +21,22 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+def skip_reason(report) -> str:
+    """Why a test was skipped, as its skip marker or call said it (without pytest's "Skipped: ")."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The run's skips counted by reason, so "18 skipped" reads as what is missing for each."""
+    reasons = Counter(skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
+    if reasons:
+        terminalreporter.write_line("skipped, by reason:")
+        for reason, count in reasons.most_common():
+            terminalreporter.write_line(f"  {count:>3}  {reason}")
 
 
 @pytest.fixture(scope="session")
