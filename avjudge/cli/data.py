@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..commands import add_input, add_out, add_set, alias, register, required_input
 from ..resources import shipped
+from ..sampling import SAMPLINGS, Sampling
 
 
 def _data_build_args(p: argparse.ArgumentParser) -> None:
@@ -37,7 +38,9 @@ AUDIT_SAMPLE = 1000  # pairs a split: a few seconds of audit a judge, enough to 
 
 def _data_build(args: argparse.Namespace) -> int:
     from ..data import build_dataset, load_recipe
+    from ..data.perceivability import below_grid_warnings, dataset_perceivability
     from ..data.shortcuts import audit_after_build
+    from ..sampling import TASK_SAMPLING, task_sampling
 
     recipe, source = load_recipe(args.recipe, args.overrides + ([f"source={args.input}"] if args.input else []))
     stats = build_dataset(recipe, source, args.out, materialize=args.materialize, progress=not args.no_progress)
@@ -49,6 +52,11 @@ def _data_build(args: argparse.Namespace) -> int:
         )
         print(f"    negatives by type: {entry['negative_types']}")
     print(f"dataset hash {stats['dataset_hash']}; stats in {args.out / 'stats.json'}")
+    seen = dataset_perceivability(args.out, task_sampling("av"))
+    if seen is not None:
+        where = f"the AV judge's default sampling ({TASK_SAMPLING['av']})"
+        for line in below_grid_warnings(seen, where):
+            print(line)
     if args.audit_sample:
         for line in audit_after_build(args.out, args.audit_sample, not args.no_progress):
             print(line)
@@ -112,12 +120,37 @@ def _data_audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-split", default="test", help="the split they are scored on (no source in both)")
     p.add_argument("--limit", type=int, help="at most this many pairs a split (a fixed sample; default: all)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="decoding processes (default: one a core)")
+    p.add_argument(
+        "--judge",
+        metavar="JUDGE",
+        help="also say what the AV judge's input can represent of each negative type (perceivability): a judge "
+        "folder, a train config (a shipped name such as av_qwen25omni_7b, or a YAML file) or a named sampling ("
+        + ", ".join(sorted(SAMPLINGS))
+        + ")",
+    )
     add_out(p, "also write the report here as JSON", required=False)
     p.add_argument("--no-progress", action="store_true")
 
 
+def audit_sampling(judge: str) -> tuple[Sampling, str]:
+    """(the sampling, in words where it comes from) of ``--judge``: a named sampling, a judge folder or a train
+    config."""
+    from ..config import load_config
+    from ..judges.judge import checkpoint_sampling
+    from ..resources import resolve
+    from ..train import TrainConfig
+
+    if judge in SAMPLINGS:
+        return SAMPLINGS[judge], f"the {judge} sampling"
+    if Path(judge).expanduser().is_dir():
+        return checkpoint_sampling("av", Path(judge).expanduser()), f"the judge in {judge}"
+    config = load_config(TrainConfig, resolve(judge, "train_config"), [])
+    return config.time_sampling(), f"train config {judge}"
+
+
 def _data_audit(args: argparse.Namespace) -> int:
     from ..config import ConfigError
+    from ..data.perceivability import dataset_perceivability, perceivability_lines
     from ..data.shortcuts import audit_lines, shortcut_audit
     from ..jsonl import write_json
 
@@ -128,6 +161,12 @@ def _data_audit(args: argparse.Namespace) -> int:
         required_input(args), judges, args.train_split, args.eval_split, args.limit, args.workers, not args.no_progress
     )
     print("\n".join(audit_lines(report)))
+    if args.judge and "av" in report:
+        sampling, where = audit_sampling(args.judge)
+        seen = dataset_perceivability(required_input(args), sampling, (args.train_split, args.eval_split))
+        report["av"]["perceivability"] = seen
+        print(f"av at {where}:")
+        print("\n".join(perceivability_lines(seen)))
     if args.out is not None:
         write_json(args.out, report)
         print(f"report in {args.out}")
@@ -147,7 +186,14 @@ register(
     "strategy does not declare (`avjudge perturb list`: a filter may be heard, a time shift may\n"
     "not) is a LEAK, named with what gives it away: a judge trained on it can learn that\n"
     "instead of comparing sound and picture (or text).\n\n"
-    "example:\n  avjudge data audit --input pairs --judges av,vt --out audit.json",
+    "With --judge, it also says for each AV negative type whether the judge's input can\n"
+    "represent it at all: a judge reads the picture in token groups of 2 sampled frames, so a\n"
+    "sound moved by less than 2 / fps seconds can hide inside one (AVBench's 1 fps: a 2 s\n"
+    "grid). Per type: the share of shifts at least a grid step long, and, where the sources\n"
+    "carry ground truth (the world), the share of pairs whose events differ from the picture at\n"
+    "the grid. A type under half is BELOW THE GRID: the judge cannot learn it.\n\n"
+    "examples:\n  avjudge data audit --input pairs --judges av,vt --out audit.json\n"
+    "  avjudge data audit --input pairs --judges av --judge avbench",
 )
 
 

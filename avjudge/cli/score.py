@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..commands import add_input, add_out, alias, register, required_input
+from ..sampling import SAMPLINGS
 from .grammar import (
     add_decode_processes,
     add_engine_arguments,
@@ -39,8 +40,14 @@ def _score_args(p: argparse.ArgumentParser) -> None:
     alias(p, "--manifest", "--input", dest="input", append=True, type=Path)
     p.add_argument("--text", help="the description the vt / at judge checks, for inputs that carry no captions")
     add_out(p, "results: .jsonl, written as it goes, or .parquet, written when complete; rerun to resume")
-    p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: AVBench's 1.0)")
-    p.add_argument("--max-pixels", type=int, help="pixels per frame (default: AVBench's per judge)")
+    p.add_argument(
+        "--sampling",
+        choices=sorted(SAMPLINGS),
+        help="a named sampling of the clip's frames (default: the judge's own, else the task's: AV sync, 8 fps at "
+        "480x640/16 pixels; VT and AT AVBench's 1 fps); avbench reproduces the paper's judges",
+    )
+    p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: the sampling's)")
+    p.add_argument("--max-pixels", type=int, help="pixels per frame (default: the sampling's)")
     p.add_argument(
         "--long-audio",
         choices=["error", "head"],
@@ -66,7 +73,7 @@ def _score(args: argparse.Namespace) -> int:
     check_output(args.out)
     items = input_items(required_input(args), text=args.text)  # bad inputs fail before a model loads
     engine = engine_of(args)
-    settings = dict(fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio)
+    settings = dict(sampling=args.sampling, fps=args.fps, max_pixels=args.max_pixels, long_audio=args.long_audio)
     endpoint = served_endpoints(args, {task: folder}).get(task)
     judge = load_judge(task, folder, endpoint, **settings, **model_options(args, engine))
     summary = score_items(judge, items, args.out, progress=not args.no_progress, engine=engine)

@@ -34,7 +34,7 @@ from .manifest import load_manifest
 from .pairs import pair_clip
 from .recipe import Recipe
 from .splits import assign_splits
-from .windows import TOO_SHORT, draw_window, window_length
+from .windows import TOO_SHORT, draw_window, placed_negative, window_length
 
 JUDGE_INDEX = {"av": 0, "vt": 1, "at": 2}
 RECIPE_FILE, SPLITS_FILE = "recipe.yaml", "splits.json"  # what a built dataset keeps of how it was made
@@ -103,18 +103,10 @@ class _SplitBuilder:
                 self.skipped.append({"source_id": source["id"], "reasons": [TOO_SHORT], "duration_s": duration})
         self.order = kept
 
-    def _window(self, rng: np.random.Generator, source: dict, span: tuple[float, float] | None = None) -> dict:
-        """A window of ``source``'s length for its pairs inside ``span`` (default: the whole source).
-
-        Raises:
-            PerturbError: the span is too short for it.
-        """
-        length = self.windows[source["id"]]
-        span = span or (0.0, self.pool.duration(source["id"]))
-        window = draw_window(rng, span, length)
-        if window is None:
-            raise PerturbError(f"it keeps {span[1] - span[0]:.2f} s of the source, less than the {length:.2f} s window")
-        return window
+    def _window(self, rng: np.random.Generator, source: dict) -> dict:
+        """A window of ``source``'s length for its pairs, placed uniformly over the source (`placed_negative`
+        places a negative's the same way)."""
+        return draw_window(rng, (0.0, self.pool.duration(source["id"])), self.windows[source["id"]])
 
     def _base(self, kind: str, k: int, source: dict, label: int) -> dict:
         captions = source.get("captions") or {}
@@ -166,11 +158,13 @@ class _SplitBuilder:
             for _ in range(10):  # another strategy when one cannot apply here (e.g. a one-clip pool)
                 name = names[int(rng.choice(len(names), p=probs))]
                 context = Context(record=source, pool=self.pool)
+                strategy = self.strategies[name]
                 try:
-                    params = self.strategies[name].sample(rng, None, context)
                     if self.windows:
-                        duration = self.pool.duration(source["id"])
-                        window = self._window(rng, source, self.strategies[name].kept_span(params, duration, context))
+                        duration, length = self.pool.duration(source["id"]), self.windows[source["id"]]
+                        params, window = placed_negative(rng, strategy, context, duration, length)
+                    else:
+                        params = strategy.sample(rng, None, context)
                 except PerturbError as err:
                     errors.append(f"{name}: {err}")
                     continue

@@ -12,7 +12,7 @@ from ..jsonl import read_jsonl
 from ..media import MediaClip, decode
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
 from ..perturb.base import Strategy
-from .windows import draw_window
+from .windows import placed_negative
 
 NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
 
@@ -128,13 +128,12 @@ class PairDataset:
         context = Context(record=self.pool.records[record["source_id"]], pool=self.pool)
         rng = np.random.default_rng(seed)
         try:
-            params = strategy.sample(rng, None, context)
             window = record.get("window")
-            if window:  # a new shift keeps another stretch of the source: the window is drawn anew inside it
-                span = strategy.kept_span(params, self.pool.duration(record["source_id"]), context)
-                window = draw_window(rng, span, window["duration_s"])
-                if window is None:
-                    return None
+            if window:  # a new draw keeps another stretch of the source: the window is placed anew, as the build does
+                duration = self.pool.duration(record["source_id"])
+                params, window = placed_negative(rng, strategy, context, duration, window["duration_s"])
+            else:
+                params = strategy.sample(rng, None, context)
         except PerturbError:
             return None
         record = {**record, "params": params, **({"window": window} if window else {})}

@@ -16,22 +16,13 @@ from tqdm import tqdm
 from ..ahead import map_ahead
 from ..media import DecodeNeeds, MediaClip, MediaError, frame_indices, in_decoding_process, load_clip, resample
 from ..prompts import task as get_task
+from ..sampling import Sampling, sampling, task_sampling
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for, resolve_device
 from .calibration import load_preference, load_temperature
 from .preference import Comparison, Preference, compare_deltas
 from .scorer import NO_VARIANTS, YES_VARIANTS, ChoiceHead, ChoiceResult, ScoreResult, YesNoHead
 
 Result = ScoreResult | ChoiceResult  # what a Yes / No judge or a multiple-choice one gives per sample
-
-# AVBench's frame sampling per task (fps, max pixels per frame).
-# Multiple-choice questions are sampled as the AV judge's clips are.
-TASK_VISION_DEFAULTS = {
-    "av": (1.0, 480 * 640),
-    "vt": (1.0, 360 * 420),
-    "at": (1.0, 480 * 640),
-    "choice_av": (1.0, 480 * 640),
-    "choice_a": (1.0, 480 * 640),
-}
 
 
 @dataclass(frozen=True)
@@ -40,9 +31,12 @@ class JudgeSettings:
 
     Attributes:
         task: ``av``, ``vt`` or ``at`` (Yes/No), or ``choice_av`` / ``choice_a`` (multiple choice).
-        fps: frames per second the judge sees; None is the task's AVBench default (1.0).
-        max_pixels: pixels per frame at most (None: AV 480·640, VT 360·420); ``min_pixels`` at least.
-        max_frames: longer clips are sampled uniformly down to this many frames.
+        sampling: a named sampling (`avjudge.sampling.SAMPLINGS`: ``sync``, ``avbench``, ...) that gives ``fps``,
+            ``max_pixels`` and ``max_frames`` where they are None; None: the task's default (AV: ``sync``, 8 fps at
+            480·640 / 16 pixels; VT and AT: AVBench's 1 fps at 360·420 and 480·640).
+        fps: frames per second the judge sees; None: the sampling's.
+        max_pixels: pixels per frame at most (None: the sampling's); ``min_pixels`` at least.
+        max_frames: longer clips are sampled uniformly down to this many frames (None: the sampling's).
         sample_rate: the audio rate the model's feature extractor takes.
         long_audio: audio longer than the model's window: ``error`` reports it, ``head`` scores its beginning.
         batch_size: clips in one forward pass.
@@ -69,10 +63,11 @@ class JudgeSettings:
     """
 
     task: str
-    fps: float | None = None  # None: the task's AVBench default
+    sampling: str | None = None  # None: the task's default (avjudge.sampling.TASK_SAMPLING)
+    fps: float | None = None  # None: the sampling's
     max_pixels: int | None = None
     min_pixels: int | None = None
-    max_frames: int = 64  # longer clips are sampled uniformly down to this many frames
+    max_frames: int | None = None  # longer clips are sampled uniformly down to this many frames
     sample_rate: int = 16000
     long_audio: Literal["error", "head"] = "error"  # audio longer than the model's window
     batch_size: int = 8
@@ -93,8 +88,19 @@ class JudgeSettings:
     compile: bool = False  # torch.compile each repeated block
 
     def resolved(self) -> "JudgeSettings":
-        fps, max_pixels = TASK_VISION_DEFAULTS[self.task]
-        return replace(self, fps=self.fps or fps, max_pixels=self.max_pixels or max_pixels)
+        base = sampling(self.sampling) if self.sampling else task_sampling(self.task)
+        return replace(
+            self,
+            fps=self.fps or base.fps,
+            max_pixels=self.max_pixels or base.max_pixels,
+            max_frames=self.max_frames or base.max_frames,
+        )
+
+    def time_sampling(self, temporal_patch: int = 2) -> Sampling:
+        """What these settings show of a clip in time (`avjudge.sampling`), for a model merging ``temporal_patch``
+        frames per token group."""
+        s = self.resolved()
+        return Sampling(fps=s.fps, max_pixels=s.max_pixels, max_frames=s.max_frames, temporal_patch=temporal_patch)
 
 
 def sampled_frames(
@@ -110,7 +116,7 @@ def sampled_frames(
 
 
 # What a training run records beside its weights (avjudge.train) that scoring must repeat.
-TRAINED_SETTINGS = ("fps", "max_pixels", "use_audio_in_video", "system_prompt")
+TRAINED_SETTINGS = ("fps", "max_pixels", "max_frames", "use_audio_in_video", "system_prompt")
 TRAIN_RECORD = "avjudge_train.json"
 CARD_FILE = "judge_card.json"  # the judge card a training run writes beside its weights (avjudge.rewards.card)
 
@@ -140,6 +146,24 @@ def trained_settings(checkpoint: Path) -> dict:
         return {}
     recorded = json.loads(path.read_text()).get("judge_settings", {})
     return {k: recorded[k] for k in TRAINED_SETTINGS if recorded.get(k) is not None}
+
+
+def temporal_patch(checkpoint: Path) -> int:
+    """Frames a checkpoint's vision tower merges per token group, from its processor's configuration (2, Qwen's,
+    where it says none)."""
+    for name in ("video_preprocessor_config.json", "preprocessor_config.json"):
+        path = Path(checkpoint) / name
+        if path.is_file():
+            value = json.loads(path.read_text()).get("temporal_patch_size")
+            if value:
+                return int(value)
+    return 2
+
+
+def checkpoint_sampling(task: str, checkpoint: Path, **given) -> Sampling:
+    """What a judge of ``task`` loaded from ``checkpoint`` with settings ``given`` is shown of a clip in time: the
+    settings given, else those it was trained with, else the task's default sampling."""
+    return settings_for(task, checkpoint, given).time_sampling(temporal_patch(checkpoint))
 
 
 def settings_for(task: str, checkpoint: Path, given: dict) -> JudgeSettings:

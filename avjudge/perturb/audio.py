@@ -64,6 +64,24 @@ class _TimeShift(Strategy):
     def largest_cut(self):
         return self.ranges["shift_s"].high if "window" in self.ranges["fill"].options else 0.0
 
+    def sample_fitting(self, rng, ctx, window, duration, tries=20):
+        """A cut shift drawn uniformly among those whose sound, taken ``shift_s`` earlier or later, stays inside the
+        source for this window: any window place fits every shift type, so where a window sits says nothing of it."""
+        fill = self.ranges["fill"].sample(rng)
+        if fill != "window":
+            return {"shift_s": self.ranges["shift_s"].sample(rng), "fill": fill}
+        start, spec = window["start_s"], self.ranges["shift_s"]
+        lowest = start + window["duration_s"] - duration  # the sound must start at or after the source's start...
+        intervals = [(max(spec.low, lowest), min(spec.high, start))]  # ... and end at or before its end
+        if spec.signed:
+            intervals.append((max(-spec.high, lowest), min(-spec.low, start)))
+        intervals = [(low, high) for low, high in intervals if high >= low - 1e-9]
+        if not intervals:
+            raise PerturbError(f"no shift of {spec.describe()} keeps the window at {start:.2f} s of {duration:.2f} s")
+        lengths = np.array([high - low for low, high in intervals]) + 1e-12
+        low, high = intervals[int(rng.choice(len(intervals), p=lengths / lengths.sum()))]
+        return {"shift_s": float(rng.uniform(low, max(low, high))), "fill": fill}
+
 
 _FILL = Choice(("window",), allowed=("silence", "wrap"))
 

@@ -176,6 +176,24 @@ class Strategy:
         faster speed, a shorter clip's sound). A pair's window is drawn inside it."""
         return 0.0, duration
 
+    def sample_fitting(
+        self, rng: np.random.Generator, ctx: Context, window: dict, duration: float, tries: int = 20
+    ) -> dict:
+        """Parameters of one negative whose `kept_span` of a ``duration``-second source holds ``window`` (a pair's
+        ``{start_s, duration_s}``, placed before its negative is drawn, as a positive's is): by default the first of
+        ``tries`` draws that fits.
+
+        Raises:
+            PerturbError: none fits.
+        """
+        start, end = window["start_s"], window["start_s"] + window["duration_s"]
+        for _ in range(tries):
+            params = self.sample(rng, None, ctx)
+            low, high = self.kept_span(params, duration, ctx)
+            if low <= start + 1e-9 and end <= high + 1e-9:
+                return params
+        raise PerturbError(f"no draw of {self.name} in {tries} keeps the window at {start:.2f}-{end:.2f} s")
+
     def largest_cut(self) -> float:
         """The most seconds `kept_span` can take off a source under this strategy's ranges, not counting what depends
         on the source itself (a faster speed: a share of the source's length)."""

@@ -18,9 +18,11 @@ from pathlib import Path
 
 from ..config import ConfigError
 from ..data import built_sources, split_sources
+from ..data.perceivability import below_grid_reason, dataset_perceivability, perceivability_lines
 from ..data.shortcuts import AUDIT_FILE, audit_lines, judge_audit
 from ..jsonl import write_json
 from ..judges import CARD_FILE, Judge
+from ..judges.judge import checkpoint_sampling
 from ..prompts import task as judge_task
 from ..stats import printed
 from .audit import VARIANTS, audit
@@ -81,11 +83,17 @@ def judge_card(
     before = _reward_audit(Path(base_model), task, held_out, settings)
     after = _reward_audit(Path(checkpoint), task, held_out, settings)
     evaluation = summary["eval_after"]
-    flags = [
-        f"leak: the {leak['side']} alone tells {leak['type']} apart (AUROC {printed(leak['auroc'], 2)}): "
-        f"{leak['gives_away']}"
-        for leak in shortcuts["leak_details"]
-    ] + after["flags"]
+    # what its input can represent of each AV negative, at the sampling it was trained and is scored with
+    seen = dataset_perceivability(dataset, checkpoint_sampling(task, Path(checkpoint))) if task == "av" else None
+    flags = (
+        [
+            f"leak: the {leak['side']} alone tells {leak['type']} apart (AUROC {printed(leak['auroc'], 2)}): "
+            f"{leak['gives_away']}"
+            for leak in shortcuts["leak_details"]
+        ]
+        + [f"below the grid: {kind}: {below_grid_reason(seen, kind)}" for kind in (seen or {}).get("below_grid", [])]
+        + after["flags"]
+    )
     return {
         "judge": task,
         "checkpoint": str(checkpoint),
@@ -106,6 +114,7 @@ def judge_card(
             },
         },
         "shortcut_audit": shortcuts,
+        "perceivability": seen,
         "reward_audit": {"clips": after["clips"], "before": before["variants"], "after": after["variants"]},
         "flags": flags,
     }
@@ -144,6 +153,11 @@ def card_markdown(card: dict) -> str:
         *audit_lines({card["judge"]: card["shortcut_audit"]}),
         "```",
         "",
+        *(
+            ["## What its input can represent", "", "```", *perceivability_lines(card["perceivability"]), "```", ""]
+            if card.get("perceivability")
+            else []
+        ),
         f"## Reward audit on {audited['clips']} held-out source clips",
         "",
         "Share of clips whose variant scores above its source, untrained and trained (– : the judge reads none of "

@@ -16,9 +16,11 @@ import typing
 import warnings
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 from ..config import ConfigError, build_dataclass, coerce
+from ..sampling import Sampling, sampling
 
 RENAMED = {  # avjudge 0.1's key -> the TrainingArguments option it was
     "batch_size": "per_device_train_batch_size",
@@ -101,8 +103,11 @@ class TrainConfig:
     eval_steps: int = 100  # held-out pairs scored every this many steps (sharded over the processes)
     max_eval_pairs: int | None = None
     padding_side: Literal["left", "right"] = "right"
-    fps: float | None = None  # frames shown to the judge (None: AVBench's 1.0)
-    max_pixels: int | None = None  # None: AVBench's per-task default
+    # how the judge is shown clips (avjudge.sampling): a named sampling (None: the task's, AV "sync" 8 fps at
+    # 480x640/16 pixels; "avbench": the paper's 1 fps at 480x640), and fps / max_pixels that override it
+    sampling: str | None = None
+    fps: float | None = None
+    max_pixels: int | None = None
     use_audio_in_video: bool = False  # Omni: interleave the clip's audio with its frames in one item
     # None: the model family's own system turn; "": none; recorded with the checkpoint, so scoring repeats it
     system_prompt: str | None = None
@@ -123,9 +128,19 @@ class TrainConfig:
     resume: bool = True  # continue from the newest checkpoint in output_dir
     trainer: dict[str, Any] = field(default_factory=dict)  # TrainingArguments options, by name
 
+    def time_sampling(self) -> Sampling:
+        """What the judge this config trains is shown of a clip in time (`avjudge.sampling`)."""
+        from ..judges.judge import checkpoint_sampling
+
+        return checkpoint_sampling(
+            self.task, Path(self.model).expanduser(), sampling=self.sampling, fps=self.fps, max_pixels=self.max_pixels
+        )
+
     def __post_init__(self):
         if self.eval_steps < 1:
             raise ConfigError("eval_steps must be at least 1")
+        if self.sampling is not None:
+            sampling(self.sampling)  # an unknown name is an error naming the known ones
         if self.objective == "btt" and not self.tie_width > 1:
             raise ConfigError(f"btt's tie_width is above 1 (VideoAlign's k = 5), not {self.tie_width}")
         if self.source_cache_mb < 0:

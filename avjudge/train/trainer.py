@@ -27,12 +27,13 @@ import torch
 from .. import __version__
 from ..config import ConfigError
 from ..data import DecodedSources, PairDataset, built_recipe, built_sources, load_pairs, split_sources
+from ..data.perceivability import below_grid_warnings, dataset_perceivability
 from ..data.questions import ChoiceQuestion, load_questions
 from ..jsonl import write_json
 from ..judges import ChoiceResult, Judge, JudgeSettings
 from ..judges.adapters import adapter_for
 from ..judges.choice import answer_row, summarize
-from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS
+from ..judges.judge import TRAIN_RECORD, TRAINED_SETTINGS, temporal_patch
 from ..media import MediaError
 from ..perturb import SourcePool
 from ..resources import resolve
@@ -321,6 +322,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         adapter.model.gradient_checkpointing_enable()
     settings = JudgeSettings(
         task=config.task,
+        sampling=config.sampling,
         fps=config.fps,
         max_pixels=config.max_pixels,
         batch_size=config.per_device_eval_batch_size,
@@ -331,6 +333,12 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     )
     judge = Judge(adapter, settings)
     sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
+    seen = dataset_perceivability(
+        dataset, judge.settings.time_sampling(temporal_patch(model_dir)), (config.train_split,)
+    )
+    if seen is not None and is_main_process():
+        for line in below_grid_warnings(seen, "this judge's sampling"):
+            print(line, file=sys.stderr)
     train_pool, strategies = pool, None
     if config.redraw_negatives:  # redrawn partners must come from the training split, as the build's did
         train_pool = SourcePool(split_sources(dataset, list(pool.records.values()), config.train_split))
@@ -366,6 +374,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         "base_model": str(model_dir),
         "parameters": groups,
         "judge_settings": {k: getattr(judge.settings, k) for k in TRAINED_SETTINGS},
+        "perceivability": seen,  # of its training pairs at its sampling (avjudge.data.perceivability)
     }
     if config.deepspeed:
         _ensure_distributed_env()
