@@ -307,3 +307,83 @@ def pretrain_presence(
         learning_rate,
         report,
     )
+
+
+AUDIO_TOKENS_PER_SECOND = 25  # Qwen2.5-Omni's audio encoder: 100 mel frames a second, two stride-2 reductions
+
+
+def moment_embeddings(core, batch: dict) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Per clip of a collated batch: (video, audio) unit embeddings per visual token group, the group's spatial
+    tokens mean-pooled and the audio tokens of the group's span of time mean-pooled (as many groups as both have)."""
+    video, audio = clip_tokens(core, batch)
+    seconds = batch["video_second_per_grid"].tolist()
+    moments = []
+    for v, a, (t, h, w), step in zip(video, audio, batch["video_grid_thw"].tolist(), seconds):
+        groups = v.reshape(t, -1, v.shape[-1]).mean(1)
+        per_group = step * AUDIO_TOKENS_PER_SECOND
+        n = min(t, int(len(a) / per_group))
+        heard = torch.stack([a[int(g * per_group) : max(int((g + 1) * per_group), int(g * per_group) + 1)].mean(0)
+                             for g in range(n)])  # fmt: skip
+        moments.append((F.normalize(groups[:n], dim=-1), F.normalize(heard, dim=-1)))
+    return moments
+
+
+def shift_auroc(core, batch: dict, lag: int) -> float | None:
+    """AUROC of each clip's in-sync agreement (mean cosine of its picture and sound at the same moment) against its
+    agreement with the sound ``lag`` groups later (and earlier): what a judge reading these features could tell of
+    a shift of ``lag`` grid steps."""
+    with torch.no_grad():
+        moments = moment_embeddings(core, batch)
+    own, moved = [], []
+    for video, audio in moments:
+        if len(video) <= lag:
+            continue
+        own.append(float((video * audio).sum(-1).mean()))
+        moved += [
+            float((video[lag:] * audio[:-lag]).sum(-1).mean()),
+            float((video[:-lag] * audio[lag:]).sum(-1).mean()),
+        ]
+    return auroc(np.array(own + moved), np.array([1] * len(own) + [0] * len(moved))) if own else None
+
+
+def align_in_time(
+    judge,
+    media: list,
+    held_out: list,
+    steps: int,
+    every: int,
+    seed: int,
+    batch_size: int = 32,
+    learning_rate: float = 3e-3,
+    report: AlignmentReport | None = None,
+    lag: int = 4,
+) -> list[tuple[int, float, float]]:
+    """Align ``judge``'s encoders in time (SyncNet's per-clip lag matrix, Synchformer's segment contrast): within
+    each clip, the picture of each visual token group is pulled toward the sound of the same moment and pushed from
+    the sound of the clip's other moments (InfoNCE both ways, learned temperature). It learns *when*, where pooled
+    alignment learns *which clip*. The measure: `shift_auroc` on ``held_out`` at ``lag`` groups."""
+    core = judge.adapter.model.model
+    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
+    test_batch = judge.adapter.collate(held_out)
+
+    def loss(chosen: list[int]) -> torch.Tensor:
+        total = []
+        for video, audio in moment_embeddings(core, judge.adapter.collate([media[i] for i in chosen])):
+            logits = log_scale.exp() * video @ audio.T
+            target = torch.arange(len(video))
+            total.append((F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2)
+        return torch.stack(total).mean()
+
+    return _train_encoders(
+        judge,
+        loss,
+        lambda: shift_auroc(core, test_batch, lag),
+        [log_scale],
+        len(media),
+        steps,
+        every,
+        seed,
+        batch_size,
+        learning_rate,
+        report,
+    )

@@ -44,14 +44,16 @@ from avjudge.world import MANIFEST, WorldConfig, make_world
 from research.align import (
     POOLINGS,
     align_encoders,
+    align_in_time,
     encoder_parameters,
     own_audio_auroc,
     pretrain_presence,
+    shift_auroc,
     world_media,
 )
 
 # each objective's default, as measured in docs/research/tiny_judges.md
-LEARNING_RATES = {"contrastive": 3e-3, "presence": 1e-3}
+LEARNING_RATES = {"contrastive": 3e-3, "presence": 1e-3, "sync": 3e-3}
 
 
 def main() -> None:
@@ -70,7 +72,8 @@ def main() -> None:
         "--objective",
         choices=sorted(LEARNING_RATES),
         default="contrastive",
-        help="contrastive: a clip's audio against its own video; presence: what each modality shows",
+        help="contrastive: a clip's audio against its own video; presence: what each modality shows; sync: each "
+        "moment's picture against the same clip's sound at that moment and at its other moments",
     )
     p.add_argument(
         "--pooling",
@@ -117,7 +120,12 @@ def main() -> None:
             for pooling in POOLINGS
         )
 
-    print(f"start: held-out AUROC, own audio vs another clip's, by pooling: {by_pooling({})}", flush=True)
+    lag = max(1, round(judge.settings.fps / judge.adapter.vision.temporal_patch_size))  # 1 s in visual token groups
+    print(
+        f"start: held-out AUROC, own audio vs another clip's, by pooling: {by_pooling({})}; in-sync against 1 s "
+        f"shifted moments {shift_auroc(core, held_out, lag):.3f}",
+        flush=True,
+    )
     torch.manual_seed(args.seed)
     train, test = slice(None, -args.held_out), slice(-args.held_out, None)
     if args.objective == "presence":
@@ -136,6 +144,23 @@ def main() -> None:
                 f"step {step:>5}  loss {loss:.3f}  held-out AUROC of what is seen "
                 f"and heard {value:.3f}; own audio vs another clip's, by pooling: "
                 f"{by_pooling({})}",
+                flush=True,
+            ),
+        )
+    elif args.objective == "sync":
+        history = align_in_time(
+            judge,
+            media[train],
+            media[test],
+            args.steps,
+            args.every,
+            args.seed,
+            args.batch_size,
+            args.learning_rate,
+            lag=lag,
+            report=lambda step, loss, value: print(
+                f"step {step:>5}  loss {loss:.3f}  held-out AUROC of in-sync against 1 s shifted moments "
+                f"{value:.3f}; own audio vs another clip's, by pooling: {by_pooling({})}",
                 flush=True,
             ),
         )

@@ -84,8 +84,9 @@ def test_token_ids_expand_media_placeholders(judges, world_items):
     assert text.replace("<|VIDEO|>", "").replace("<|AUDIO|>", "") == render_prompt("av", "qwen2_5_omni").replace(
         "<|VIDEO|>", ""
     ).replace("<|AUDIO|>", "")
-    # frames were sampled at AVBench's 1 fps: grid_t = ceil(duration) / temporal patch
-    assert prepared.video_grid_thw[0] == int(np.ceil(np.ceil(clip.duration) / 2))
+    # frames were sampled at the AV default's 8 fps (avjudge.sampling's sync): grid_t = frames / temporal patch
+    assert judge.settings.fps == 8.0
+    assert prepared.video_grid_thw[0] == int(np.ceil(np.ceil(clip.duration * 8 - 1e-9) / 2))
 
 
 @pytest.mark.parametrize("seconds", [0.0003, 1.0, 3.0048, 9.97, 10.0])

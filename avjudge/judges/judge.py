@@ -14,7 +14,16 @@ import torch
 from tqdm import tqdm
 
 from ..ahead import map_ahead
-from ..media import DecodeNeeds, MediaClip, MediaError, frame_indices, in_decoding_process, load_clip, resample
+from ..media import (
+    DecodeNeeds,
+    MediaClip,
+    MediaError,
+    conform,
+    frame_indices,
+    in_decoding_process,
+    load_clip,
+    resample,
+)
 from ..prompts import task as get_task
 from ..sampling import Sampling, sampling, task_sampling
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for, resolve_device
@@ -335,7 +344,9 @@ class Judge:
         def load(i: int) -> _Work:
             try:
                 item = videos[i]
-                clip = item if isinstance(item, MediaClip) else self.decode(item)
+                # a clip in memory as its file would be decoded for this judge (frames at most its pixels, by the
+                # decoder's own scaler): arrays and files score alike
+                clip = conform(item, self.needs) if isinstance(item, MediaClip) else self.decode(item)
                 sample = self.sample(clip, texts[i] if texts else None, utterances[i] if utterances else None)
             except (MediaError, ValueError) as err:
                 return _Work(i, result=self.head.failed(str(err)))
