@@ -12,6 +12,7 @@ warning.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -92,6 +93,29 @@ class DeprecatedAlias(argparse.Action):
         if self.append:
             values = (getattr(namespace, self.dest) or []) + (values if isinstance(values, list) else [values])
         setattr(namespace, self.dest, values)
+
+
+def _number(kind: type, low: float, inclusive: bool, words: str) -> Callable[[str], float]:
+    """An argparse type: a finite ``kind`` above ``low`` (at least ``low`` when ``inclusive``), else the option's
+    error in words, before anything loads."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{words}, not {text!r}") from None
+        if not (math.isfinite(value) and (value >= low if inclusive else value > low)):
+            raise argparse.ArgumentTypeError(f"{words}, not {text!r}")
+        return value
+
+    parse.__name__ = words  # argparse names the type in its messages
+    return parse
+
+
+positive_int = _number(int, 0, False, "a whole number above 0")
+count = _number(int, 0, True, "a whole number, 0 or more")
+positive_float = _number(float, 0.0, False, "a finite number above 0")
+non_negative_float = _number(float, 0.0, True, "a finite number, 0 or more")
 
 
 def alias(p: argparse.ArgumentParser, old: str, new: str, dest: str, append: bool = False, **kwargs) -> None:

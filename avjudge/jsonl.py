@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .config import ConfigError
 from .errors import AvjudgeError
 
 
@@ -25,8 +26,12 @@ def output_lock(target: str | Path) -> Iterator[None]:
         OutputBusy: another process holds it (the message names the output and how to go on).
     """
     path = Path(target)
+    if path.parent.exists() and not path.parent.is_dir():
+        raise ConfigError(f"{path.parent} is a file, not a folder: give an --out whose folder can hold {path.name}")
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.with_name(f".{path.name}.lock")  # hidden: it stays, harmless, beside the output
+    if lock.exists() and not lock.is_file():
+        raise ConfigError(f"{lock} (the lock of {path}) is not a file: remove it, or give another --out")
     with open(lock, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -68,8 +68,16 @@ def finite_number(value) -> bool:
 
 def reliability(scores, labels, bins: int = 10) -> dict:
     """Expected calibration error of probabilities ``scores`` against 0 / 1 ``labels`` over ``bins`` equal-width
-    bins, and each bin's count, mean score and share of positives (a reliability diagram's points)."""
+    bins, and each bin's count, mean score and share of positives (a reliability diagram's points).
+
+    Raises:
+        ValueError: a score that is not a probability (NaN, infinite, outside [0, 1]) or a label not 0 / 1.
+    """
     s, y = np.asarray(scores, np.float64), np.asarray(labels, np.float64)
+    if not (np.isfinite(s).all() and ((s >= 0) & (s <= 1)).all()):
+        raise ValueError(f"reliability takes probabilities in [0, 1]; got {s[~((s >= 0) & (s <= 1))][:5].tolist()}")
+    if not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError(f"reliability takes 0 / 1 labels; got {sorted(set(y[~np.isin(y, (0.0, 1.0))].tolist()))[:5]}")
     which = np.minimum((s * bins).astype(int), bins - 1)
     rows, ece = [], 0.0
     for k in range(bins):

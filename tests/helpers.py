@@ -405,3 +405,11 @@ def av_benchmark_isc(logits, splits: int = 10, seed: int = 2020) -> tuple[float,
         q = p[part].mean(dim=0, keepdim=True)
         scores.append((p[part] * (log_p[part] - q.log())).sum(dim=1).mean().exp().item())
     return float(np.mean(scores)), float(np.std(scores))
+
+
+def float32_group_tolerance(group) -> float:
+    """How far from 0 float32 group normalisation, (r - mean) / (std + eps), may leave an advantage that is 0 in exact
+    arithmetic (a failed rollout given its group's mean): a few float32 roundings of the group's largest |reward|
+    (each about eps · |r|), over the group's spread. From the arithmetic, not from one machine's result."""
+    r = np.asarray(group, np.float64)
+    return 8 * float(np.finfo(np.float32).eps) * float(np.abs(r).max()) / (float(r.std(ddof=1)) + 1e-8)

@@ -29,7 +29,7 @@ from avjudge.scoring import core
 from avjudge.serve.app import ServerSettings, create_app
 from avjudge.serve.service import ScoreService
 
-from .helpers import coloured_frames
+from .helpers import coloured_frames, requires_ffmpeg
 
 
 @pytest.fixture(scope="module")
@@ -231,3 +231,36 @@ def test_a_judge_reading_a_long_clips_head_decodes_only_its_head(av_vt_judges, t
     np.testing.assert_array_equal(in_memory.frames, clip.frames)
     np.testing.assert_allclose(in_memory.audio, clip.audio, atol=1e-4)
     assert judge.score([path])[0].ok and not av_vt_judges["av"].score([str(path)])[0].ok  # the error mode refuses
+
+
+def test_the_timeout_binds_inside_a_group_of_pictures_decoded_at_once(tmp_path):
+    """One keyframe for 20 s: sampling it at 1 fps decodes the whole group in one go when the next keyframe (the end)
+    arrives; the time is checked frame by frame there too, not only between packets."""
+    frames = coloured_frames(500, 320, 240)
+    path = encode_video(tmp_path / "one_group.mp4", frames, 25, gop=10_000)
+    start = time.monotonic()
+    decode(path, audio=False, fps=1.0)  # unbounded: the whole group decodes
+    whole = time.monotonic() - start
+    budget = DecodeBudget(timeout_s=whole / 10)
+    start = time.monotonic()
+    with pytest.raises(MediaError, match="took longer than"):
+        decode(path, audio=False, fps=1.0, budget=budget)
+    assert time.monotonic() - start < whole  # stopped part way, not after the group
+
+
+@requires_ffmpeg
+def test_a_stream_whose_frames_grow_past_its_headers_is_refused_naming_the_size(tmp_path):
+    """MPEG-TS carries a resolution change: 1 s at 64x64, then 1 s at 256x256, the headers declaring the first."""
+    import subprocess
+
+    parts = []
+    for size in (64, 256):
+        mp4 = encode_video(tmp_path / f"{size}.mp4", coloured_frames(25, size, size), 25)
+        parts.append(tmp_path / f"{size}.ts")
+        subprocess.run(["ffmpeg", "-v", "error", "-i", str(mp4), "-c", "copy", "-bsf:v", "h264_mp4toannexb",
+                        str(parts[-1])], check=True)  # fmt: skip
+    joined = tmp_path / "grows.ts"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", "concat:" + "|".join(map(str, parts)), "-c", "copy", str(joined)],
+                   check=True)  # fmt: skip
+    with pytest.raises(MediaError, match="a frame of 256x256 at 1.0. s where its headers declare 64x64"):
+        decode(joined, audio=False)

@@ -1,7 +1,7 @@
 """Perceivability: what a judge's input can represent of each negative, from its sampling's time grid.
 
 Hand-made events check the grid patterns against counts done by hand; world pairs with known shifts check the
-verdicts `avjudge data audit --judge` prints at AVBench's sampling and at the AV default, and where each sampling
+verdicts `avjudge data audit --sampling` prints at AVBench's sampling and at the AV default, and where each sampling
 comes from (a name, a train config, a judge folder)."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def shift_pairs(tmp_path_factory):
 
 
 def audited(dataset, judge: str, report_path) -> dict:
-    argv = ["data", "audit", "--input", str(dataset), "--judges", "av", "--judge", judge, "--out", str(report_path),
+    argv = ["data", "audit", "--input", str(dataset), "--judges", "av", "--sampling", judge, "--out", str(report_path),
             "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     return json.loads(report_path.read_text())["av"]["perceivability"]

@@ -122,9 +122,44 @@ def test_reliability_bins_and_ece():
     assert figures["ece"] == pytest.approx(expected) and [b["count"] for b in figures["bins"]] == [1, 1, 1, 2]
 
 
-def test_calibrate_fits_on_one_split_writes_beside_the_judge_and_reports_on_another(tiny_judges, pairs, tmp_path):
+def informative_judge(tiny_dir, pairs, folder):
+    """The tiny AV judge whose Yes and No rows of the output layer are set by least squares on the training split's
+    last hidden states, so that its log-odds follow that split's labels: a judge with something to calibrate, made
+    in one forward pass instead of a training run."""
+    import torch
+
+    from avjudge.data import PairDataset, built_sources, load_pairs
+    from avjudge.perturb import SourcePool
+
+    shutil.copytree(tiny_dir, folder)
+    judge = Judge.load("av", folder, temperature=1.0, workers=1)
+    records = load_pairs(pairs, "av", "train")
+    clips = PairDataset(records, SourcePool(built_sources(pairs)), fps=judge.settings.fps, root=pairs)
+    adapter, core = judge.adapter, judge.adapter.model
+    batch = adapter.to_device(adapter.collate([judge.prepare(judge.sample(clips[k][1])) for k in range(len(records))]))
+    with torch.no_grad():
+        hidden = core.model(**adapter.forward_kwargs(batch), use_cache=False).last_hidden_state[:, -1].double()
+        labels = torch.tensor([2.0 * r["label"] - 1 for r in records], dtype=torch.float64)
+        direction = torch.linalg.lstsq(hidden, labels[:, None], driver="gelsd").solution[:, 0].float()
+        for ids, sign in ((judge.head.yes_ids, 1.0), (judge.head.no_ids, -1.0)):
+            core.lm_head.weight[list(ids)] = sign * direction
+    core.save_pretrained(str(folder))
+    return folder
+
+
+def test_calibrate_refuses_to_write_a_fit_that_flattens_a_judge_at_chance(tiny_judges, pairs, tmp_path, capsys):
     folder = tmp_path / "judge"
-    shutil.copytree(tiny_judges["qwen2_5_omni"], folder)
+    shutil.copytree(tiny_judges["qwen2_5_omni"], folder)  # random: its log-odds do not follow the labels
+    argv = ["judges", "calibrate", "--judge", f"av={folder}", "--pairs", str(pairs), "--workers", "1"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    assert "flatten every score to 0.5" in capsys.readouterr().err
+    assert load_temperature(folder, "av") is None  # nothing written
+    assert main([*argv, "--out", str(tmp_path / "o"), "--dry-run"]) == 0  # its figures are still reported
+    assert json.loads((tmp_path / "o" / "calibration.json").read_text())["fit_split"] == "train"  # no val split
+
+
+def test_calibrate_fits_on_one_split_writes_beside_the_judge_and_reports_on_another(tiny_judges, pairs, tmp_path):
+    folder = informative_judge(tiny_judges["qwen2_5_omni"], pairs, tmp_path / "judge")
     out = tmp_path / "report"
     argv = ["judges", "calibrate", "--judge", f"av={folder}", "--pairs", str(pairs), "--split", "train"]
     assert main([*argv, "--report-split", "test", "--out", str(out), "--workers", "1"]) == 0

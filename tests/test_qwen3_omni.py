@@ -86,7 +86,7 @@ def test_batched_scores_equal_one_by_one_and_the_generate_recipe(checkpoint, cli
     for i, video in enumerate(videos[:3]):
         alone = judge.score([video], [texts[i]] if texts else None)[0]
         assert abs(alone.score - batched[i].score) < 1e-5
-        batch = judge.adapter.collate([judge.prepare(judge.sample(decode(video), texts[i] if texts else None))])
+        batch = judge.adapter.collate([judge.prepare(judge.sample(judge.decode(video), texts[i] if texts else None))])
         with torch.no_grad():
             out = judge.adapter.model.generate(
                 **batch, max_new_tokens=1, output_scores=True, return_dict_in_generate=True, do_sample=False

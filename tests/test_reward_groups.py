@@ -11,6 +11,8 @@ import pytest
 from avjudge.media import DecodeNeeds, from_arrays
 from avjudge.rewards import Reward, RewardTerm, flow_grpo_reward, sample, trl_reward, verl_batch_compute_score
 
+from .helpers import float32_group_tolerance
+
 NEEDS = DecodeNeeds(video=True, fps=2.0)
 
 
@@ -79,7 +81,7 @@ def test_flow_grpo_and_dance_grpo_give_a_failed_rollout_advantage_0_and_keep_its
     scored, info = flow_grpo_reward(reward(), fps=2.0)(batch, PROMPTS, None)
     assert info["failed"].tolist() == [0, 1, 0, 0, 0, 0]
     for advantages in (_flow_grpo_advantages(PROMPTS, scored), _dance_grpo_advantages(scored, 3)):
-        assert abs(advantages[1]) < 1e-6
+        assert abs(advantages[1]) <= float32_group_tolerance(scored[:3])
     group_a = scored[:3]
     assert group_a.mean() == pytest.approx(np.mean([scored[0], scored[2]]), abs=1e-7)  # the group's mean stays
 
@@ -91,7 +93,7 @@ def test_trls_groups_are_its_prompts_and_a_neutral_failure_has_advantage_0():
     rewards = np.array(fn(prompts=PROMPTS, completions=["c"] * 6, clip=[frames(v) for v in LEVELS]), float)
     grouped = rewards.reshape(2, 3)
     advantages = (grouped - grouped.mean(1, keepdims=True)) / (grouped.std(1, keepdims=True) + 1e-4)
-    assert abs(advantages.ravel()[1]) < 1e-6
+    assert abs(advantages.ravel()[1]) <= float32_group_tolerance(grouped[0])
 
 
 def test_verls_own_grpo_advantage_gives_a_failed_rollout_0_and_mean_only_leaves_the_others_unchanged():
@@ -107,7 +109,8 @@ def test_verls_own_grpo_advantage_gives_a_failed_rollout_0_and_mean_only_leaves_
     mask = torch.ones_like(scores)
     uid = np.array(PROMPTS, dtype=object)
     normalised, _ = compute_grpo_outcome_advantage(scores, mask, uid)
-    assert [row["failed"] for row in rows] == [0, 1, 0, 0, 0, 0] and abs(float(normalised[1, 0])) < 1e-6
+    assert [row["failed"] for row in rows] == [0, 1, 0, 0, 0, 0]
+    assert abs(float(normalised[1, 0])) <= float32_group_tolerance(scores[:3, 0])
     mean_only, _ = compute_grpo_outcome_advantage(scores, mask, uid, norm_adv_by_std_in_grpo=False)
     alone, _ = compute_grpo_outcome_advantage(scores[GOOD], mask[GOOD], uid[GOOD], norm_adv_by_std_in_grpo=False)
     assert mean_only[GOOD, 0].tolist() == pytest.approx(alone[:, 0].tolist(), abs=1e-6)

@@ -114,9 +114,22 @@ def test_token_body_limit_media_roots_and_a_full_queue(judges, clips, tmp_path):
         ServerSettings(token=" ")
     with client(judges, max_body_mb=0.0001) as c:
         assert c.post("/v1/score", json={"items": [item] * 10}).status_code == 413
-    with client(judges, media_roots=(str(tmp_path),)) as c:
-        outside = c.post("/v1/score", json={"items": [item]})
-        assert outside.status_code == 400 and "outside the folders" in outside.json()["error"]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "good.mp4").write_bytes(open(clips[0]["video"], "rb").read())
+    (root / "broken.mp4").write_bytes(b"not a video")
+    named = [item, {**item, "id": "2", "video": "missing.mp4"}, {**item, "id": "3", "video": "good.mp4"},
+             {**item, "id": "4", "video": "broken.mp4"}, {**item, "id": "5", "video": "x" * 300 + ".mp4"}]  # fmt: skip
+    with client(judges, media_roots=(str(root),)) as c:  # each path's fault is its item's error; the others score
+        answer = c.post("/v1/score", json={"items": named})
+        assert answer.status_code == 200, answer.text
+        outside, missing, good, broken, long_name = answer.json()["results"]
+        assert "outside the folders" in outside["error"] and "missing.mp4: no such file" in missing["error"]
+        assert good["error"] is None and good["score"] == pytest.approx(
+            judges["av"].score([clips[0]["video"]])[0].score
+        )
+        assert broken["error"].startswith("broken.mp4") and "name too long" in long_name["error"].lower()
+        assert str(root) not in answer.text  # only what the caller sent
     with client(judges, max_queue=2) as c:  # one request larger than the queue waits its turn and is answered
         big = c.post("/v1/score", json={"items": [{**item, "id": str(k)} for k in range(3)]})
         assert big.status_code == 200 and [r["id"] for r in big.json()["results"]] == ["0", "1", "2"]

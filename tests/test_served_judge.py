@@ -73,7 +73,7 @@ def local_judge(tiny_judges):
 def test_the_served_av_judge_asks_with_the_judges_prompt_frames_and_audio_and_scores_as_it_does(
     processed, local_judge, tiny_judges, small_world, tmp_path
 ):
-    clip = decode(_clip(small_world))
+    clip = local_judge.decode(_clip(small_world))  # as the judge decodes it for itself
     sample = local_judge.sample(clip)
     logits = _local_logits(local_judge, sample)
     (local,) = local_judge.score([clip])
@@ -180,7 +180,7 @@ def test_served_judges_refuse_what_they_cannot_serve(tiny_judges):
 
 
 def test_score_cli_scores_through_a_served_judge(tiny_judges, small_world, local_judge, tmp_path):
-    clip = decode(_clip(small_world))
+    clip = local_judge.decode(_clip(small_world))  # as the judge decodes it for itself
     logits = _local_logits(local_judge, local_judge.sample(clip))
     answers = list(local_judge.head.yes_ids + local_judge.head.no_ids)
     server = ScriptedServer(lambda body: (200, {}, _reply(logits, answers, True)))

@@ -233,3 +233,31 @@ def test_data_build_audits_a_sample_when_it_ends(small_world, tmp_path, capsys):
     assert set(report) == {"av", "vt", "at"} and report["av"]["pairs"]["train"] == 40
     assert main([*argv[:-1], str(tmp_path / "quiet"), "--set", "judges.av.pairs=64", "--audit-sample", "0"]) == 0
     assert not (tmp_path / "quiet" / "audit.json").exists() and "shortcut audit" not in capsys.readouterr().out
+
+
+def test_a_type_with_too_few_held_out_pairs_is_reported_as_na_with_its_count():
+    from avjudge.data.shortcuts import MIN_REPORTED, audit_lines
+
+    rng = np.random.default_rng(0)
+
+    def split(n_pos, n_a, n_b):
+        kinds = np.array(["positive"] * n_pos + ["filter"] * n_a + ["pitch_shift"] * n_b)
+        labels = (kinds == "positive").astype(int)
+        x = rng.normal(size=(len(kinds), 3)) + (kinds == "filter")[:, None] * 2.0
+        return x, labels, kinds
+
+    report = side_report(split(40, 40, 40), split(20, 20, 1), AUDIO_FEATURES[:3])
+    assert report["per_type"]["pitch_shift"] is None and report["ci95"]["pitch_shift"] is None
+    assert report["per_type"]["filter"] > 0.8  # enough held out: its AUROC
+    entry = {
+        "pairs": {"train": 120, "test": 41},
+        "audio": report,
+        "tells": {"filter": "audio", "pitch_shift": "audio"},
+        "held_out": {"filter": 20, "pitch_shift": 1},
+        "leak_details": [],
+        "unreadable": {},
+    }
+    lines = audit_lines({"at": {**entry, "text": {"overall": None, "per_type": {}, "ci95": {}}}})
+    row = next(line for line in lines if line.strip().startswith("pitch_shift"))
+    assert "n/a (1 held out)" in row and "0.00" not in row
+    assert MIN_REPORTED > 1

@@ -14,6 +14,8 @@ import pytest
 from avjudge.rewards import Reward
 from avjudge.rewards.adapters import trl_reward, verl_batch_compute_score, verl_compute_score
 
+from .helpers import float32_group_tolerance
+
 
 @pytest.fixture
 def judges(av_vt_judges):
@@ -82,7 +84,7 @@ def test_verl_reward_managers_and_grpo_keep_a_group_with_a_failed_clip_finite(ju
         adv, mask = advantages(out, data)
         assert bool(adv[mask.bool()].isfinite().all())
         # the failed rollout is its group's mean: advantage 0 (per sample too: it comes after its group's good ones)
-        assert float(adv[2][mask[2].bool()].abs().max()) < 1e-6
+        assert float(adv[2][mask[2].bool()].abs().max()) <= float32_group_tolerance(sequence_rewards[:3])
     # verl's validation metrics take every extra value as a number
     metrics = process_validation_metrics(["avworld"] * 6, groups, dict(naive["reward_extra_info"]))
     assert "failed" in metrics["avworld"]

@@ -37,6 +37,7 @@ AUDIT_SAMPLE = 1000  # pairs a split: a few seconds of audit a judge, enough to 
 
 
 def _data_build(args: argparse.Namespace) -> int:
+    from ..config import ConfigError
     from ..data import build_dataset, load_recipe
     from ..data.perceivability import below_grid_warnings, dataset_perceivability
     from ..data.shortcuts import audit_after_build
@@ -52,6 +53,16 @@ def _data_build(args: argparse.Namespace) -> int:
         )
         print(f"    negatives by type: {entry['negative_types']}")
     print(f"dataset hash {stats['dataset_hash']}; stats in {args.out / 'stats.json'}")
+    empty = {judge: entry for judge, entry in stats["judges"].items() if entry["requested"] and not entry["pairs"]}
+    if empty:  # a judge asked for and given nothing to learn from is a failed build, not a quiet one
+        raise ConfigError(
+            "; ".join(
+                f"{judge}: no pairs built of the {entry['requested']} asked for (sources and draws left out: "
+                f"{entry['rejection_reasons'] or 'none'})"
+                for judge, entry in empty.items()
+            )
+            + f"; see {args.out / 'stats.json'}"
+        )
     seen = dataset_perceivability(args.out, task_sampling("av"))
     if seen is not None:
         where = f"the AV judge's default sampling ({TASK_SAMPLING['av']})"
@@ -121,19 +132,20 @@ def _data_audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="at most this many pairs a split (a fixed sample; default: all)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="decoding processes (default: one a core)")
     p.add_argument(
-        "--judge",
+        "--sampling",
         metavar="JUDGE",
-        help="also say what the AV judge's input can represent of each negative type (perceivability): a judge "
-        "folder, a train config (a shipped name such as av_qwen25omni_7b, or a YAML file) or a named sampling ("
+        help="also say what an AV judge's input can represent of each negative type (perceivability) at its "
+        "sampling: a named sampling ("
         + ", ".join(sorted(SAMPLINGS))
-        + ")",
+        + "), a train config (a shipped name such as av_qwen25omni_7b, or a YAML file) or a judge folder (the "
+        "sampling it was trained with)",
     )
     add_out(p, "also write the report here as JSON", required=False)
     p.add_argument("--no-progress", action="store_true")
 
 
 def audit_sampling(judge: str) -> tuple[Sampling, str]:
-    """(the sampling, in words where it comes from) of ``--judge``: a named sampling, a judge folder or a train
+    """(the sampling, in words where it comes from) of ``--sampling``: a named sampling, a judge folder or a train
     config."""
     from ..config import load_config
     from ..judges.judge import checkpoint_sampling
@@ -161,8 +173,8 @@ def _data_audit(args: argparse.Namespace) -> int:
         required_input(args), judges, args.train_split, args.eval_split, args.limit, args.workers, not args.no_progress
     )
     print("\n".join(audit_lines(report)))
-    if args.judge and "av" in report:
-        sampling, where = audit_sampling(args.judge)
+    if args.sampling and "av" in report:
+        sampling, where = audit_sampling(args.sampling)
         seen = dataset_perceivability(required_input(args), sampling, (args.train_split, args.eval_split))
         report["av"]["perceivability"] = seen
         print(f"av at {where}:")
@@ -186,14 +198,15 @@ register(
     "strategy does not declare (`avjudge perturb list`: a filter may be heard, a time shift may\n"
     "not) is a LEAK, named with what gives it away: a judge trained on it can learn that\n"
     "instead of comparing sound and picture (or text).\n\n"
-    "With --judge, it also says for each AV negative type whether the judge's input can\n"
+    "With --sampling, it also says for each AV negative type whether a judge's input can\n"
     "represent it at all: a judge reads the picture in token groups of 2 sampled frames, so a\n"
     "sound moved by less than 2 / fps seconds can hide inside one (AVBench's 1 fps: a 2 s\n"
     "grid). Per type: the share of shifts at least a grid step long, and, where the sources\n"
     "carry ground truth (the world), the share of pairs whose events differ from the picture at\n"
     "the grid. A type under half is BELOW THE GRID: the judge cannot learn it.\n\n"
     "examples:\n  avjudge data audit --input pairs --judges av,vt --out audit.json\n"
-    "  avjudge data audit --input pairs --judges av --judge avbench",
+    "  avjudge data audit --input pairs --judges av --sampling avbench\n"
+    "  avjudge data audit --input pairs --judges av --sampling runs/av/final",
 )
 
 

@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..commands import count, positive_int
+
 
 def add_judge(p: argparse.ArgumentParser, help: str, repeatable: bool = True) -> None:
     """``--judge TASK=DIR``: a judge checkpoint by task; ``args.judge`` is a list of the strings given."""
@@ -54,10 +56,10 @@ def add_runtime_arguments(
     p: argparse.ArgumentParser, batch_size: int = 8, workers: int = 2, model: bool = True
 ) -> None:
     """What every command that scores clips shares: batch size, decoding threads, where models run, progress."""
-    p.add_argument("--batch-size", type=int, default=batch_size, help="clips scored together")
+    p.add_argument("--batch-size", type=positive_int, default=batch_size, help="clips scored together")
     p.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=workers,
         help="threads that decode and prepare clips while models score; on a GPU machine give it more",
     )
@@ -166,7 +168,7 @@ def add_decode_processes(p: argparse.ArgumentParser) -> None:
     """``--decode-processes``, for the commands whose jobs decode through the scoring core."""
     p.add_argument(
         "--decode-processes",
-        type=int,
+        type=count,
         default=0,
         help="processes the --workers threads hand decoding to (0: the threads decode). Decoding needs Python's "
         "lock, which a model on a GPU holds while it launches work: on a GPU machine give as many as --workers",

@@ -73,7 +73,11 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pairs", type=Path, required=True, help="the pair dataset it was trained on (`avjudge data build`)"
     )
-    p.add_argument("--split", default="val", help="the split the temperature and preference model are fitted on")
+    p.add_argument(
+        "--split",
+        help="the split the temperature and preference model are fitted on (default: val where the dataset has one, "
+        "else train)",
+    )
     p.add_argument("--report-split", default="test", help="the split the figures are reported on (never the fit one)")
     p.add_argument("--limit", type=int, help="at most this many pairs of each split (a fixed random subset)")
     p.add_argument("--out", type=Path, help="folder for calibration.json and reliability.png (default: the judge's)")
@@ -92,6 +96,13 @@ def _calibrate(args: argparse.Namespace) -> int:
     task, folder = one_judge(args.judge)
     if not (args.pairs / "stats.json").is_file():
         raise ConfigError(f"{args.pairs}: not a pair dataset (no stats.json); build one with `avjudge data build`")
+    held = sorted(path.stem for path in (args.pairs / "pairs" / task).glob("*.jsonl"))
+    args.split = args.split or ("val" if "val" in held else "train")
+    for option, split in (("--split", args.split), ("--report-split", args.report_split)):
+        if split not in held:  # said before the judge loads
+            raise ConfigError(f"{option} {split}: {args.pairs} holds no {task} pairs of it; its splits: {held}")
+    if args.split == args.report_split:
+        raise ConfigError(f"--split and --report-split are both {args.split}: figures are never reported on the fit")
     judge = Judge.load(task, folder, temperature=1.0, **model_options(args))
     result = calibrate(judge, args.pairs, args.split, args.report_split, args.limit, write=not args.dry_run)
     out = args.out or Path(folder)

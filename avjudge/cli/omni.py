@@ -212,6 +212,7 @@ def _score_args(p: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from ..config import ConfigError
     from ..data.questions import load_questions
     from ..omni import get_suite, write_score
     from ..omni.score import ablation, write_ablation
@@ -225,7 +226,12 @@ def _score(args: argparse.Namespace) -> int:
         print(f"wrote {args.out / 'ablation.json'}, {args.out / 'ablation.md'}")
         return 0
     baseline = suite.read_answers(args.baseline) if args.baseline else None
-    report = suite.score(suite.read_answers(required_input(args)), questions, parser, baseline)
+    answers = list(suite.read_answers(required_input(args)))
+    if not answers:
+        raise ConfigError(
+            f"{required_input(args)}: no answers in it; give the answers file `avjudge omni answer` wrote"
+        )
+    report = suite.score(answers, questions, parser, baseline)
     _print_notes(suite)
     for line in suite.summary(report):
         print(line)

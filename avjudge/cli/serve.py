@@ -6,7 +6,7 @@ import argparse
 import ipaddress
 from pathlib import Path
 
-from ..commands import alias, register
+from ..commands import alias, non_negative_float, positive_float, positive_int, register
 from ..serve.service import SERVER_BUDGET
 from .grammar import (
     add_decode_processes,
@@ -21,15 +21,28 @@ from .grammar import (
 )
 
 
+def port_number(text: str) -> int:
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port from 1 to 65535, not {text!r}")
+    return value
+
+
 def _serve_args(p: argparse.ArgumentParser) -> None:
     add_judge(p, "a judge to serve: av=DIR, vt=DIR or at=DIR")
     p.add_argument("--metric", action="append", default=[], metavar="NAME", help="a metric to serve (repeatable)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback unless a --token-file is given)")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--max-batch-size", type=int, default=16, help="items of concurrent requests scored together")
-    p.add_argument("--max-wait-ms", type=float, default=10.0, help="how long the first item waits for a batch to fill")
-    p.add_argument("--max-queue", type=int, default=1024, help="items that may wait; beyond, requests get 503")
-    p.add_argument("--max-body-mb", type=float, default=64.0, help="largest request body, uploads included (413)")
+    p.add_argument("--port", type=port_number, default=8000)
+    p.add_argument(
+        "--max-batch-size", type=positive_int, default=16, help="items of concurrent requests scored together"
+    )
+    p.add_argument(
+        "--max-wait-ms", type=non_negative_float, default=10.0, help="how long the first item waits for a batch to fill"
+    )
+    p.add_argument("--max-queue", type=positive_int, default=1024, help="items that may wait; beyond, requests get 503")
+    p.add_argument(
+        "--max-body-mb", type=positive_float, default=64.0, help="largest request body, uploads included (413)"
+    )
     p.add_argument("--token-file", type=Path, help="a file holding the bearer token every request must carry")
     p.add_argument(
         "--media-root",
@@ -75,7 +88,9 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
         "what one clip may cost to decode, checked from its headers before decoding; a clip past it is that item's "
         "error, and frames are scaled down as they are decoded to the size the judges read",
     )
-    b.add_argument("--max-clip-seconds", type=float, default=SERVER_BUDGET.max_seconds, help="the longest clip")
+    b.add_argument(
+        "--max-clip-seconds", type=positive_float, default=SERVER_BUDGET.max_seconds, help="the longest clip"
+    )
     b.add_argument(
         "--max-frame-size",
         type=_frame_size,
@@ -85,12 +100,15 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
     )
     b.add_argument(
         "--max-decoded-mb",
-        type=float,
+        type=positive_float,
         default=SERVER_BUDGET.max_decoded_mb,
         help="frames and samples one clip may hold once decoded, estimated before decoding",
     )
     b.add_argument(
-        "--decode-timeout", type=float, default=SERVER_BUDGET.timeout_s, help="seconds decoding one clip may take"
+        "--decode-timeout",
+        type=positive_float,
+        default=SERVER_BUDGET.timeout_s,
+        help="seconds decoding one clip may take",
     )
     add_served_arguments(p)
     add_runtime_arguments(p, batch_size=16, workers=2)

@@ -456,8 +456,16 @@ def _kept(dataset: str | Path, name: str) -> Path:
     """The file ``name`` a build kept in ``dataset``."""
     path = Path(dataset) / name
     if not path.is_file():
-        raise ConfigError(f"{path} is missing: {dataset} was not made by `avjudge data build`")
+        raise ConfigError(
+            f"{path} is missing: {dataset} was not made by `avjudge data build` "
+            f"(build it first: avjudge data build --recipe RECIPE --out {dataset})"
+        )
     return path
+
+
+def built_stats(dataset: str | Path) -> dict:
+    """The stats.json a build wrote into ``dataset`` (its pairs, hash and manifest)."""
+    return json.loads(_kept(dataset, "stats.json").read_text())
 
 
 def built_recipe(dataset: str | Path) -> Recipe:
@@ -470,7 +478,7 @@ def built_recipe(dataset: str | Path) -> Recipe:
 
 def built_sources(dataset: str | Path) -> list[dict]:
     """The source records (manifest lines) a dataset folder was built from."""
-    return load_manifest(json.loads(_kept(dataset, "stats.json").read_text())["manifest"])
+    return load_manifest(built_stats(dataset)["manifest"])
 
 
 def split_sources(dataset: str | Path, sources: list[dict], split: str) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..config import ConfigError
 from ..errors import AvjudgeError
 from ..jsonl import read_jsonl
 from ..prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
@@ -100,6 +101,8 @@ def export_dataset(dataset: str | Path, fmt: str, out: str | Path) -> list[Path]
     files = sorted(p for p in (root / "pairs").glob("*/*.jsonl") if not p.name.endswith(".rejected.jsonl"))
     if not files:
         raise ExportError(f"{root}: no pairs found; build them with `avjudge data build`")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: a file is there; name a folder for the export")
     out.mkdir(parents=True, exist_ok=True)
     if fmt in PREFERENCE_EXPORTERS:
         return PREFERENCE_EXPORTERS[fmt](root, out)

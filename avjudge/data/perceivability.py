@@ -13,7 +13,7 @@ dataset, at a given sampling:
   group, does a sampled frame show an event, and does an event's sound overlap the group's span.
 
 A type is **below the grid** where fewer than `SEEN_AT_LEAST` of its pairs can be represented (the events' share
-where known, else the bound): `avjudge data build` and `avjudge train` warn of it, `avjudge data audit --judge`
+where known, else the bound): `avjudge data build` and `avjudge train` warn of it, `avjudge data audit --sampling`
 and the judge card report it. Types that change what the sound is rather than when (a filter, a pitch step) are
 carried by the audio tokens at any frame rate: they are reported as content, not timing.
 """

@@ -38,6 +38,7 @@ from .pairs import load_pairs, pair_view
 SIDES_OF = {"av": ("audio", "video"), "vt": ("video", "text"), "at": ("audio", "text")}
 LEAK_LOWER_BOUND = 0.60  # a side tells a type apart when its AUROC's 95 % interval starts above this
 MIN_HELD_OUT = 20  # held-out negatives of a type below which its AUROC is reported but never flagged
+MIN_REPORTED = 10  # held-out negatives of a type below which no AUROC is reported (n/a, with the count)
 VIDEO_FPS, VIDEO_SIZE = 8.0, (48, 48)  # the picture as its features read it: enough for black, frozen, loops
 HEAD_S = 0.5  # the head and tail a padded shift leaves silent
 
@@ -287,6 +288,9 @@ def side_report(
         np.ones(len(y), bool), np.ones(len(ty), bool)
     )
     for kind in sorted(set(kinds[y == 0].tolist()) & set(tkinds[ty == 0].tolist())):
+        if int((tkinds == kind).sum()) < MIN_REPORTED:  # an AUROC of a handful of pairs says nothing
+            report["per_type"][kind] = report["ci95"][kind] = report["gives_away"][kind] = None
+            continue
         value, interval, feature = scored((y == 1) | (kinds == kind), (ty == 1) | (tkinds == kind))
         report["per_type"][kind], report["ci95"][kind], report["gives_away"][kind] = value, interval, feature
     return report
@@ -351,6 +355,7 @@ def judge_audit(
             width = AUDIO_FEATURES if side == "audio" else VIDEO_FEATURES
             report[side] = side_report((x[side], y, kinds), (tx[side], ty, tkinds), width)
     report["tells"] = {kind: tells_text(declared_tells(kind)) for kind in sorted(set(tkinds[ty == 0].tolist()))}
+    report["held_out"] = {kind: int((tkinds == kind).sum()) for kind in report["tells"]}  # negatives of each type
     report["leak_details"] = [
         {
             "type": kind,
@@ -361,7 +366,8 @@ def judge_audit(
         }
         for side in sides
         for kind, value in report[side]["per_type"].items()
-        if side not in declared_tells(kind)
+        if value is not None
+        and side not in declared_tells(kind)
         and report[side]["ci95"][kind][0] > LEAK_LOWER_BOUND
         and int((tkinds == kind).sum()) >= MIN_HELD_OUT
     ]
@@ -392,11 +398,12 @@ def shortcut_audit(
     }
 
 
-def _cell(side: dict, kind: str) -> str:
-    """A side's AUROC of ``kind`` (a negative type, or "overall") with its interval."""
+def _cell(side: dict, kind: str, held_out: int | None = None) -> str:
+    """A side's AUROC of ``kind`` (a negative type, or "overall") with its interval; n/a with the type's ``held_out``
+    count where too few were held out."""
     value = side["overall"] if kind == "overall" else side["per_type"].get(kind)
     if value is None:
-        return "n/a"
+        return "n/a" if held_out is None or held_out >= MIN_REPORTED else f"n/a ({held_out} held out)"
     low, high = side["ci95"][kind]
     return f"{printed(value, 2)} [{printed(low, 2)}, {printed(high, 2)}]"
 
@@ -410,8 +417,10 @@ def audit_lines(report: dict) -> list[str]:
         lines.append(f"{task}: {counts} pairs; held-out AUROC of one side alone (95 % interval)")
         lines.append(f"    {'negative type':<24}{'tells':<12}" + "".join(f"{side:<22}" for side in sides))
         lines.append(f"    {'all negatives':<24}{'':<12}" + "".join(f"{_cell(entry[s], 'overall'):<22}" for s in sides))
+        counts = entry.get("held_out", {})
         for kind, tells in entry["tells"].items():
-            lines.append(f"    {kind:<24}{tells:<12}" + "".join(f"{_cell(entry[side], kind):<22}" for side in sides))
+            cells = "".join(f"{_cell(entry[side], kind, counts.get(kind)):<22}" for side in sides)
+            lines.append(f"    {kind:<24}{tells:<12}" + cells)
         for leak in entry["leak_details"]:
             lines.append(
                 f"    LEAK {leak['type']}: the {leak['side']} alone tells it apart (AUROC {printed(leak['auroc'], 2)}, "

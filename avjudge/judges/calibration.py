@@ -10,14 +10,25 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .preference import Preference
+from ..config import ConfigError
+from ..stats import finite_number
+from .preference import Preference, finite_deltas
 
 CALIBRATION_FILE = "avjudge_calibration.json"
 
 
-def fit_temperature(deltas, labels) -> float:
-    """The T minimising the negative log-likelihood of labels (1 = match) under sigmoid(delta / T)."""
-    d = np.asarray(deltas, np.float64)
+LOG_T_BOUNDS = (-6.0, 6.0)  # the temperatures searched: e^-6 to e^6
+
+
+def fit_temperature(deltas, labels, allow_flat: bool = False) -> float:
+    """The T minimising the negative log-likelihood of labels (1 = match) under sigmoid(delta / T); ``allow_flat``
+    returns the largest T searched where the fit runs to it, instead of refusing (to report such a judge's figures).
+
+    Raises:
+        ValueError: too few pairs of either label, a log-odds that is not a finite number, or a judge whose log-odds
+            do not follow the labels at all (the fit would flatten every score to ½ at the largest T searched).
+    """
+    d = finite_deltas(deltas)
     y = np.asarray(labels, np.float64)
     if d.shape != y.shape or d.size < 2 or len(set(y.tolist())) < 2:
         raise ValueError("need at least one positive and one negative pair with a delta each")
@@ -26,12 +37,40 @@ def fit_temperature(deltas, labels) -> float:
         z = d / np.exp(log_t)
         return float(np.mean(np.logaddexp(0.0, -z) * y + np.logaddexp(0.0, z) * (1 - y)))
 
-    return float(np.exp(minimize_scalar(nll, bounds=(-6.0, 6.0), method="bounded").x))
+    log_t = float(minimize_scalar(nll, bounds=LOG_T_BOUNDS, method="bounded").x)
+    if log_t > LOG_T_BOUNDS[1] - 1e-2 and not allow_flat:
+        raise ValueError(
+            f"the temperature fit runs to its bound (T = {np.exp(log_t):.0f}): this judge's log-odds do not follow the "
+            "labels (a judge at chance), and dividing by it would flatten every score to 0.5; nothing is written"
+        )
+    return float(np.exp(log_t))
 
 
 def _entries(checkpoint: str | Path) -> dict:
+    """The calibration file's entries, read strictly: a file that is not JSON of task entries, a temperature that is
+    not a positive finite number or a preference model out of its ranges is an error naming the file and field."""
     path = Path(checkpoint) / CALIBRATION_FILE
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    fix = f"refit it with `avjudge judges calibrate`, or delete {path}"
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not JSON ({err}); {fix}") from None
+    if not isinstance(data, dict) or not all(isinstance(entry, dict) for entry in data.values()):
+        raise ConfigError(f"{path}: expected an object of task entries; {fix}")
+    for task, entry in data.items():
+        unknown = sorted(set(entry) - {"temperature", "preference"})
+        if unknown:
+            raise ConfigError(f"{path}: {task}: unknown field(s) {unknown}; {fix}")
+        if "temperature" in entry and not (finite_number(entry["temperature"]) and entry["temperature"] > 0):
+            raise ConfigError(f"{path}: {task}.temperature is a positive number, not {entry['temperature']!r}; {fix}")
+        if "preference" in entry:
+            try:
+                Preference(**entry["preference"])
+            except (TypeError, ValueError) as err:
+                raise ConfigError(f"{path}: {task}.preference: {err}; {fix}") from None
+    return data
 
 
 def _save(checkpoint: str | Path, task: str, **fields) -> Path:

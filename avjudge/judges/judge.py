@@ -138,7 +138,17 @@ class JudgeCardFlags(UserWarning):
 def warn_of_card(checkpoint: Path) -> None:
     """Warn of the flags of the judge card in ``checkpoint``, if it has one."""
     path = Path(checkpoint) / CARD_FILE
-    flags = json.loads(path.read_text()).get("flags") if path.is_file() else None
+    if not path.is_file():
+        return
+    try:
+        card = json.loads(path.read_text())
+        flags = card.get("flags") if isinstance(card, dict) else None
+        if not isinstance(flags, (list, type(None))):
+            raise ValueError(f"flags is a list, not {type(flags).__name__}")
+    except (ValueError, UnicodeDecodeError) as err:  # a card only ever warns: the judge itself still loads
+        warnings.warn(f"{path}: its judge card cannot be read ({err}); the judge loads without it", JudgeCardFlags,
+                      stacklevel=3)  # fmt: skip
+        return
     if flags:
         warnings.warn(
             f"{checkpoint}: its judge card flags {len(flags)} thing(s) it may have learnt instead of its task: "

@@ -50,8 +50,12 @@ class Preference:
 
     def win_rates(self, deltas) -> np.ndarray:
         """Each clip's expected win rate against the others of its group, P(win) + ½ P(tie) averaged over them
-        (½ for a group of one)."""
-        d = np.asarray(deltas, np.float64)
+        (½ for a group of one).
+
+        Raises:
+            ValueError: a log-odds is not a finite number (a failed clip has none: leave it out of the group).
+        """
+        d = finite_deltas(deltas)
         if d.size < 2:
             return np.full(d.shape, 0.5)
         p_win, p_tie, _ = self.probabilities(d[:, None], d[None, :])
@@ -61,6 +65,19 @@ class Preference:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def finite_deltas(values) -> np.ndarray:
+    """``values`` as float64 log-odds.
+
+    Raises:
+        ValueError: one is NaN or infinite (named with its place).
+    """
+    d = np.asarray(values, np.float64)
+    bad = np.flatnonzero(~np.isfinite(d))
+    if bad.size:
+        raise ValueError(f"non-finite log-odds at {bad.tolist()[:5]}: {d.ravel()[bad[:5]].tolist()}")
+    return d
 
 
 def outcome_index(label: str) -> int:
@@ -87,9 +104,10 @@ def fit_preference(delta_a, delta_b, outcomes, ties: bool | None = None) -> Pref
     ``delta_a`` and ``delta_b``. Without a tie among the outcomes (or ``ties=False``) θ stays 1.
 
     Raises:
-        ValueError: fewer than two pairs, or every pair the same outcome with no spread to fit a temperature on.
+        ValueError: fewer than two pairs, a log-odds that is not a finite number, or every pair the same outcome with
+            no spread to fit a temperature on.
     """
-    a, b = np.asarray(delta_a, np.float64), np.asarray(delta_b, np.float64)
+    a, b = finite_deltas(delta_a), finite_deltas(delta_b)
     y = np.asarray([outcome_index(o) if isinstance(o, str) else int(o) for o in outcomes])
     if a.shape != b.shape or a.shape != y.shape or a.size < 2:
         raise ValueError("need at least two pairs, each with both clips' log-odds and an outcome")
@@ -99,14 +117,16 @@ def fit_preference(delta_a, delta_b, outcomes, ties: bool | None = None) -> Pref
     diff = np.concatenate([a - b, b - a])
     y = np.concatenate([y, 2 - y])
 
+    low, high = np.array([-8.0, -12.0]), np.array([8.0, 3.0])  # the search's bounds on (log τ, log log θ)
+
     def nll(params: np.ndarray) -> float:
-        log_t, log_width = params
+        log_t, log_width = np.clip(params, low, high)  # the simplex may step past them; exp() must not overflow
         width = math.exp(log_width) if ties else 0.0
         return -float(np.mean(_log_likelihoods(diff / math.exp(log_t), width, y)))
 
     start = np.array([0.0, math.log(0.5)])
     fitted = minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-5, "fatol": 1e-9, "maxiter": 2000})
-    log_t, log_width = np.clip(fitted.x, [-8.0, -12.0], [8.0, 3.0])
+    log_t, log_width = np.clip(fitted.x, low, high)
     return Preference(temperature=float(math.exp(log_t)), tie=float(math.exp(math.exp(log_width))) if ties else 1.0)
 
 
@@ -128,6 +148,9 @@ def compare_deltas(model: Preference, delta_a: float | None, delta_b: float | No
     failed = [f"{side}: {error}" for side, error in zip("AB", errors) if error is not None]
     if failed or delta_a is None or delta_b is None:
         return Comparison(error="; ".join(failed) or "a clip has no log-odds")
+    bad = [f"{side}: {value}" for side, value in zip("AB", (delta_a, delta_b)) if not math.isfinite(value)]
+    if bad:
+        return Comparison(error="non-finite log-odds (" + ", ".join(bad) + ")")
     p_a, p_tie, p_b = (float(p) for p in model.probabilities(delta_a, delta_b))
     return Comparison(p_a, p_tie, p_b)
 

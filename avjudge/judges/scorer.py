@@ -95,6 +95,8 @@ class YesNoHead:
     def result(self, log_yes: float, log_no: float) -> ScoreResult:
         """One sample's result from log P(Yes) and log P(No): S = sigmoid((log P(Yes) - log P(No)) / temperature)."""
         delta = log_yes - log_no
+        if not math.isfinite(delta):  # a NaN weight, or an answer with no probability at all: never a number
+            return ScoreResult.failed(f"non-finite log-odds (log P(Yes) {log_yes}, log P(No) {log_no})")
         x = delta / self.temperature
         score = 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))  # no overflow either way
         p_yes, p_no = math.exp(log_yes), math.exp(log_no)
@@ -161,4 +163,9 @@ class ChoiceHead:
             logp = self.log_probs(logits)
             mass = logp.exp().sum(-1)
             probs = torch.softmax(logp, dim=-1)
-        return [ChoiceResult(dict(zip(self.letters, row)), m) for row, m in zip(probs.tolist(), mass.tolist())]
+        return [
+            ChoiceResult(dict(zip(self.letters, row)), m)
+            if all(map(math.isfinite, row)) and math.isfinite(m)
+            else ChoiceResult.failed(f"non-finite option probabilities {row}")
+            for row, m in zip(probs.tolist(), mass.tolist())
+        ]

@@ -89,9 +89,12 @@ def _rotate(rgb: np.ndarray, rotation: int) -> np.ndarray:
 class _FrameSampler:
     """Collects frames at native timestamps, or the frame on screen at each target time."""
 
-    def __init__(self, path, start: float, stop: float, fps: float | None, size, nominal_fps, max_pixels=None):
+    def __init__(
+        self, path, start: float, stop: float, fps: float | None, size, nominal_fps, max_pixels=None, stored=None
+    ):
         self.path, self.start, self.stop, self.fps, self.size = path, start, stop, fps, size
         self.max_pixels = max_pixels
+        self.stored = stored  # (width, height) the headers declare: the budget was checked against it
         self.nominal_interval = 1.0 / nominal_fps if nominal_fps else None
         self.frames: list[np.ndarray] = []
         self.times: list[float] = []
@@ -124,6 +127,13 @@ class _FrameSampler:
         return self.next_target < len(self.targets) and self.targets[self.next_target] < t - 1e-6
 
     def push(self, frame: av.VideoFrame, t: float) -> None:
+        if self.stored is not None and (frame.width, frame.height) != self.stored:  # what the budget did not see
+            raise MediaError(
+                self.path,
+                f"a frame of {frame.width}x{frame.height} at {t:.2f} s where its headers declare "
+                f"{self.stored[0]}x{self.stored[1]} (the size the decode budget was checked against): a stream that "
+                "changes size is not read",
+            )
         if self.fps is None:
             if self.start - 1e-6 <= t < self.stop - 1e-6:
                 self.frames.append(self._rgb(frame))
@@ -348,7 +358,11 @@ def decode(
         streams = []
         if video:
             nominal = vs.average_rate or vs.guessed_rate
-            sampler = _FrameSampler(name, start, stop, fps, size, float(nominal) if nominal else None, max_pixels)
+            stored = (vs.codec_context.width, vs.codec_context.height)
+            stored = stored if min(stored) > 0 else None  # headers that declare no size: nothing to hold frames to
+            sampler = _FrameSampler(
+                name, start, stop, fps, size, float(nominal) if nominal else None, max_pixels, stored
+            )
             gate = _KeyframeGate(sampler, origin) if fps is not None and skip_unneeded else None
             # frame threads hold frames back (a decoder of N threads shows the first after N packets), which would
             # make the gate decode most of every group it opens; slice threads hold none back
@@ -366,12 +380,14 @@ def decode(
                 gated = gate is not None and packet.stream is vs
                 for frame in gate.push(packet) if gated else packet.decode():
                     last_t = _take(name, frame, origin, sampler, assembler, last_t)
+                    budget.check_time(name, deadline, last_t)  # a group of pictures decodes many frames at once
                 # a gated stream is demuxed to its end even when no frame is wanted any more: packets are cheap to
                 # read, and a file cut short must still be named so
                 if (sampler is None or sampler.done) and (assembler is None or assembler.done):
                     break
             for frame in gate.finish() if gate is not None else ():
                 last_t = _take(name, frame, origin, sampler, assembler, last_t)
+                budget.check_time(name, deadline, last_t)
         except av.error.FFmpegError as err:
             raise MediaError(name, f"corrupt data near {last_t:.2f} s ({err.strerror or err})") from err
         frames = timestamps = samples = None

@@ -1,5 +1,7 @@
 """One hard negative of a file, written as a file: what `avjudge perturb apply` does, so a user can hear and see a
-strategy. The picture of a video is copied untouched; only its audio changes."""
+strategy. Where only the sound changes, the picture of a video is copied untouched; a strategy that changes the
+picture, or cuts the clip (a cut shift keeps the window where both streams are real), has both streams written, one
+length, as training shows them."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..media import decode, encode_audio, probe, replace_audio
+from ..media import decode, encode_audio, encode_video, probe, replace_audio
 from .base import Context, get_strategy
 from .pool import SourcePool
 
@@ -26,15 +28,26 @@ def negative_of_file(
     instead of drawing them with ``seed``; ``pool``: other clips, for the strategies that mix one in. Returns the
     parameters applied."""
     info = probe(source)
-    clip = decode(source, video=False)
-    ctx = Context(record={"id": str(source)}, pool=pool)
+    clip = decode(source, video=info.video is not None)  # picture strategies change the frames
+    ctx = Context(record=_pool_record(pool, source) or {"id": str(source)}, pool=pool)
     chosen = get_strategy(strategy, overrides or {})
     if params is not None:
         changed = chosen.apply(clip, params, ctx)
     else:
         changed, params = chosen(clip, np.random.default_rng(seed), ctx)
-    if info.video is not None:
-        replace_audio(source, changed.audio, changed.sample_rate, out)
-    else:
+    if info.video is None:
         encode_audio(out, changed.audio, changed.sample_rate)
+    elif changed.frames is clip.frames:  # the picture untouched: copied as it is, the new sound beside it
+        replace_audio(source, changed.audio, changed.sample_rate, out)
+    else:  # the picture changed, or cut to the window a cut shift keeps: both streams written, one length
+        encode_video(out, changed.frames, clip.fps, changed.audio, changed.sample_rate)
     return params
+
+
+def _pool_record(pool: SourcePool | None, source: str | Path) -> dict | None:
+    """The pool's record of the file ``source``, where the pool holds it (its captions, for the strategies that
+    compare them)."""
+    if pool is None:
+        return None
+    target = Path(source).resolve()
+    return next((r for r in pool.records.values() if Path(r["video"]).resolve() == target), None)

@@ -88,6 +88,9 @@ class SourcePool:
             self._tfidf = _tfidf(texts)
             groups: dict[str, int] = {}
             self._caption_group = np.array([groups.setdefault(t, len(groups)) for t in texts])
+        if source_id not in self.index:
+            raise PerturbError(f"{source_id} is not in the pool: the most similar sound needs the clip's own audio "
+                               "caption; give a pool that holds it")  # fmt: skip
         row = self.index[source_id]
         sims = self._tfidf @ self._tfidf[row]
         sims[self._caption_group == self._caption_group[row]] = -np.inf  # itself and identical captions

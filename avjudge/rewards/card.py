@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 from ..config import ConfigError
-from ..data import built_sources, split_sources
+from ..data import built_sources, built_stats, split_sources
 from ..data.perceivability import below_grid_reason, dataset_perceivability, perceivability_lines
 from ..data.shortcuts import AUDIT_FILE, audit_lines, judge_audit
 from ..jsonl import write_json
@@ -75,7 +75,7 @@ def judge_card(
     from ..data import built_recipe
 
     dataset = Path(dataset)
-    stats = json.loads((dataset / "stats.json").read_text())
+    stats = built_stats(dataset)
     recipe_text = (dataset / "recipe.yaml").read_text()
     held_out = split_sources(dataset, built_sources(dataset), eval_split)[:clips]
     settings = dict(settings or {})
@@ -187,12 +187,21 @@ def read_card(folder: str | Path) -> dict:
     """The card in ``folder`` (a run's output folder or its checkpoint).
 
     Raises:
-        ConfigError: there is none.
+        ConfigError: there is none, or it is not JSON of a judge card's fields.
     """
     path = Path(folder) / CARD_FILE
     if not path.is_file():
         raise ConfigError(f"{path}: no judge card; `avjudge train` writes one into its output folder and final/")
-    return json.loads(path.read_text())
+    try:
+        card = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not a judge card ({err}); a training run writes it anew") from None
+    fields = ("judge", "checkpoint", "base_model", "steps", "dataset", "held_out", "shortcut_audit", "reward_audit",
+              "flags")  # fmt: skip
+    missing = [key for key in fields if key not in card] if isinstance(card, dict) else ["object"]
+    if missing:
+        raise ConfigError(f"{path}: not a judge card (no {', '.join(missing)}); a training run writes it anew")
+    return card
 
 
 def card_of_run(config, summary: dict, clips: int = AUDIT_CLIPS) -> dict:

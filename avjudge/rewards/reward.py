@@ -307,10 +307,13 @@ class Reward:
                 value = outcome.values.get(term.output) if outcome.ok else None
                 if outcome.ok and not finite_number(value):
                     outcome = replace(outcome, error=f"{term.output} is {value!r}, not a finite number")
-                values[name].append(float(value) if outcome.ok else None)
                 # a judge compares by its log-odds, as its preference model reads them
                 judged = outcome.ok and name in self.preferences
-                compared[name].append(outcome.values.get("delta", value) if judged else value)
+                delta = outcome.values.get("delta", value) if judged else value
+                if judged and not finite_number(delta):
+                    outcome = replace(outcome, error=f"non-finite log-odds {delta!r}")
+                values[name].append(float(value) if outcome.ok else None)
+                compared[name].append(delta if outcome.ok else None)
                 if not term.gold:  # a held-out gold term's failure fails no sample: it is watched, not optimised
                     first = first or (None if outcome.ok else f"{name}: {outcome.error}")
             errors.append(first)

@@ -31,11 +31,18 @@ def read_pairs(path: str | Path) -> list[dict]:
         records = list(read_jsonl(path, strict=True))
     except ValueError as err:
         raise ConfigError(str(err)) from None
-    pairs = []
+    if not records:
+        raise ConfigError(f"{path}: no pairs in it (each line: {{id, a, b, text?}})")
+    pairs, seen = [], {}
     for line, record in enumerate(records, 1):
         missing = [k for k in ("id", "a", "b") if not isinstance(record.get(k), str) or not record[k]]
         if missing:
             raise ConfigError(f"{path}:{line}: a pair needs {', '.join(missing)} (each line: {{id, a, b, text?}})")
+        if record["id"] in seen:  # results are kept by id: a second would overwrite the first, or resume as done
+            raise ConfigError(
+                f"{path}:{line}: id {record['id']!r} is line {seen[record['id']]}'s too; give each its own"
+            )
+        seen[record["id"]] = line
         for key in ("text", "utterance"):
             if record.get(key) is not None and not isinstance(record[key], str):
                 raise ConfigError(f"{path}:{line}: {key} is a text")

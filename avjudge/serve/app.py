@@ -100,7 +100,11 @@ class MediaPaths:
             raise ItemError(f"{where}: {given} cannot be resolved ({type(err).__name__})") from None
         if self.roots and not any(resolved.is_relative_to(root) for root in self.roots):
             raise ItemError(f"{where}: {given} is outside the folders this server reads (its --media-root)")
-        if self.roots and not resolved.is_file():
+        try:
+            found = resolved.is_file()
+        except OSError as err:  # a name too long for the file system, ...
+            raise ItemError(f"{where}: {given} cannot be read ({err.strerror})") from None
+        if self.roots and not found:
             raise ItemError(f"{where}: {given}: no such file under the server's --media-root")
         return str(resolved) if self.roots else path
 
@@ -195,14 +199,22 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         check_texts(payload)
         return payload
 
-    def items_of(raw_items, clips: dict | None = None) -> list[ScoreItem]:
+    def items_of(raw_items, clips: dict | None = None) -> tuple[list[ScoreItem], dict[int, str], dict[str, str]]:
         """The request's items, parsed and checked by the service with the clips in memory the request carries, their
-        paths resolved (`MediaPaths`)."""
+        paths resolved (`MediaPaths`); the items whose path the server will not read (index -> why: that item's
+        error, never the request's); and each resolved path -> the path as the caller sent it."""
         if not isinstance(raw_items, list):
             raise ItemError("items is a list of items")
-        items = service.items(raw_items, clips)
-        where = [f"items[{k}]" for k in range(len(items))]
-        return [replace(item, **paths.paths_of(vars(item), at)) for item, at in zip(items, where)]
+        resolved, faults, sent = [], {}, {}
+        for k, item in enumerate(service.items(raw_items, clips)):
+            try:
+                found = paths.paths_of(vars(item), f"items[{k}]")
+            except ItemError as err:
+                faults[k] = str(err)
+                found = {}
+            sent.update({path: getattr(item, key) for key, path in found.items() if path != getattr(item, key)})
+            resolved.append(replace(item, **found))
+        return resolved, faults, sent
 
     def refused(err: Exception) -> RequestError:
         """The answer to a batcher that did not score: 503 while it is full or stopping, 500 for the scorer's fault."""
@@ -214,14 +226,22 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         telemetry.error("internal")  # the scorer's own fault: transient for the caller (500)
         return RequestError(500, f"scoring failed: {err}")
 
-    async def scored(items: list[ScoreItem]) -> list[dict]:
-        # decoded in a thread of this request's own, within the service's decode budget, before it joins the queue
-        decoded = await run_in_threadpool(service.scoring.decode, [service.core_item(item) for item in items])
+    async def scored(items: list[ScoreItem], faults: dict[int, str], sent: dict[str, str]) -> list[dict]:
+        """Each item's result: ``faults`` (index -> why) are those items' errors, the others decoded in a thread of
+        this request's own, within the service's decode budget, before they join the queue; an error names a file as
+        the caller sent it (``sent``), never the server's own folders."""
+        todo = [k for k in range(len(items)) if k not in faults]
+        decoded = await run_in_threadpool(service.scoring.decode, [service.core_item(items[k]) for k in todo])
         try:
-            records = await batcher.submit(decoded)
+            done = await batcher.submit(decoded) if todo else []
         except Exception as err:  # noqa: BLE001 - answered by `refused`
             raise refused(err) from err
-        results = service.results(items, records)
+        records = {k: ClipRecord(error=why) for k, why in faults.items()} | dict(zip(todo, done))
+        results = service.results(items, [records[k] for k in range(len(items))])
+        for entry in results:
+            for path, given in sent.items():
+                if entry["error"]:
+                    entry["error"] = entry["error"].replace(path, given)
         failed = sum(r["error"] is not None for r in results)
         if failed:
             telemetry.error("item", failed)
@@ -268,7 +288,7 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         payload = await body(request)
         if not isinstance(payload, dict) or "items" not in payload:
             raise ItemError('the body is {"items": [...], "clips"?: {NAME: packed clip}}')
-        results = await scored(items_of(payload["items"], _clips(payload.get("clips") or {}, settings.max_clip_mb)))
+        results = await scored(*items_of(payload["items"], _clips(payload.get("clips") or {}, settings.max_clip_mb)))
         return JSONResponse({"results": results, "model": service.names(), "version": service.describe()["version"]})
 
     @route("POST", "/get_reward")

@@ -120,7 +120,10 @@ def calibrate(judge: Judge, dataset: str | Path, fit_split: str = "val", report_
     for split, records in ((fit_split, fit), (report_split, report)):
         if len({r["label"] for r in records}) < 2:
             raise ConfigError(f"{dataset}: the {split} split has no scored positive and negative pairs to calibrate on")
-    temperature = fit_temperature([r["delta"] for r in fit], [r["label"] for r in fit])
+    try:  # a judge at chance is reported (a dry run), never written: its temperature would flatten every score
+        temperature = fit_temperature([r["delta"] for r in fit], [r["label"] for r in fit], allow_flat=not write)
+    except ValueError as err:
+        raise ConfigError(f"{judge.adapter.checkpoint}: {err} (--dry-run reports its figures)") from None
     fit_a, fit_b, fit_outcome = preference_pairs(fit)
     a, b, outcome = preference_pairs(report)
     if len(fit_a) < 2 or len(a) < 1:

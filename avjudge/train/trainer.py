@@ -26,7 +26,7 @@ import torch
 
 from .. import __version__
 from ..config import ConfigError
-from ..data import DecodedSources, PairDataset, built_recipe, built_sources, load_pairs, split_sources
+from ..data import DecodedSources, PairDataset, built_recipe, built_sources, built_stats, load_pairs, split_sources
 from ..data.perceivability import below_grid_warnings, dataset_perceivability
 from ..data.questions import ChoiceQuestion, load_questions
 from ..jsonl import write_json
@@ -292,7 +292,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     from transformers import Trainer
 
     dataset = Path(config.dataset).expanduser()
-    stats = json.loads((dataset / "stats.json").read_text())
+    stats = built_stats(dataset)
     pool = SourcePool(built_sources(dataset))
     model_dir = Path(config.model).expanduser()
     adapter_cls = adapter_for(model_dir)

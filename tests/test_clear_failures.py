@@ -1,0 +1,111 @@
+"""Expected failures are one clear line and exit 2, before any model loads: options out of range, inputs missing,
+empty or repeated, a dataset not built, a build that makes no pairs for a judge it was asked for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from avjudge.cli import main
+from avjudge.world import MANIFEST, WorldConfig, make_world
+
+
+def refused(argv, capsys) -> str:
+    """What ``argv`` said on the way to exit 2: one error line, no traceback."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own refusal of an option
+        code = exit_.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize(
+    "option, value, words",
+    [
+        ("--max-batch-size", "0", "a whole number above 0"),
+        ("--decode-timeout", "0", "a finite number above 0"),
+        ("--max-clip-seconds", "-1", "a finite number above 0"),
+        ("--max-decoded-mb", "inf", "a finite number above 0"),
+        ("--max-queue", "many", "a whole number above 0"),
+        ("--port", "70000", "a port from 1 to 65535"),
+        ("--workers", "0", "a whole number above 0"),
+    ],
+)
+def test_serve_refuses_an_option_out_of_range_as_it_parses(tmp_path, capsys, option, value, words):
+    err = refused(["serve", "--judge", f"av={tmp_path}", option, value], capsys)
+    assert option in err and words in err and repr(value) in err
+
+
+def test_training_on_a_dataset_never_built_says_how_to_build_it(tmp_path, capsys):
+    argv = ["train", "--config", "tiny_world_av", "--set", "objective=bt", "--set", f"dataset={tmp_path / 'no'}"]
+    err = refused(argv, capsys)
+    assert "stats.json is missing" in err and "avjudge data build" in err
+
+
+def test_compare_refuses_an_empty_pairs_file_and_a_repeated_id(tmp_path, capsys):
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("")
+    argv = ["compare", "--judge", f"av={tmp_path}", "--input", str(pairs), "--out", str(tmp_path / "o.jsonl")]
+    assert "no pairs in it" in refused(argv, capsys)
+    pairs.write_text("".join(json.dumps({"id": "p", "a": "a.mp4", "b": "b.mp4"}) + "\n" for _ in range(2)))
+    err = refused(argv, capsys)
+    assert "pairs.jsonl:2: id 'p' is line 1's too" in err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_omni_score_refuses_an_empty_answers_file(tmp_path, capsys):
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("")
+    err = refused(["omni", "score", "--suite", "questions", "--input", str(answers), "--out", str(tmp_path / "o")],
+                  capsys)  # fmt: skip
+    assert "no answers in it" in err
+
+
+def test_a_build_that_makes_no_pairs_for_a_judge_fails_naming_why(tmp_path, capsys):
+    """2 s clips are shorter than the world_demo recipe's largest shift leaves room for: every AV source is skipped."""
+    make_world(WorldConfig(n=4, seed=1, duration=2.0, max_duration=2.0, width=64, height=64), tmp_path / "w",
+               progress=False)  # fmt: skip
+    err = refused(["data", "build", "--recipe", "world_demo", "--input", str(tmp_path / "w" / MANIFEST), "--out",
+                   str(tmp_path / "d"), "--no-progress", "--audit-sample", "0"], capsys)  # fmt: skip
+    assert "av: no pairs built of the 240 asked for" in err and "source too short" in err
+
+
+def test_a_broken_judge_card_warns_when_its_judge_loads_and_is_exit_2_when_shown(tiny_judges, tmp_path, capsys):
+    import shutil
+    import warnings
+
+    from avjudge.judges import CARD_FILE, Judge, JudgeCardFlags
+
+    folder = tmp_path / "judge"
+    shutil.copytree(tiny_judges["qwen2_5_omni"], folder)
+    (folder / CARD_FILE).write_text('{"judge": "av", "flags": ["leak')  # cut short
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        judge = Judge.load("av", folder)
+    assert judge.task.name == "av"  # loaded: a card only ever warns
+    assert any(issubclass(w.category, JudgeCardFlags) and "cannot be read" in str(w.message) for w in seen)
+    assert f"{CARD_FILE}: not a judge card" in refused(["judges", "card", str(folder)], capsys)
+
+
+def test_an_output_that_is_a_file_or_a_lock_that_is_a_folder_is_named(pairs, tmp_path, capsys):
+    from avjudge.jsonl import output_lock
+
+    taken = tmp_path / "taken"
+    taken.write_text("a file")
+    assert "a file is there; name a folder" in refused(
+        ["data", "export", "--input", str(pairs), "--format", "llamafactory", "--out", str(taken)], capsys
+    )
+    from avjudge.config import ConfigError
+
+    with pytest.raises(ConfigError, match="is a file, not a folder"):
+        with output_lock(taken / "kept.jsonl"):
+            pass
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / ".kept.jsonl.lock").mkdir()
+    with pytest.raises(ConfigError, match="is not a file: remove it"):
+        with output_lock(tmp_path / "out" / "kept.jsonl"):
+            pass
