@@ -131,6 +131,12 @@ def _train_encoders(
     return history
 
 
+def info_nce(logits: torch.Tensor) -> torch.Tensor:
+    """InfoNCE both ways of a square similarity matrix whose diagonal holds the matching pairs (CLIP's loss)."""
+    target = torch.arange(len(logits))
+    return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
+
+
 def align_encoders(
     judge,
     media: list,
@@ -151,9 +157,7 @@ def align_encoders(
 
     def loss(chosen: list[int]) -> torch.Tensor:
         video, audio = clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]), pooling)
-        logits = log_scale.exp() * audio @ video.T
-        target = torch.arange(len(chosen))
-        return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
+        return info_nce(log_scale.exp() * audio @ video.T)
 
     return _train_encoders(
         judge,
@@ -314,7 +318,9 @@ AUDIO_TOKENS_PER_SECOND = 25  # Qwen2.5-Omni's audio encoder: 100 mel frames a s
 
 def moment_embeddings(core, batch: dict) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Per clip of a collated batch: (video, audio) unit embeddings per visual token group, the group's spatial
-    tokens mean-pooled and the audio tokens of the group's span of time mean-pooled (as many groups as both have)."""
+    tokens mean-pooled and the audio tokens of the group's span of time mean-pooled (as many groups as both have),
+    each less its clip's mean over time: what changes from moment to moment, not the clip's constant look and
+    sound, is what tells one moment from another."""
     video, audio = clip_tokens(core, batch)
     seconds = batch["video_second_per_grid"].tolist()
     moments = []
@@ -324,7 +330,8 @@ def moment_embeddings(core, batch: dict) -> list[tuple[torch.Tensor, torch.Tenso
         n = min(t, int(len(a) / per_group))
         heard = torch.stack([a[int(g * per_group) : max(int((g + 1) * per_group), int(g * per_group) + 1)].mean(0)
                              for g in range(n)])  # fmt: skip
-        moments.append((F.normalize(groups[:n], dim=-1), F.normalize(heard, dim=-1)))
+        seen = groups[:n]
+        moments.append((F.normalize(seen - seen.mean(0), dim=-1), F.normalize(heard - heard.mean(0), dim=-1)))
     return moments
 
 
@@ -369,9 +376,7 @@ def align_in_time(
     def loss(chosen: list[int]) -> torch.Tensor:
         total = []
         for video, audio in moment_embeddings(core, judge.adapter.collate([media[i] for i in chosen])):
-            logits = log_scale.exp() * video @ audio.T
-            target = torch.arange(len(video))
-            total.append((F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2)
+            total.append(info_nce(log_scale.exp() * video @ audio.T))
         return torch.stack(total).mean()
 
     return _train_encoders(

@@ -128,59 +128,34 @@ def main() -> None:
     )
     torch.manual_seed(args.seed)
     train, test = slice(None, -args.held_out), slice(-args.held_out, None)
-    if args.objective == "presence":
-        history = pretrain_presence(
-            judge,
-            media[train],
-            scenes[train],
-            media[test],
-            scenes[test],
-            args.steps,
-            args.every,
-            args.seed,
-            args.batch_size,
-            args.learning_rate,
-            report=lambda step, loss, value: print(
-                f"step {step:>5}  loss {loss:.3f}  held-out AUROC of what is seen "
-                f"and heard {value:.3f}; own audio vs another clip's, by pooling: "
-                f"{by_pooling({})}",
-                flush=True,
+    common = (args.steps, args.every, args.seed, args.batch_size, args.learning_rate)
+    # each objective: how it runs on the world's clips, and what its held-out measure is
+    objectives = {
+        "presence": (
+            lambda report: pretrain_presence(
+                judge, media[train], scenes[train], media[test], scenes[test], *common, report=report
             ),
-        )
-    elif args.objective == "sync":
-        history = align_in_time(
-            judge,
-            media[train],
-            media[test],
-            args.steps,
-            args.every,
-            args.seed,
-            args.batch_size,
-            args.learning_rate,
-            lag=lag,
-            report=lambda step, loss, value: print(
-                f"step {step:>5}  loss {loss:.3f}  held-out AUROC of in-sync against 1 s shifted moments "
-                f"{value:.3f}; own audio vs another clip's, by pooling: {by_pooling({})}",
-                flush=True,
+            "held-out AUROC of what is seen and heard",
+        ),
+        "sync": (
+            lambda report: align_in_time(judge, media[train], media[test], *common, report=report, lag=lag),
+            "held-out AUROC of in-sync against 1 s shifted moments",
+        ),
+        "contrastive": (
+            lambda report: align_encoders(
+                judge, media[train], media[test], *common, report=report, pooling=args.pooling
             ),
+            "held-out AUROC, own audio vs another clip's",
+        ),
+    }
+    run, measured = objectives[args.objective]
+    history = run(
+        lambda step, loss, value: print(
+            f"step {step:>5}  loss {loss:.3f}  {measured} {value:.3f}; own audio vs another clip's, by pooling: "
+            f"{by_pooling({args.pooling: value} if args.objective == 'contrastive' else {})}",
+            flush=True,
         )
-    else:
-        history = align_encoders(
-            judge,
-            media[train],
-            media[test],
-            args.steps,
-            args.every,
-            args.seed,
-            args.batch_size,
-            args.learning_rate,
-            pooling=args.pooling,
-            report=lambda step, loss, value: print(
-                f"step {step:>5}  loss {loss:.3f}  held-out AUROC, own audio vs "
-                f"another clip's, by pooling: {by_pooling({args.pooling: value})}",
-                flush=True,
-            ),
-        )
+    )
     from safetensors.torch import save_file
 
     args.out.mkdir(parents=True, exist_ok=True)

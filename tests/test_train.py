@@ -473,6 +473,12 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
     assert card["dataset"]["dataset_hash"] == stats["dataset_hash"] and card["dataset"]["recipe"] == "world_demo"
     assert card["held_out"]["per_type"].keys() == after.keys() and card["steps"] == 2
     assert {"audio", "video", "leaks", "tells"} <= set(card["shortcut_audit"])
+    # what its input can represent, at the sampling it trained with (the config's 8 fps: no shift below its grid)
+    seen = card["perceivability"]
+    assert seen["sampling"].startswith("8 fps") and seen["grid_s"] == 0.25 and seen["below_grid"] == []
+    assert {"time_shift_medium", "time_shift_micro"} <= set(seen["per_type"])
+    trained = json.loads((tmp_path / "run" / "final" / "avjudge_train.json").read_text())["perceivability"]
+    assert trained["sampling"] == seen["sampling"]  # its training split's, recorded as it trained
     variants = card["reward_audit"]["after"]
     assert {"window_shifted_sound", "shifted_sound", "in_sync_mute", "black_frames"} <= set(variants)
     assert "other_prompt" not in variants  # the AV judge reads no prompt: not asked about one
@@ -480,6 +486,7 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
     assert main(["judges", "card", str(tmp_path / "run")]) == 0
     page = capsys.readouterr().out
     assert page.startswith("# Judge card: av judge") and "| window_shifted_sound" in page and "## Flags" in page
+    assert "## What its input can represent" in page and "time_shift_micro" in page
 
 
 def test_a_judge_whose_card_flags_something_says_so_when_loaded(tiny_judges, tmp_path):

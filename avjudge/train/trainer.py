@@ -333,8 +333,10 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     )
     judge = Judge(adapter, settings)
     sample_rate, fps = judge.settings.sample_rate, judge.settings.fps
-    seen = dataset_perceivability(
-        dataset, judge.settings.time_sampling(temporal_patch(model_dir)), (config.train_split,)
+    seen = (  # what the AV judge's input can represent of its training pairs (avjudge.data.perceivability)
+        dataset_perceivability(dataset, judge.settings.time_sampling(temporal_patch(model_dir)), (config.train_split,))
+        if config.task == "av"
+        else None
     )
     if seen is not None and is_main_process():
         for line in below_grid_warnings(seen, "this judge's sampling"):

@@ -228,3 +228,21 @@ def test_language_model_overrides_build_judges_of_their_own_and_typos_are_errors
         make_tiny_judges(tmp_path, language_model={"hidden_size": 128})
     with pytest.raises(ConfigError, match="head_dim.*cannot be changed"):
         make_tiny_judges(tmp_path, language_model={"head_dim": 8})
+
+
+def test_moment_alignment_pairs_each_group_with_the_sound_of_its_span_and_its_loss_falls(tiny_judges, small_world):
+    """`align_in_time`: per clip, one picture and one sound embedding a visual token group (the sound of the group's
+    own 2 / fps seconds), centred over the clip; the in-clip contrast of moments falls as the encoders train."""
+    from research.align import AUDIO_TOKENS_PER_SECOND, align_in_time, moment_embeddings, shift_auroc
+
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], **AV_SETTINGS)
+    media = world_media(judge, small_world)
+    batch = judge.adapter.collate(media[:2])
+    moments = moment_embeddings(judge.adapter.model.model, batch)
+    for (video, audio), grid in zip(moments, batch["video_grid_thw"].tolist()):
+        assert video.shape == audio.shape and video.shape[0] <= grid[0]
+        assert torch.allclose(video.norm(dim=-1), torch.ones(len(video)), atol=1e-5)
+    assert AUDIO_TOKENS_PER_SECOND * batch["video_second_per_grid"][0].item() == pytest.approx(25 * 2 / _AV.fps)
+    history = align_in_time(judge, media[:4], media[4:], steps=40, every=20, seed=0, batch_size=4, lag=2)
+    assert history[-1][1] < history[0][1]
+    assert 0.0 <= shift_auroc(judge.adapter.model.model, judge.adapter.collate(media[4:]), lag=2) <= 1.0
