@@ -24,6 +24,7 @@ from avjudge.media import (
     fit_pixels,
     from_arrays,
     load_clip,
+    merge_needs,
 )
 from avjudge.scoring import core
 from avjudge.serve.app import ServerSettings, create_app
@@ -264,3 +265,22 @@ def test_a_stream_whose_frames_grow_past_its_headers_is_refused_naming_the_size(
                    check=True)  # fmt: skip
     with pytest.raises(MediaError, match="a frame of 256x256 at 1.0. s where its headers declare 64x64"):
         decode(joined, audio=False)
+
+
+def test_a_clip_longer_than_the_judges_audio_window_is_refused_from_its_headers(tiny_judges, tmp_path, monkeypatch):
+    """The tiny Omni judge's window is 30 s: 31 s of sound is refused before a frame or a sample is decoded (it was
+    refused only once decoded); with long_audio=head its first 30 s are scored."""
+    from avjudge.judges import Judge
+
+    tone = (0.1 * np.sin(2 * np.pi * 440 * np.arange(31 * 16000) / 16000))[None].astype(np.float32)
+    path = encode_video(tmp_path / "long.mp4", coloured_frames(31 * 5, 64, 64), 5, tone, 16000)
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], workers=1)
+    assert judge.needs.longest == judge.adapter.max_audio_seconds == 30
+    with monkeypatch.context() as patched:
+        _nothing_decoded(patched)
+        (result,) = judge.score([path])
+    assert result.score is None and "longer than the judge's 30 s window (refused from its headers)" in result.error
+    head = Judge.load("av", tiny_judges["qwen2_5_omni"], workers=1, long_audio="head")
+    assert head.needs.longest is None and head.score([path])[0].error is None
+    # a job that shares the decode with a reader of the whole clip decodes it; the judge still refuses its own part
+    assert merge_needs([judge.needs, DecodeNeeds(audio=True)]).longest is None

@@ -137,7 +137,8 @@ def test_each_process_scores_and_writes_only_its_share(tiny_judges, pairs, tmp_p
     """As rank 1 of 2 sees it: the odd pairs (the shorter shard padded to the longer), and nothing written."""
     monkeypatch.setattr(training, "process_rank", lambda: (1, 2))
     assert shard(7) == [1, 3, 5, 5] and shard(1) == [0]
-    monkeypatch.setattr(training, "gathered", lambda values: {i: -1.0 for i in range(HELD_OUT)} | values)
+    elsewhere = 0.123456789  # what the other process scored, as this one receives it
+    monkeypatch.setattr(training, "gathered", lambda values: {i: elsewhere for i in range(HELD_OUT)} | values)
     judge = Judge.load("at", tiny_judges["qwen2_audio"])
     pool = SourcePool(load_manifest(json.loads((pairs / "stats.json").read_text())["manifest"]))
     dataset = PairDataset(
@@ -146,7 +147,7 @@ def test_each_process_scores_and_writes_only_its_share(tiny_judges, pairs, tmp_p
     evaluation = HeldOutEvaluation(judge, dataset, tmp_path)
     assert len(evaluation.prepared) == 4
     metrics = evaluation(0)
-    assert [s >= 0 for s in metrics["scores"].values()] == [i in (1, 3, 5) for i in range(HELD_OUT)]
+    assert [s != elsewhere for s in metrics["scores"].values()] == [i in (1, 3, 5) for i in range(HELD_OUT)]
     assert not (tmp_path / "eval").exists()
 
 

@@ -135,6 +135,9 @@ def test_a_judge_folder_is_audited_at_the_sampling_it_was_trained_with(shift_pai
     sampling = checkpoint_sampling("av", folder)
     assert (sampling.fps, sampling.grid_s, sampling.max_pixels) == (1.0, 2.0, 12544)
     assert "time_shift_micro" in audited(shift_pairs, str(folder), tmp_path / "j.json")["below_grid"]
+    # a sampling asked for by name stands whole: the recorded rate and pixels do not override it
+    assert checkpoint_sampling("av", folder, sampling="sync") == SAMPLINGS["sync"]
+    assert checkpoint_sampling("av", folder, sampling="sync", fps=4.0).fps == 4.0
 
 
 def test_data_build_warns_of_a_shift_below_the_default_grid(small_world, tmp_path, capsys):

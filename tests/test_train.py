@@ -364,7 +364,7 @@ def _eval_set(tiny_judges, pairs, judge):
 
     stats = json.loads((pairs / "stats.json").read_text())
     pool = SourcePool(load_manifest(stats["manifest"]))
-    return PairDataset(_eval_records(pairs), pool, 16000, 2.0, pairs, max_pixels=judge.needs.max_pixels)
+    return PairDataset(_eval_records(pairs), pool, 16000, judge.settings.fps, pairs, max_pixels=judge.needs.max_pixels)
 
 
 def _labels(pairs):
@@ -517,15 +517,19 @@ def test_shipped_train_configs_load(name):
 
 
 @pytest.mark.parametrize("task", ["av", "vt"])
-def test_demo_configs_show_the_judge_112_px_frames_of_the_demo_world(task):
-    """Qwen's smart resize floors 192 / sqrt(192² / 12544) = 3.99999... patches: a budget of exactly
-    112 x 112 pixels would give 84 x 84. The demo configs ask for a little more."""
+def test_demo_configs_show_the_judge_the_frame_size_they_name(task):
+    """What the judge sees of the demo's 192-px frames: scaled as they are decoded (`fit_pixels`), then resized by its
+    processor. Qwen's smart resize floors 192 / sqrt(192² / 12544) = 3.99999... patches, so the processor alone at a
+    budget of exactly 112 x 112 would give 84 x 84: the VT config asks for a little more; the AV config's 56 x 56
+    frames reach the processor at that size."""
     from avjudge.demo import TRAIN_CONFIGS, DemoSize
     from avjudge.judges.media_inputs import VisionPreprocess
+    from avjudge.media.budget import fitted_size
 
     cfg = load_config(TrainConfig, TRAIN_CONFIGS[task])
-    side = DemoSize().frame_size
-    assert VisionPreprocess().with_pixels(None, cfg.max_pixels).target_size(side, side) == (112, 112)
+    side, wanted = DemoSize().frame_size, {"av": 56, "vt": 112}[task]
+    decoded = fitted_size(side, side, cfg.max_pixels)
+    assert VisionPreprocess().with_pixels(None, cfg.max_pixels).target_size(*decoded) == (wanted, wanted)
     assert VisionPreprocess().with_pixels(None, 112 * 112).target_size(side, side) == (84, 84)
 
 

@@ -125,7 +125,8 @@ def sampled_frames(
 
 
 # What a training run records beside its weights (avjudge.train) that scoring must repeat.
-TRAINED_SETTINGS = ("fps", "max_pixels", "max_frames", "use_audio_in_video", "system_prompt")
+SAMPLED = ("fps", "max_pixels", "max_frames")  # what a named sampling gives
+TRAINED_SETTINGS = (*SAMPLED, "use_audio_in_video", "system_prompt")
 TRAIN_RECORD = "avjudge_train.json"
 CARD_FILE = "judge_card.json"  # the judge card a training run writes beside its weights (avjudge.rewards.card)
 
@@ -186,8 +187,10 @@ def checkpoint_sampling(task: str, checkpoint: Path, **given) -> Sampling:
 
 
 def settings_for(task: str, checkpoint: Path, given: dict) -> JudgeSettings:
-    """The settings asked for, and those a trained checkpoint recorded where none was asked for."""
-    trained = {k: v for k, v in trained_settings(checkpoint).items() if given.get(k) is None}
+    """The settings asked for, and those a trained checkpoint recorded where none was asked for (a sampling asked for
+    by name stands for its frame rate, pixels and frames: the recorded ones do not override it)."""
+    named = SAMPLED if given.get("sampling") else ()
+    trained = {k: v for k, v in trained_settings(checkpoint).items() if given.get(k) is None and k not in named}
     return JudgeSettings(task=get_task(task).name, **{**given, **trained})
 
 
@@ -287,8 +290,10 @@ class Judge:
             max_pixels=self.adapter.vision.max_pixels if self.task.needs_video and self.adapter.vision else None,
             sample_rate=self.settings.sample_rate if self.task.needs_audio else None,
             channels=1 if self.task.needs_audio else None,
-            # a long clip's head only (long_audio=head): its frames and its sound from the same stretch
+            # a long clip's head only (long_audio=head): its frames and its sound from the same stretch; else a clip
+            # longer than the window is refused from its headers, before it is decoded
             max_seconds=self.adapter.max_audio_seconds if self.task.needs_audio and head else None,
+            longest=self.adapter.max_audio_seconds if self.task.needs_audio and not head else None,
         )
 
     def decode(self, source: str | Path | bytes) -> MediaClip:

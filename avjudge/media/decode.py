@@ -319,6 +319,7 @@ def decode(
     audio_to_end: bool = False,
     max_pixels: int | None = None,
     budget: DecodeBudget = DecodeBudget(),
+    longest: float | None = None,
 ) -> MediaClip:
     """Decode ``path`` (a file, or its encoded bytes in memory) into a MediaClip in one demuxing pass.
 
@@ -330,7 +331,9 @@ def decode(
     applied. The audio covers the window; with ``audio_to_end`` and a window to the file's end, also what the
     decoder gives past the declared duration (an AAC stream's last frame), as FFmpeg's command line writes it.
     ``max_pixels`` scales larger frames down to that many pixels as each is decoded (`avjudge.media.budget.fit_pixels`).
-    The headers are checked against ``budget`` before anything is decoded, and decoding stops past its time.
+    The headers are checked against ``budget`` before anything is decoded, and decoding stops past its time;
+    ``longest``: a window longer than this many seconds is refused from them too (what its reader would refuse once
+    decoded: a judge's audio window).
     """
     if not (video or audio):
         raise ValueError("decode needs video=True or audio=True")
@@ -352,6 +355,8 @@ def decode(
         stop = end if declared is None else min(end or declared, declared)
         if stop is None:
             raise MediaError(name, "duration unknown; pass end=... to bound the window")
+        if longest is not None and stop - start > longest + 1e-6:
+            raise MediaError(name, too_long(stop - start, longest))
         _within(budget, name, stop - start, vs if video else None, fps, size, max_pixels, aus if audio else None)
         deadline = budget.deadline()
         sampler = assembler = gate = None
@@ -411,6 +416,14 @@ def decode(
         start=float(start),
         source=name,
         content_hash=(bytes_hash(path) if isinstance(path, bytes) else file_hash(path)) if compute_hash else None,
+    )
+
+
+def too_long(seconds: float, longest: float) -> str:
+    """Why a clip of ``seconds`` is refused by readers that take at most ``longest`` seconds of it."""
+    return (
+        f"audio lasts {seconds:.1f} s, longer than the judge's {longest:.0f} s window (refused from its headers); set "
+        "long_audio=head to score its beginning, or cut the clip"
     )
 
 

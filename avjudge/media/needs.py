@@ -38,6 +38,8 @@ class DecodeNeeds:
             sees them); None: frames at their own size.
         max_seconds: it reads only the clip's first this many seconds (a judge that scores a long clip's head):
             nothing past them is decoded; None: the whole clip.
+        longest: it refuses a clip longer than this many seconds (a judge whose audio window the clip overruns,
+            ``long_audio=error``): refused from the headers, before anything is decoded; None: any length.
     """
 
     video: bool = False
@@ -48,6 +50,7 @@ class DecodeNeeds:
     audio_to_end: bool = False
     max_pixels: int | None = None
     max_seconds: float | None = None
+    longest: float | None = None
 
     def __post_init__(self):
         if self.video and self.fps is None:
@@ -64,6 +67,7 @@ class DecodeNeeds:
             "audio_to_end": self.audio and self.audio_to_end,
             "max_pixels": self.max_pixels if self.video else None,
             "end": self.max_seconds,
+            "longest": self.longest,
         }
 
 
@@ -75,11 +79,12 @@ def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
     """One plan that serves every consumer: frames at the highest rate any samples (the file's own where one
     samples those), audio at the rate and channels they all take (else the clip's own, each converting it), to the
     stream's end where they all read it so; frames at the largest size any reads (their own where one reads that);
-    as far into the clip as any reads."""
+    as far into the clip as any reads; a clip refused for its length only where every one refuses it."""
     needs = list(needs)
     rates = [n.fps for n in needs if n.video]
     sizes = [n.max_pixels for n in needs if n.video]
     lengths = [n.max_seconds for n in needs]
+    limits = [n.longest for n in needs]
     sound = [n for n in needs if n.audio]
     return DecodeNeeds(
         video=bool(rates),
@@ -90,6 +95,7 @@ def merge_needs(needs: Iterable[DecodeNeeds]) -> DecodeNeeds:
         audio_to_end=bool(sound) and all(n.audio_to_end for n in sound),
         max_pixels=None if not sizes or None in sizes else max(sizes),
         max_seconds=None if not lengths or None in lengths else max(lengths),
+        longest=None if not limits or None in limits else max(limits),  # refused only where no reader takes it
     )
 
 

@@ -15,7 +15,7 @@ from . import arrays
 from ._open import Encoded, media_name
 from .budget import DecodeBudget, fit_pixels
 from .clip import MediaClip
-from .decode import decode, remix, resample
+from .decode import decode, remix, resample, too_long
 from .errors import MediaError
 from .needs import NATIVE_FPS, DecodeNeeds, frame_indices
 
@@ -68,6 +68,8 @@ def conform(clip: MediaClip, needs: DecodeNeeds) -> MediaClip:
         raise MediaError(name, "has no video frames")
     if needs.audio and clip.audio is None:
         raise MediaError(name, "has no audio")
+    if needs.longest is not None and clip.duration > needs.longest + 1e-6:
+        raise MediaError(name, too_long(clip.duration, needs.longest))
     changes = {}
     if needs.video and needs.fps != NATIVE_FPS and abs(clip.fps - needs.fps) > 1e-9:
         shown = frame_indices(clip.timestamps, clip.start, clip.duration, needs.fps)
@@ -117,7 +119,7 @@ def load_clip(
         _within(budget, video)
         return conform(video, needs)
     plan = {**needs.options(), "budget": budget}
-    sound = {key: plan[key] for key in ("sample_rate", "channels", "audio_to_end", "end", "budget")}
+    sound = {key: plan[key] for key in ("sample_rate", "channels", "audio_to_end", "end", "budget", "longest")}
     if video is None and audio is None:
         raise MediaError(None, "no media: give a video, an audio file or a clip in memory")
     if video is None and needs.video:
