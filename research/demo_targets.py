@@ -49,7 +49,7 @@ TARGETS = (
 def shown_times(scene: Scene, fps: float) -> np.ndarray:
     """The moments (s) of the world frames a judge sampling at ``fps`` is shown (`sampled_frames`)."""
     times = frame_times(scene)
-    return times[sampled_frames(times, 0.0, scene.duration, fps, JudgeSettings("vt").max_frames)[0]]
+    return times[sampled_frames(times, 0.0, scene.duration, fps, JudgeSettings("vt").resolved().max_frames)[0]]
 
 
 def caption_edits_told(records: list[dict], world: dict[str, dict], fps: float) -> list[tuple[str, str, bool]]:
