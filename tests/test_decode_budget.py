@@ -210,7 +210,10 @@ def test_hostile_clips_cost_the_server_what_an_ordinary_clip_does_and_others_kee
         else:
             assert case["outcome"] == "scored", (name, case)
             count = 4 if "x4" in name else 1
-            assert case["memory_growth_mb"] < count * ordinary["memory_growth_mb"] + 150, (name, case, ordinary)
+            # the margin: the other caller's forward passes overlap the hostile decode by chance, and at the AV
+            # judge's 8 fps they are larger; one clip upload measured +312, +398 and +552 MB in three runs (the
+            # ordinary clip +275), four +991 and +1,292 MB. Before the decode budget, one such clip cost +2.8 GB.
+            assert case["memory_growth_mb"] < count * ordinary["memory_growth_mb"] + 400, (name, case, ordinary)
 
 
 def test_a_judge_reading_a_long_clips_head_decodes_only_its_head(av_vt_judges, tmp_path):
