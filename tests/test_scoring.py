@@ -50,7 +50,11 @@ def test_one_plan_serves_every_consumer():
         "audio_to_end": False,
         "max_pixels": None,
         "end": None,
+        "longest": None,
     }
+    # a clip refused for its length only where every reader refuses it, at the longest any takes
+    windowed = [replace(judge, longest=30.0), replace(lips, longest=60.0)]
+    assert merge_needs(windowed).longest == 60.0 and merge_needs([*windowed, mos]).longest is None
     # frames at the largest size any reader takes; a reader of frames at their own size takes them whole
     small, large = (replace(n, max_pixels=p) for n, p in ((judge, 100 * 100), (lips, 200 * 200)))
     assert merge_needs([small, large, mos]).max_pixels == 200 * 200
