@@ -10,9 +10,17 @@ the judge's input (`avjudge.data.perceivability` measures it per negative type).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .config import ConfigError
+
+
+def frame_plan(duration_s: float, fps: float, max_frames: int) -> tuple[int, float]:
+    """(how many frames a judge is shown of ``duration_s`` seconds, the rate they are at): one every 1 / ``fps`` s,
+    at least one, and a longer clip's spread over ``max_frames`` (its rate then falls below ``fps``)."""
+    n = max(1, math.ceil(duration_s * fps - 1e-9))
+    return (n, fps) if n <= max_frames else (max_frames, max_frames / duration_s)
 
 
 @dataclass(frozen=True)
@@ -24,14 +32,12 @@ class Sampling:
         max_pixels: pixels per frame at most (frames are scaled down to it, aspect kept).
         max_frames: a longer clip's frames are spread over this many (its rate then falls below ``fps``).
         temporal_patch: sampled frames merged into one visual token group (Qwen2.5-Omni, Qwen3-Omni: 2).
-        audio_step_s: seconds between the model's audio tokens (Qwen2.5-Omni: 40 ms).
     """
 
     fps: float
     max_pixels: int
     max_frames: int = 64
     temporal_patch: int = 2
-    audio_step_s: float = 0.04
 
     @property
     def grid_s(self) -> float:
@@ -40,7 +46,12 @@ class Sampling:
 
     def grid_at(self, duration_s: float) -> float:
         """The grid step on a ``duration_s``-second clip: longer than `grid_s` where ``max_frames`` lowers the rate."""
-        return self.temporal_patch * max(1.0 / self.fps, duration_s / self.max_frames)
+        return self.temporal_patch / frame_plan(duration_s, self.fps, self.max_frames)[1]
+
+    def frame_times(self, start: float, duration_s: float) -> list[float]:
+        """The moments of the frames a judge is shown of ``duration_s`` seconds from ``start`` (`frame_plan`)."""
+        n, rate = frame_plan(duration_s, self.fps, self.max_frames)
+        return [start + k / rate for k in range(n)]
 
     def describe(self) -> str:
         return (

@@ -34,9 +34,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_size_judges import build_adapter, real_size_checkpoint  # noqa: E402
 
-from avjudge.data import build_dataset, load_pairs, load_recipe  # noqa: E402
-from avjudge.data.build import built_sources  # noqa: E402
-from avjudge.data.perceivability import perceivability  # noqa: E402
+from avjudge.data import build_dataset, load_recipe  # noqa: E402
+from avjudge.data.perceivability import dataset_perceivability  # noqa: E402
 from avjudge.judges import Judge, JudgeSettings  # noqa: E402
 from avjudge.judges.adapters import JudgeSample  # noqa: E402
 from avjudge.judges.tiny import make_tiny_judges  # noqa: E402
@@ -54,16 +53,10 @@ def bound(low: float, high: float, step: float) -> float:
     return float(np.clip((high - max(low, step)) / (high - low), 0.0, 1.0))
 
 
-def peak_rss_mb() -> float:
+def memory_mb(field: str) -> float:
+    """This process's ``VmRSS`` (resident now) or ``VmHWM`` (its peak) in MB, from /proc (Linux)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS"):
+        if line.startswith(field):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -112,10 +105,10 @@ def forward_row(judge: Judge, sample: JudgeSample, clock: LayerClock | None = No
     batch = judge.adapter.collate([prepared])
     best, layers = float("inf"), {}
     with torch.inference_mode():
-        before = rss_mb()
+        before = memory_mb("VmRSS")
         reset_peak_rss()
         judge.adapter.next_token_logits(batch)
-        added = peak_rss_mb() - before
+        added = memory_mb("VmHWM") - before
         for _ in range(passes):
             if clock is not None:
                 clock.seconds = dict.fromkeys(clock.seconds, 0.0)
@@ -169,9 +162,7 @@ def world_perceivability(folder: Path, samplings: dict[tuple, Sampling]) -> dict
         [f"source={folder / 'world' / MANIFEST}", "judges.av.pairs=480", "judges.vt.pairs=2", "judges.at.pairs=2"],
     )
     build_dataset(recipe, source, folder / "pairs", progress=False)
-    records = [r for split in ("train", "test") for r in load_pairs(folder / "pairs", "av", split)]
-    sources = built_sources(folder / "pairs")
-    return {key: perceivability(records, sources, s)["per_type"] for key, s in samplings.items()}
+    return {key: dataset_perceivability(folder / "pairs", s)["per_type"] for key, s in samplings.items()}
 
 
 def main(argv: list[str] | None = None) -> dict:

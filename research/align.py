@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import random
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -137,6 +138,34 @@ def info_nce(logits: torch.Tensor) -> torch.Tensor:
     return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
 
 
+def _contrastive(
+    judge,
+    media: list,
+    held_out: list,
+    similarities: Callable[[object, dict], list[torch.Tensor]],
+    measure: Callable[[object, dict], "float | None"],
+    steps: int,
+    every: int,
+    seed: int,
+    batch_size: int,
+    learning_rate: float,
+    report: AlignmentReport | None,
+) -> list[tuple[int, float, float]]:
+    """Train ``judge``'s encoders on InfoNCE (learned temperature) over the square similarity matrices
+    ``similarities(core, batch)`` gives a collated batch of ``media`` (their diagonals the matching pairs), averaged;
+    ``measure(core, held-out batch)`` every ``every`` steps. Returns [(step, loss, measure)]."""
+    core = judge.adapter.model.model
+    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
+    test_batch = judge.adapter.collate(held_out)
+
+    def loss(chosen: list[int]) -> torch.Tensor:
+        matrices = similarities(core, judge.adapter.collate([media[i] for i in chosen]))
+        return torch.stack([info_nce(log_scale.exp() * m) for m in matrices]).mean()
+
+    return _train_encoders(judge, loss, lambda: measure(core, test_batch), [log_scale], len(media), steps, every, seed,
+                           batch_size, learning_rate, report)  # fmt: skip
+
+
 def align_encoders(
     judge,
     media: list,
@@ -149,29 +178,17 @@ def align_encoders(
     report: AlignmentReport | None = None,
     pooling: str = "max",
 ) -> list[tuple[int, float, float]]:
-    """Align ``judge``'s encoders contrastively on ``media`` (prepared clips without a question); the measure on
-    ``held_out``: `own_audio_auroc`. Returns [(step, loss, held-out AUROC)]."""
-    core = judge.adapter.model.model
-    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
-    test_batch = judge.adapter.collate(held_out)
+    """Align ``judge``'s encoders contrastively on ``media`` (prepared clips without a question): each clip's pooled
+    audio against its own pooled video and the batch's other clips'. The measure on ``held_out``:
+    `own_audio_auroc`. Returns [(step, loss, held-out AUROC)]."""
 
-    def loss(chosen: list[int]) -> torch.Tensor:
-        video, audio = clip_embeddings(core, judge.adapter.collate([media[i] for i in chosen]), pooling)
-        return info_nce(log_scale.exp() * audio @ video.T)
+    def similarities(core, batch: dict) -> list[torch.Tensor]:
+        video, audio = clip_embeddings(core, batch, pooling)
+        return [audio @ video.T]
 
-    return _train_encoders(
-        judge,
-        loss,
-        lambda: own_audio_auroc(core, test_batch, pooling),
-        [log_scale],
-        len(media),
-        steps,
-        every,
-        seed,
-        batch_size,
-        learning_rate,
-        report,
-    )
+    measure = partial(own_audio_auroc, pooling=pooling)
+    return _contrastive(judge, media, held_out, similarities, measure, steps, every, seed, batch_size, learning_rate,
+                        report)  # fmt: skip
 
 
 def heard_objects(scene: dict) -> list[dict]:
@@ -335,6 +352,11 @@ def moment_embeddings(core, batch: dict) -> list[tuple[torch.Tensor, torch.Tenso
     return moments
 
 
+def moment_similarities(core, batch: dict) -> list[torch.Tensor]:
+    """Per clip of a collated batch, its (groups, groups) picture-against-sound similarities (`moment_embeddings`)."""
+    return [video @ audio.T for video, audio in moment_embeddings(core, batch)]
+
+
 def shift_auroc(core, batch: dict, lag: int) -> float | None:
     """AUROC of each clip's in-sync agreement (mean cosine of its picture and sound at the same moment) against its
     agreement with the sound ``lag`` groups later (and earlier): what a judge reading these features could tell of
@@ -369,26 +391,5 @@ def align_in_time(
     each clip, the picture of each visual token group is pulled toward the sound of the same moment and pushed from
     the sound of the clip's other moments (InfoNCE both ways, learned temperature). It learns *when*, where pooled
     alignment learns *which clip*. The measure: `shift_auroc` on ``held_out`` at ``lag`` groups."""
-    core = judge.adapter.model.model
-    log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
-    test_batch = judge.adapter.collate(held_out)
-
-    def loss(chosen: list[int]) -> torch.Tensor:
-        total = []
-        for video, audio in moment_embeddings(core, judge.adapter.collate([media[i] for i in chosen])):
-            total.append(info_nce(log_scale.exp() * video @ audio.T))
-        return torch.stack(total).mean()
-
-    return _train_encoders(
-        judge,
-        loss,
-        lambda: shift_auroc(core, test_batch, lag),
-        [log_scale],
-        len(media),
-        steps,
-        every,
-        seed,
-        batch_size,
-        learning_rate,
-        report,
-    )
+    return _contrastive(judge, media, held_out, moment_similarities, partial(shift_auroc, lag=lag), steps, every,
+                        seed, batch_size, learning_rate, report)  # fmt: skip

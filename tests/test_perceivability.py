@@ -16,7 +16,6 @@ from avjudge.data import build_dataset, built_sources, load_pairs, load_recipe
 from avjudge.data.perceivability import (
     SEEN_AT_LEAST,
     Event,
-    frame_times,
     grid_patterns,
     perceivability,
     scene_events,
@@ -33,8 +32,9 @@ def test_the_grid_step_is_the_temporal_patch_over_the_frame_rate_and_grows_where
     sync = SAMPLINGS["sync"]
     assert sync.grid_at(10.0) == 0.25  # 80 frames: under its 128
     assert sync.grid_at(32.0) == pytest.approx(2 * 32.0 / 128)  # spread over 128 frames: 4 fps
-    times = frame_times(sync, 1.0, 32.0)
-    assert len(times) == 128 and times[1] - times[0] == pytest.approx(0.25)
+    times = sync.frame_times(1.0, 32.0)
+    assert len(times) == 128 and times[0] == 1.0 and times[1] - times[0] == pytest.approx(0.25)
+    assert len(sync.frame_times(0.0, 3.0)) == 24  # at its own rate: 8 a second
     # the AV judge reads sync by default, AVBench's judges 1 fps at 480x640
     assert TASK_SAMPLING["av"] == "sync" and task_sampling("vt").fps == 1.0
     assert SAMPLINGS["sync"].max_pixels * 16 == SAMPLINGS["avbench"].max_pixels

@@ -90,19 +90,15 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     from ..config import ConfigError
     from ..judges import Judge
-    from ..train.calibrate import calibrate, reliability_diagram
+    from ..train.calibrate import calibrate, calibration_splits, reliability_diagram
     from .grammar import model_options, one_judge
 
     task, folder = one_judge(args.judge)
     if not (args.pairs / "stats.json").is_file():
         raise ConfigError(f"{args.pairs}: not a pair dataset (no stats.json); build one with `avjudge data build`")
-    held = sorted(path.stem for path in (args.pairs / "pairs" / task).glob("*.jsonl"))
-    args.split = args.split or ("val" if "val" in held else "train")
-    for option, split in (("--split", args.split), ("--report-split", args.report_split)):
-        if split not in held:  # said before the judge loads
-            raise ConfigError(f"{option} {split}: {args.pairs} holds no {task} pairs of it; its splits: {held}")
-    if args.split == args.report_split:
-        raise ConfigError(f"--split and --report-split are both {args.split}: figures are never reported on the fit")
+    args.split, args.report_split = calibration_splits(
+        args.pairs, task, args.split, args.report_split
+    )  # before loading
     judge = Judge.load(task, folder, temperature=1.0, **model_options(args))
     result = calibrate(judge, args.pairs, args.split, args.report_split, args.limit, write=not args.dry_run)
     out = args.out or Path(folder)

@@ -58,20 +58,12 @@ def scene_events(source: dict) -> list[Event] | None:
     ]
 
 
-def frame_times(sampling: Sampling, start: float, duration: float) -> np.ndarray:
-    """The moments of the frames a judge is shown of ``duration`` seconds from ``start`` (as `sampled_frames`
-    chooses them: one every 1 / fps, a longer clip's spread over ``max_frames``)."""
-    n = max(1, math.ceil(duration * sampling.fps - 1e-9))
-    rate = sampling.fps if n <= sampling.max_frames else sampling.max_frames / duration
-    return start + np.arange(min(n, sampling.max_frames)) / rate
-
-
 def grid_patterns(
     sampling: Sampling, start: float, duration: float, seen: list[Event], heard: list[Event]
 ) -> tuple[np.ndarray, np.ndarray]:
     """(picture, sound) per visual token group of the window: whether one of the group's sampled frames falls
     inside a ``seen`` event, and whether a ``heard`` event overlaps the group's span of time."""
-    times = frame_times(sampling, start, duration)
+    times = np.array(sampling.frame_times(start, duration))
     groups = math.ceil(len(times) / sampling.temporal_patch)
     step = sampling.grid_at(duration)
     picture = np.zeros(groups, bool)
@@ -130,15 +122,14 @@ def perceivability(records: list[dict], sources: list[dict], sampling: Sampling)
         if record.get("label") != 0:
             continue
         kind = record.get("negative_type") or record.get("strategy")
-        entry = counts.setdefault(kind, {"pairs": 0, "above": 0, "known": 0, "seen": 0, "steps": []})
+        entry = counts.setdefault(kind, {"pairs": 0, "timed": 0, "above": 0, "known": 0, "seen": 0})
         entry["pairs"] += 1
         source = by_id.get(record["source_id"], {})
         window = _window(record, source)
         params = record.get("params") or {}
         if TIMING_PARAM in params and window is not None:
-            step = sampling.grid_at(window[1])
-            entry["steps"].append(step)
-            entry["above"] += abs(float(params[TIMING_PARAM])) >= step - 1e-9
+            entry["timed"] += 1
+            entry["above"] += abs(float(params[TIMING_PARAM])) >= sampling.grid_at(window[1]) - 1e-9
         events = scene_events(source)
         moved = _negative_sound(record, events, by_id) if events is not None else None
         if moved is not None and window is not None:
@@ -150,7 +141,7 @@ def perceivability(records: list[dict], sources: list[dict], sampling: Sampling)
         seen = entry["seen"] / entry["known"] if entry["known"] else None
         row = {"pairs": entry["pairs"], "kind": "timing" if timing else "content", "seen_in_events": seen}
         if timing:
-            above = entry["above"] / len(entry["steps"]) if entry["steps"] else None
+            above = entry["above"] / entry["timed"] if entry["timed"] else None
             share = seen if seen is not None else above
             row.update(above_grid=above, below_grid=share is not None and share < SEEN_AT_LEAST)
         per_type[kind] = row

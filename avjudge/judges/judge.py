@@ -25,7 +25,7 @@ from ..media import (
     resample,
 )
 from ..prompts import task as get_task
-from ..sampling import Sampling, sampling, task_sampling
+from ..sampling import Sampling, frame_plan, sampling, task_sampling
 from .adapters import Adapter, JudgeSample, PreparedSample, adapter_for, resolve_device
 from .calibration import load_preference, load_temperature
 from .preference import Comparison, Preference, compare_deltas
@@ -117,10 +117,8 @@ def sampled_frames(
 ) -> tuple[np.ndarray, float]:
     """(indices into ``timestamps`` of the frames a judge sees, the rate they are at): one every 1 / ``fps`` s
     from ``start``, each the frame shown at that moment (`avjudge.media.frame_indices`); at least one, and a longer
-    clip's spread over ``max_frames``."""
-    n = max(1, int(np.ceil(duration * fps - 1e-9)))
-    if n > max_frames:
-        n, fps = max_frames, max_frames / duration
+    clip's spread over ``max_frames`` (`avjudge.sampling.frame_plan`)."""
+    n, fps = frame_plan(duration, fps, max_frames)
     return frame_indices(timestamps, start, duration, fps, n), fps
 
 

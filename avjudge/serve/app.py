@@ -238,10 +238,9 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
             raise refused(err) from err
         records = {k: ClipRecord(error=why) for k, why in faults.items()} | dict(zip(todo, done))
         results = service.results(items, [records[k] for k in range(len(items))])
-        for entry in results:
+        for entry in (r for r in results if r["error"]):
             for path, given in sent.items():
-                if entry["error"]:
-                    entry["error"] = entry["error"].replace(path, given)
+                entry["error"] = entry["error"].replace(path, given)
         failed = sum(r["error"] is not None for r in results)
         if failed:
             telemetry.error("item", failed)

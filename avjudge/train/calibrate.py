@@ -107,14 +107,30 @@ def pairwise_figures(a, b, outcome, model: Preference, threshold: float) -> dict
     }
 
 
-def calibrate(judge: Judge, dataset: str | Path, fit_split: str = "val", report_split: str = "test",
+def calibration_splits(dataset: str | Path, task: str, fit_split: str | None, report_split: str) -> tuple[str, str]:
+    """(fit split, report split) of ``task``'s pairs in ``dataset``: ``fit_split`` (None: val where the dataset has
+    one, else train) and ``report_split``, checked to exist and to differ before any judge loads.
+
+    Raises:
+        ConfigError: a split the dataset does not hold (its splits named), or one split for both.
+    """
+    held = sorted(path.stem for path in (Path(dataset) / "pairs" / task).glob("*.jsonl"))
+    fit_split = fit_split or ("val" if "val" in held else "train")
+    for role, split in (("fit", fit_split), ("report", report_split)):
+        if split not in held:
+            raise ConfigError(f"{dataset} holds no {task} pairs of the {role} split {split!r}; its splits: {held}")
+    if fit_split == report_split:
+        raise ConfigError(f"fit on one split and report on another, not both on {fit_split!r}")
+    return fit_split, report_split
+
+
+def calibrate(judge: Judge, dataset: str | Path, fit_split: str | None = None, report_split: str = "test",
               limit: int | None = None, write: bool = True) -> dict:  # fmt: skip
     """Fit the judge's temperature and preference model on ``fit_split`` and report both splits' figures before and
     after on ``report_split``; ``write`` saves the fitted values beside the judge's weights, where `Judge.load`
     reads them."""
     dataset = Path(dataset)
-    if fit_split == report_split:
-        raise ConfigError(f"fit on one split and report on another, not both on {fit_split!r}")
+    fit_split, report_split = calibration_splits(dataset, judge.task.name, fit_split, report_split)
     fit, fit_left_out = scored_split(judge, dataset, fit_split, limit)
     report, report_left_out = scored_split(judge, dataset, report_split, limit)
     for split, records in ((fit_split, fit), (report_split, report)):
