@@ -109,3 +109,84 @@ def test_an_output_that_is_a_file_or_a_lock_that_is_a_folder_is_named(pairs, tmp
     with pytest.raises(ConfigError, match="is not a file: remove it"):
         with output_lock(tmp_path / "out" / "kept.jsonl"):
             pass
+
+
+# what a command's required options get in `test_every_command_that_reads_an_input_refuses_a_bad_one_clearly`
+# besides its --input: plausible values, so that the input is what is wrong
+REQUIRED_VALUES = {
+    "--n": "2",
+    "--attributes": "colour",
+    "--base-url": "http://127.0.0.1:9/v1",
+    "--model": "m",
+    "--recipe": "world_demo",
+    "--rules": "av>=0",
+    "--metrics": "dnsmos",
+    "--strategy": "filter",
+    "--suite": "sonicbench",
+}
+
+
+def _required(command, bad: str, out: str) -> list[str]:
+    """The command's required options filled: output options with ``out``, files it reads with ``bad`` too."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    argv = []
+    for action in parser._actions:
+        if not action.required or not action.option_strings:
+            continue
+        flag = action.option_strings[0]
+        value = out if flag == "--out" else REQUIRED_VALUES.get(flag, bad)
+        argv += [flag, action.choices[0] if action.choices else value]
+    return argv
+
+
+def _bad_inputs(tmp_path) -> dict[str, str]:
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "garbage.jsonl").write_text("this is not json\n")
+    (tmp_path / "lists.jsonl").write_text("[1, 2]\n3\n")
+    (tmp_path / "a_folder").mkdir()
+    (tmp_path / "a_folder" / "notes.txt").write_text("no media here")
+    return {
+        "missing": str(tmp_path / "nowhere.jsonl"),
+        "empty": str(tmp_path / "empty.jsonl"),
+        "garbage": str(tmp_path / "garbage.jsonl"),
+        "lines that are not objects": str(tmp_path / "lists.jsonl"),
+        "a folder without media": str(tmp_path / "a_folder"),
+    }
+
+
+def test_every_command_that_reads_an_input_refuses_a_bad_one_clearly(tmp_path, capsys):
+    from avjudge.cli import COMMANDS
+
+    readers = {
+        words: command
+        for words, command in COMMANDS.items()
+        if command.replaced_by is None and "--input" in _options_of(command)
+    }
+    assert len(readers) >= 20  # every command that reads a file, a folder or a manifest
+    unclear = []
+    for kind, bad in _bad_inputs(tmp_path).items():
+        for words, command in readers.items():
+            out = str(tmp_path / f"out_{'_'.join(words)}_{kind.split()[0]}.jsonl")
+            argv = [*words, "--input", bad, *_required(command, bad, out)]
+            try:
+                code = main(argv)
+            except SystemExit as exit_:  # argparse's own refusal
+                code = exit_.code
+            except Exception as err:  # noqa: BLE001 - a traceback is what this test looks for
+                code = f"{type(err).__name__}: {err}"
+            err = capsys.readouterr().err
+            said = (err.strip().splitlines() or [""])[-1]  # after a warning or argparse's usage, if any
+            if code != 2 or ": error: " not in said or "Traceback" in err:
+                unclear.append((kind, " ".join(words), code, err[-300:]))
+    assert unclear == [], "\n".join(map(str, unclear))
+
+
+def _options_of(command) -> set[str]:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    return {flag for action in parser._actions for flag in action.option_strings}

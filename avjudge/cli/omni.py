@@ -56,11 +56,14 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    from ..config import ConfigError
     from ..data.questions import write_questions
     from ..jsonl import write_json
     from ..omni import get_suite
 
     suite = get_suite(args.suite)
+    if not required_input(args).exists():
+        raise ConfigError(f"{required_input(args)}: no such file or folder (the {suite.name} release's questions)")
     questions = suite.convert(required_input(args), args.media_root)
     _print_notes(suite)
     write_questions(questions, args.out)
@@ -212,9 +215,9 @@ def _score_args(p: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ..config import ConfigError
     from ..data.questions import load_questions
     from ..omni import get_suite, write_score
+    from ..omni.base import usable_answers
     from ..omni.score import ablation, write_ablation
 
     suite = get_suite(args.suite)
@@ -226,11 +229,7 @@ def _score(args: argparse.Namespace) -> int:
         print(f"wrote {args.out / 'ablation.json'}, {args.out / 'ablation.md'}")
         return 0
     baseline = suite.read_answers(args.baseline) if args.baseline else None
-    answers = list(suite.read_answers(required_input(args)))
-    if not answers:
-        raise ConfigError(
-            f"{required_input(args)}: no answers in it; give the answers file `avjudge omni answer` wrote"
-        )
+    answers = usable_answers(suite.read_answers(required_input(args)), required_input(args))
     report = suite.score(answers, questions, parser, baseline)
     _print_notes(suite)
     for line in suite.summary(report):

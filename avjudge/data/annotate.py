@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..config import ConfigError
 from ..llm.base import BackendError, ChatRequest
 from ..llm.content import video_file_part
 from ..perturb.text import parse_json_object
@@ -22,10 +23,13 @@ Return JSON with exactly these keys:
 
 
 def clip_items(folder: str | Path) -> list[dict]:
+    """The video files under ``folder``, each an item named by its path there; a folder without any is an error."""
     root = Path(folder)
     if not root.is_dir():
-        raise FileNotFoundError(f"{root}: not a folder of clips")
+        raise ConfigError(f"{root}: not a folder of clips (annotate reads the video files under a folder)")
     files = sorted(p for p in root.rglob("*") if p.suffix.lower() in VIDEO_EXTENSIONS)
+    if not files:
+        raise ConfigError(f"{root}: no video files under it ({', '.join(sorted(VIDEO_EXTENSIONS))})")
     return [{"id": str(p.relative_to(root).with_suffix("")), "video": str(p)} for p in files]
 
 

@@ -9,7 +9,7 @@ A release format that carries its own gold answers may add ``answer`` and ``grou
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -83,6 +83,17 @@ def read_release_json(path: Path, kind: type, what: str):
     return data
 
 
+def usable_answers(answers: Iterable[Answer], path: Path) -> list[Answer]:
+    """The answers read from ``path``; a file that gave none, or none that could be read (every line malformed),
+    is a `SuiteError` naming it (the first line's fault said)."""
+    answers = list(answers)
+    if not answers:
+        raise SuiteError(f"{path}: no answers in it; give the answers file `avjudge omni answer` wrote")
+    if all(a.error and a.where and a.error.startswith(a.where) for a in answers):
+        raise SuiteError(f"{path}: no line of it is an answer (e.g. {answers[0].error})")
+    return answers
+
+
 def read_answer_jsonl(path: Path) -> Iterator[Answer]:
     """Answers JSONL; a line that is not JSON or lacks ``id``, ``model`` or ``response`` (and has no ``error``) is
     an answer with an error naming the file and line: the run goes on. Of several lines for one (model, id), a
@@ -100,6 +111,10 @@ def read_answer_jsonl(path: Path) -> Iterator[Answer]:
                 raw = json.loads(text)
             except ValueError as err:
                 yield Answer(id=where, model="?", response=None, error=f"{where}: not valid JSON ({err})", where=where)
+                continue
+            if not isinstance(raw, dict):
+                error = f"{where}: an answer is a JSON object, not {type(raw).__name__}"
+                yield Answer(id=where, model="?", response=None, error=error, where=where)
                 continue
             needed = ("id", "model") if raw.get("error") else ("id", "model", "response")
             missing = [k for k in needed if k not in raw]

@@ -143,11 +143,12 @@ def _threshold(args: argparse.Namespace) -> int:
     from ....data.questions import load_questions
     from ....jsonl import write_json
     from ... import get_suite
+    from ...base import usable_answers
     from ...score import latest_answers
     from .psychometric import threshold_report
 
     suite = get_suite("sonicbench")
-    answers = latest_answers(suite.read_answers(required_input(args)))
+    answers = latest_answers(usable_answers(suite.read_answers(required_input(args)), required_input(args)))
     models = {a.model for a in answers}
     parse = suite.parsers[args.parser]
     report = {
