@@ -1,6 +1,8 @@
 """The base of every error avjudge reports to a user (a message that names the thing and the fix), and which
 errors stop a run rather than mark one clip failed."""
 
+from concurrent.futures import BrokenExecutor
+
 
 class AvjudgeError(Exception):
     """Raised for bad input or configuration; the CLI prints it without a traceback."""
@@ -14,8 +16,9 @@ class HTTPFailure(Exception):
         self.final = final
 
 
-# Errors of the code or the machine, not of a clip: recorded per clip, they would mark every clip done with them.
-RUN_FAULTS = (MemoryError, AttributeError, TypeError, NameError, ImportError)
+# Errors of the code or the machine, not of a clip: recorded per clip, they would mark every clip done with them (a
+# pool whose process died, killed for memory, is one).
+RUN_FAULTS = (MemoryError, AttributeError, TypeError, NameError, ImportError, BrokenExecutor)
 
 
 def is_run_fault(err: BaseException) -> bool:

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The GPU measurements the figures page's "end to end" rows come from, on one GPU machine:
 #   bash benchmarks/gpu_run.sh OUT_DIR [STEP ...]
-# Steps (default: threads processes variants), each one benchmark run, so that a device call of at most 10 minutes
-# can take one or two of them:
+# Steps (default: pipeline threads processes variants), each one benchmark run, so that a device call of at most 10
+# minutes can take one or two of them:
+#   pipeline   the AV judge end to end at batch 8 with default settings: `avjudge score`'s job ("job" line: decoding
+#              processes beside the model, shared memory, a bounded queue) beside each stage alone (about 3 minutes)
 #   threads    the AV judge end to end at batch 8 and 32, 6 decoding threads (about 3 minutes)
 #   processes  the same, 12 threads handing decoding to 12 processes, then its LoRA steps (about 3 minutes)
 #   variants   batch 8 as released, with its MLP widths aligned to 8 and with its blocks compiled too (about 4
@@ -14,11 +16,11 @@ set -uo pipefail
 out=${1:-gpu_results}
 shift || true
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(threads processes variants)
+[ ${#steps[@]} -gt 0 ] || steps=(pipeline threads processes variants)
 for step in "${steps[@]}"; do
   case $step in
-    threads | processes | variants | full-sft) ;;
-    *) echo "unknown step $step: threads, processes, variants or full-sft" >&2 && exit 2 ;;
+    pipeline | threads | processes | variants | full-sft) ;;
+    *) echo "unknown step $step: pipeline, threads, processes, variants or full-sft" >&2 && exit 2 ;;
   esac
 done
 mkdir -p "$out"
@@ -30,10 +32,12 @@ export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch, transformers, av; print('torch', torch.__version__, 'transformers', transformers.__version__, 'av', av.__version__)"
 e2e=(python3 benchmarks/real_size_judges.py --families qwen2_5_omni --end-to-end)
-shown="clips/s|stage|vs CPU|train|forward"
+shown="clips/s|stage|vs CPU|train|forward|job"
 for step in "${steps[@]}"; do
   echo "== $step ($(date +%T))"
   case $step in
+    pipeline)
+      "${e2e[@]}" --batch-sizes 8 --no-train --out "$out/end_to_end_pipeline.json" ;;
     threads)
       "${e2e[@]}" --batch-sizes 8,32 --workers 6 --no-train --out "$out/end_to_end_threads.json" ;;
     processes)

@@ -19,7 +19,9 @@ weights on the GPU, and measures it through the same Judge, adapters and collato
   frames decoded and the frames resized and normalised on the GPU (``prepare_on="device"``). Each stage alone is
   timed too, the two paths' inputs and scores compared (and the audio features a GPU would make), and one batch's
   forward pass profiled; and the "after" judge through `avjudge score`'s batch job (``score_items``: the scoring
-  core and the local engine). ``--decode-processes N`` has the "after" judge decode in N processes. Last, with
+  core and the local engine, which on a GPU decodes in processes of its own beside the model, one per core the
+  model's process leaves). ``--decode-processes N`` has the "after" judge's own `Judge.score` decode in N
+  processes. Last, with
   ``--align-widths N`` or ``--compile``, the "after" judge's forward pass and scores as released, with its MLP
   widths padded to a multiple of N (8: Qwen2.5-Omni's 3,420-wide vision MLPs to 3,424; `avjudge.judges.widths`)
   and with its repeated blocks compiled too (`avjudge.judges.compiling`), in one run.
@@ -561,8 +563,8 @@ def forward_profile(adapter, batch: dict, device: torch.device, out: Path | None
 
 
 def job_run(judge: Judge, paths: list[Path], count: int, size: int, folder: Path, device: torch.device):
-    """``count`` clips through `avjudge score`'s batch job (`score_items`: the scoring core decodes each chunk, the
-    local engine decoding the next while this one scores, then the judge scores the decoded clips): (its figures,
+    """``count`` clips through `avjudge score`'s batch job (`score_items` with its defaults: the local engine's
+    decoding processes ahead of the model, clips back through shared memory, then the judge scores them): (its figures,
     the scores in the order of the clips). Each clip is a link of its own, so no two items share a decode."""
     folder.mkdir(parents=True, exist_ok=True)
     links = []

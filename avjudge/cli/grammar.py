@@ -166,12 +166,14 @@ def _per_judge(values: list[str] | None, dirs: dict[str, Path], flag: str) -> di
 
 def add_decode_processes(p: argparse.ArgumentParser) -> None:
     """``--decode-processes``, for the commands whose jobs decode through the scoring core."""
+    from ..media.processes import decoding_processes
+
     p.add_argument(
         "--decode-processes",
         type=count,
-        default=0,
-        help="processes the --workers threads hand decoding to (0: the threads decode). Decoding needs Python's "
-        "lock, which a model on a GPU holds while it launches work: on a GPU machine give as many as --workers",
+        help="processes that decode clips while the model scores (default: where a judge runs on a GPU, one per core "
+        f"the model's process leaves, {decoding_processes()} here; else 0: threads of the model's process decode). "
+        "Decoding needs Python's lock, which a model on a GPU holds while it launches work",
     )
 
 
@@ -179,7 +181,13 @@ def engine_of(args: argparse.Namespace):
     """The engine ``add_engine_arguments``'s flags name."""
     from ..runtime import make_engine
 
-    return make_engine(args.engine, address=args.address, actors=args.actors, gpus_per_actor=args.gpus_per_actor)
+    return make_engine(
+        args.engine,
+        address=args.address,
+        actors=args.actors,
+        gpus_per_actor=args.gpus_per_actor,
+        decode_processes=getattr(args, "decode_processes", None),  # where the command has the flag
+    )
 
 
 def model_options(args: argparse.Namespace, engine=None) -> dict:
@@ -188,7 +196,6 @@ def model_options(args: argparse.Namespace, engine=None) -> dict:
     options = {
         "batch_size": args.batch_size,
         "workers": args.workers,
-        "decode_processes": getattr(args, "decode_processes", 0),  # where the command has the flag
         "device": args.device,
         "dtype": args.dtype,
         "attention": args.attention,
@@ -213,9 +220,7 @@ def clip_scorer(args: argparse.Namespace, dimensions, engine):
 
     options = model_options(args, engine)
     dirs = judge_dirs(args.judge)
-    scorer = ClipScorer(
-        dimensions, dirs, options, options.pop("workers"), served_endpoints(args, dirs), options["decode_processes"]
-    )
+    scorer = ClipScorer(dimensions, dirs, options, options.pop("workers"), served_endpoints(args, dirs))
     for name, reason in scorer.skipped.items():
         print(f"skipping {name}: {reason}")
     return scorer

@@ -58,7 +58,6 @@ def _metrics_run(args: argparse.Namespace) -> int:
         args.out,
         batch_size=args.batch_size,
         workers=args.workers,
-        processes=args.decode_processes,
         device=args.device,
         progress=not args.no_progress,
         engine=engine_of(args),

@@ -108,6 +108,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from ..judges.served import load_judge
+    from ..runtime import make_engine
     from ..runtime.jobs import check_output
     from ..scoring.compare import compare_pairs, read_pairs
 
@@ -115,7 +116,8 @@ def _compare(args: argparse.Namespace) -> int:
     check_output(args.out)
     pairs = read_pairs(required_input(args))  # a bad pairs file fails before a model loads
     judge = load_judge(task, folder, served_endpoints(args, {task: folder}).get(task), **model_options(args))
-    summary = compare_pairs(judge, pairs, args.out, progress=not args.no_progress)
+    engine = make_engine("local", decode_processes=args.decode_processes)
+    summary = compare_pairs(judge, pairs, args.out, progress=not args.no_progress, engine=engine)
     print(json.dumps(summary, indent=2))
     return job_exit(summary, "pairs")
 

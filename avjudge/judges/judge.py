@@ -14,6 +14,7 @@ import torch
 from tqdm import tqdm
 
 from ..ahead import map_ahead
+from ..devices import device_name
 from ..media import (
     DecodeNeeds,
     MediaClip,
@@ -273,6 +274,12 @@ class Judge:
             compiled=s.compile,
         )
         return cls(adapter, s)
+
+    @property
+    def holds_interpreter(self) -> bool:
+        """Whether its forward pass holds Python's lock while it runs: on a GPU its thread launches kernels for most
+        of the pass (on the CPU the kernels let the lock go), so clips are best decoded in other processes."""
+        return device_name(self.settings.device).startswith("cuda")  # read without loading deferred weights
 
     # -- media -----------------------------------------------------------------------------
     @property

@@ -74,6 +74,10 @@ class ServedJudge(Judge):
     def _load_args(self) -> tuple:
         return (self.endpoint,)
 
+    @property
+    def holds_interpreter(self) -> bool:
+        return False  # the model runs in its server; here a request waits, the lock let go
+
     # -- the request -----------------------------------------------------------------------
     def prepare(self, sample: JudgeSample, answer: str | None = None) -> dict:
         """The chat request that scores ``sample``."""

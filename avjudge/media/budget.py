@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import av
 import numpy as np
 
+from . import threads as ffmpeg_threads
 from .errors import MediaError
 
 
@@ -118,4 +119,4 @@ def fit_pixels(rgb: np.ndarray, max_pixels: int | None) -> np.ndarray:
     if (w, h) == (width, height):
         return rgb
     frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
-    return frame.reformat(width=w, height=h, interpolation="AREA").to_ndarray()
+    return frame.reformat(width=w, height=h, interpolation="AREA", threads=ffmpeg_threads.SCALER).to_ndarray()

@@ -11,6 +11,7 @@ import av
 import numpy as np
 from scipy.signal import resample_poly
 
+from . import threads as ffmpeg_threads
 from ._open import Encoded, media_name, open_media
 from .budget import DecodeBudget, fit_pixels, fitted_size
 from .clip import MediaClip, bytes_hash, file_hash
@@ -109,11 +110,13 @@ class _FrameSampler:
     def _rgb(self, frame: av.VideoFrame) -> np.ndarray:
         rotation = int(round(frame.rotation)) % 360
         if self.size is None:  # at its own size, or scaled down to the plan's pixels: the same function as in memory
-            return fit_pixels(_rotate(frame.to_ndarray(format="rgb24"), rotation), self.max_pixels)
+            rgb = frame.to_ndarray(format="rgb24", threads=ffmpeg_threads.SCALER)
+            return fit_pixels(_rotate(rgb, rotation), self.max_pixels)
         w, h = self.size
         if rotation in (90, 270):
             w, h = h, w
-        return _rotate(frame.reformat(width=w, height=h, format="rgb24", interpolation="AREA").to_ndarray(), rotation)
+        scaled = frame.reformat(width=w, height=h, format="rgb24", interpolation="AREA", threads=ffmpeg_threads.SCALER)
+        return _rotate(scaled.to_ndarray(), rotation)
 
     @property
     def done(self) -> bool:
@@ -372,6 +375,7 @@ def decode(
             # frame threads hold frames back (a decoder of N threads shows the first after N packets), which would
             # make the gate decode most of every group it opens; slice threads hold none back
             vs.thread_type = "SLICE" if gate is not None else "AUTO"
+            vs.thread_count = ffmpeg_threads.decoder
             streams.append(vs)
         if audio:
             assembler = _AudioAssembler(start, stop, audio_to_end and (end is None or end >= (declared or math.inf)))

@@ -40,10 +40,13 @@ class ClipJob:
         decode: items -> the same items with their ``clip`` (`avjudge.scoring.Decoder`: a `MediaClip`, or why it
             could not be decoded); it holds no model.
         score: decoded items -> one record each.
+        decode_apart: ``score`` keeps a Python thread of its process busy (a model on a GPU launching kernels), so
+            clips are best decoded in processes of their own (`avjudge.media.processes.decoding_processes`).
     """
 
     decode: Process
     score: Process
+    decode_apart: bool = False
 
     def __call__(self, chunk: list[dict]) -> list[dict]:
         return self.score(self.decode(chunk))

@@ -8,6 +8,7 @@ from typing import Callable, ClassVar, Iterator, Protocol
 from ..config import ConfigError
 from .chunks import Process
 from .local import LocalEngine
+from .stages import StageClock
 
 
 class Engine(Protocol):
@@ -16,8 +17,11 @@ class Engine(Protocol):
     # defer_weights), they load where they score
     scores_here: ClassVar[bool]
 
-    def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
-        """Records of every item of ``todo``, a batch at a time, in any order."""
+    def run(
+        self, todo: list[dict], process: Process, chunk_size: int, clock: StageClock | None = None
+    ) -> Iterator[list[dict]]:
+        """Records of every item of ``todo``, a batch at a time, in any order; an engine that scores here times a
+        `ClipJob`'s stages on ``clock``."""
         ...
 
 

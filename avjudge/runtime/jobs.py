@@ -22,10 +22,11 @@ from tqdm import tqdm
 from ..config import ConfigError
 from ..jsonl import JsonlWriter, output_lock, read_jsonl, write_json
 from ..tables import is_parquet, read_table, write_table
+from .chunks import ClipJob
 from .engines import Engine
 from .local import LocalEngine
 from .progress import listening
-from .stages import clocked
+from .stages import StageClock
 
 OUTPUTS = (".jsonl", ".parquet")
 
@@ -142,7 +143,8 @@ def _run_job(items, out, process, chunk_size, progress, desc, summarize, engine,
     todo = [item for item in items if item["id"] not in done]
     wanted, pending = set(ids), {item["id"] for item in todo}
     engine = engine or LocalEngine()
-    process, clock = clocked(process, getattr(engine, "scores_here", False))
+    # a job scored here in two stages has them timed (`avjudge.runtime.stages`)
+    clock = StageClock() if getattr(engine, "scores_here", False) and isinstance(process, ClipJob) else None
     start = time.perf_counter()
     with (
         JsonlWriter(records_log(out)) as writer,
@@ -154,8 +156,11 @@ def _run_job(items, out, process, chunk_size, progress, desc, summarize, engine,
             partial[0] += items
             bar.update(items)
 
+        # an engine that scores elsewhere times nothing here, and is called as before the clock was
+        timed = () if clock is None else (clock,)
+        chunks = engine.run(todo, process, chunk_size, *timed)
         with listening(moved):
-            for records in engine.run(todo, process, chunk_size):
+            for records in chunks:
                 strays = [r["id"] for r in records if r["id"] not in wanted]
                 if strays:
                     raise RuntimeError(f"the engine returned records of ids not asked for: {strays[:5]}")

@@ -105,7 +105,8 @@ class RayEngine:
             )
         return actors, per_actor
 
-    def run(self, todo: list[dict], process: Process, chunk_size: int) -> Iterator[list[dict]]:
+    def run(self, todo: list[dict], process: Process, chunk_size: int, clock=None) -> Iterator[list[dict]]:
+        # ``clock``: stages run across the cluster are not timed here (`scores_here` is False)
         if not todo:
             return
         ray = self.connect()

@@ -38,11 +38,10 @@ class ClipScorer:
         judge_options: dict | None = None,
         workers: int = 2,
         endpoints: dict[str, ServedEndpoint] | None = None,
-        processes: int = 0,
     ):
         """The judges and metrics of ``dimensions``: judges from ``judge_dirs`` ({task: checkpoint folder}) loaded
         with ``judge_options`` (`Judge.load`'s), or scored by the server ``endpoints`` gives for their task; metrics
-        by name. ``workers`` decode clips, handing the decoding to ``processes`` processes where there are any."""
+        by name. ``workers`` threads decode a batch's clips where the job's engine does not decode them apart."""
         self.dimensions: list[Dimension] = []
         self.skipped: dict[str, str] = {}
         self.judges: dict[str, Judge] = {}
@@ -63,7 +62,7 @@ class ClipScorer:
             raise DimensionError(f"none of the dimensions asked for can be computed here ({reasons})")
         # the judges and metrics as the scoring core holds them: each clip decoded once for all of them
         scorers = [JudgeScorer(j) for j in self.judges.values()] + [MetricScorer(m) for m in self.metrics.values()]
-        self.scoring = Scoring(scorers, workers, processes)
+        self.scoring = Scoring(scorers, workers)
 
     def _load_judge(self, dim: Dimension, judge_dirs: dict[str, Path], options: dict, endpoints: dict) -> str | None:
         if dim.provider in self.judges:

@@ -1,23 +1,25 @@
 """`avjudge compare`: which of two clips a judge prefers, for every pair of a file.
 
 A pairs file is JSONL, a line per pair: ``{"id", "a": PATH, "b": PATH, "text"?, "utterance"?}`` (relative paths
-from the file's folder). Each clip is scored once by the judge, through the scoring core (a clip in several pairs
-once per chunk), and each pair gets P(A ≻ B), P(tie), P(B ≻ A) from the two log-odds through the judge's preference
-model (`avjudge.judges.preference`). Written as it goes and resumable; a pair whose clip fails gets the error.
+from the file's folder). Each pair's clips are decoded together (in the job's decoding processes, ahead of the
+model) and scored by the judge through the scoring core, and each pair gets P(A ≻ B), P(tie), P(B ≻ A) from the two
+log-odds through the judge's preference model (`avjudge.judges.preference`). Written as it goes and resumable; a pair
+whose clip fails gets the error.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import ConfigError
 from ..jsonl import read_jsonl
 from ..judges import Judge
 from ..judges.preference import compare_deltas
-from ..runtime import checkpoint_identity, run_job
+from ..runtime import ClipJob, Engine, checkpoint_identity, run_job
 from ..runtime.jobs import file_identity
-from .core import Scoring
+from .core import Decoder, Scoring
 from .jobs import judge_row
 from .scorers import JudgeScorer, captions_of
 
@@ -51,8 +53,28 @@ def read_pairs(path: str | Path) -> list[dict]:
     return pairs
 
 
-def compare_pairs(judge: Judge, pairs: list[dict], out: str | Path, chunk_size: int = 16, progress: bool = True):
-    """Each pair's preference by ``judge``, written to ``out`` (JSONL) as it goes; the job's summary."""
+@dataclass(frozen=True)
+class PairDecoder:
+    """A compare job's decoding stage: each pair with its two ``clips`` (a `MediaClip`, or why it could not be
+    decoded), a clip both sides name decoded once."""
+
+    decoder: Decoder
+
+    def __call__(self, pairs: list[dict]) -> list[dict]:
+        sides = self.decoder([{"video": pair[side]} for pair in pairs for side in "ab"])
+        return [{**pair, "clips": (sides[2 * k]["clip"], sides[2 * k + 1]["clip"])} for k, pair in enumerate(pairs)]
+
+
+def compare_pairs(
+    judge: Judge,
+    pairs: list[dict],
+    out: str | Path,
+    chunk_size: int = 16,
+    progress: bool = True,
+    engine: Engine | None = None,
+):
+    """Each pair's preference by ``judge``, written to ``out`` (JSONL) as it goes; the job's summary. ``engine``: what
+    runs the chunks (default: this process, decoding in processes of its own)."""
     if judge.task.name not in ("av", "vt", "at"):
         raise ConfigError(f"comparing clips needs a Yes / No judge (av, vt or at), not {judge.task.name}")
     task = judge.task.name
@@ -60,13 +82,13 @@ def compare_pairs(judge: Judge, pairs: list[dict], out: str | Path, chunk_size: 
     model = judge.preference
     scorer = f"{task}:{checkpoint_identity(judge.adapter.checkpoint)}:{json.dumps(model.to_dict())}"
 
-    def process(chunk: list[dict]) -> list[dict]:
+    def score(chunk: list[dict]) -> list[dict]:
         items = [
-            {"video": pair[side], "captions": captions_of(pair.get("text"), pair.get("utterance"))}
+            {"clip": clip, "captions": captions_of(pair.get("text"), pair.get("utterance"))}
             for pair in chunk
-            for side in "ab"
+            for clip in pair["clips"]
         ]
-        rows = [judge_row(record, task) for record in scoring.score(items)]
+        rows = [judge_row(record, task) for record in scoring.score_decoded(items)]
         out_rows = []
         for k, pair in enumerate(chunk):
             a, b = rows[2 * k], rows[2 * k + 1]
@@ -91,10 +113,15 @@ def compare_pairs(judge: Judge, pairs: list[dict], out: str | Path, chunk_size: 
     return run_job(
         pairs,
         out,
-        process,
+        ClipJob(
+            PairDecoder(Decoder(scoring.needs, scoring.workers, scoring.processes, scoring.budget)),
+            score,
+            decode_apart=scoring.holds_interpreter,
+        ),
         chunk_size=chunk_size,
         progress=progress,
         desc=f"compare {task}",
         summarize=summarize,
         identity=identity,
+        engine=engine,
     )

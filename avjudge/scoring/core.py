@@ -121,6 +121,8 @@ def _decode_groups(
         return dict.fromkeys(members, clip)
 
     jobs = list(groups.values())
+    # threads that hand decoding to processes only wait: as many as keep every process busy
+    workers = max(workers, processes)
     if workers <= 1 or len(jobs) <= 1:
         decoded = [decode_group(members) for members in jobs]
     else:
@@ -155,6 +157,11 @@ class Scoring:
 
     def names(self) -> list[str]:
         return list(self.scorers)
+
+    @property
+    def holds_interpreter(self) -> bool:
+        """Whether a scorer holds Python's lock while it works (a model on a GPU): decoding is then best apart."""
+        return any(scorer.holds_interpreter for scorer in self.scorers.values())
 
     @property
     def needs(self) -> DecodeNeeds:

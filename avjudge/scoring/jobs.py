@@ -25,7 +25,8 @@ def scoring_job(scoring: Scoring, record: Callable[[dict, ClipRecord], dict]) ->
     def score_decoded(chunk: list[dict]) -> list[dict]:
         return [record(item, scored) for item, scored in zip(chunk, scoring.score_decoded(chunk))]
 
-    return ClipJob(Decoder(scoring.needs, scoring.workers, scoring.processes, scoring.budget), score_decoded)
+    decoder = Decoder(scoring.needs, scoring.workers, scoring.processes, scoring.budget)
+    return ClipJob(decoder, score_decoded, decode_apart=scoring.holds_interpreter)
 
 
 def judge_row(scored: ClipRecord, name: str) -> dict:
@@ -44,8 +45,26 @@ def score_items(
     engine: Engine | None = None,
 ) -> dict:
     """`avjudge score`: S and its figures per item with one judge, written to ``out`` as it goes; resumable."""
-    task = judge.task.name
     scoring = Scoring([JudgeScorer(judge)], judge.settings.workers, judge.settings.decode_processes)
+    checkpoint = judge.adapter.checkpoint
+    identity = checkpoint_identity(checkpoint)
+    return score_with(scoring, str(checkpoint), identity, items, out, chunk_size, progress, engine)
+
+
+def score_with(
+    scoring: Scoring,
+    checkpoint: str,
+    scorer_identity: str,
+    items: Sequence[dict],
+    out: str | Path,
+    chunk_size: int = 32,
+    progress: bool = True,
+    engine: Engine | None = None,
+) -> dict:
+    """`score_items`' job with the one judge ``scoring`` holds (a `JudgeScorer`, or a stand-in for one:
+    `avjudge.scoring.standin`); ``checkpoint`` names it in the summary, ``scorer_identity`` in each record's
+    ``computed_from``."""
+    (task,) = scoring.names()
 
     def row(item: dict, scored: ClipRecord) -> dict:
         return {"id": item["id"], "video": item["video"], "judge": task, **judge_row(scored, task)}
@@ -54,7 +73,7 @@ def score_items(
         scores = np.array([r["score"] for r in records if r.get("score") is not None], float)
         return {
             "judge": task,
-            "checkpoint": str(judge.adapter.checkpoint),
+            "checkpoint": checkpoint,
             "mean_score": float(scores.mean()) if scores.size else None,
             "std_score": float(scores.std()) if scores.size else None,
             "error_reasons": sorted({r["error"] for r in records if r.get("error")})[:20],
@@ -69,7 +88,7 @@ def score_items(
         desc=f"score {task}",
         summarize=summarize,
         engine=engine,
-        identity=media_identity(f"{task}:{checkpoint_identity(judge.adapter.checkpoint)}"),
+        identity=media_identity(f"{task}:{scorer_identity}"),
     )
 
 
@@ -89,7 +108,6 @@ def run_metrics(
     device: str = "auto",
     progress: bool = True,
     engine: Engine | None = None,
-    processes: int = 0,
 ) -> dict:
     """Score clips with signal metrics, each clip decoded once for all of them; resumable.
 
@@ -98,12 +116,13 @@ def run_metrics(
         source: what `avjudge.data.input_items` reads: a manifest, a folder of clips, a file, or a list of them.
         out: results JSONL, one line per clip with every output and per-metric errors, written as it goes.
         batch_size: clips a chunk.
-        workers: threads that decode the clips of a chunk (the metrics then score them one at a time).
-        processes: processes those threads hand the decoding to (0: none; `avjudge.media.processes`).
+        workers: threads that decode the clips of a chunk where the engine does not decode them apart (the metrics
+            then score them one at a time).
         device: ``auto``, ``cpu`` or ``cuda``: where the metrics that run a model on one run it
             (``speech_content``); the others run on the CPU.
         progress: show a progress bar.
-        engine: what runs the chunks (default: this process; `avjudge.runtime.make_engine`).
+        engine: what runs the chunks (default: this process, decoding in processes of its own;
+            `avjudge.runtime.make_engine`).
 
     Returns:
         The job summary (clips done, errors, resumed), also written beside ``out``.
@@ -111,7 +130,7 @@ def run_metrics(
     from ..data import input_items
 
     items = input_items(source)  # bad inputs fail before a model loads
-    scoring = Scoring([MetricScorer(m) for m in load_metrics(names, device)], workers, processes)
+    scoring = Scoring([MetricScorer(m) for m in load_metrics(names, device)], workers)
     on_cpu = [n for n in names if METRICS.lookup(n).takes_device and device_name(device) == "cpu"]
     if on_cpu and progress:
         print(f"note: {', '.join(on_cpu)} run a model on the CPU here, much slower than on a GPU (--device cuda)",

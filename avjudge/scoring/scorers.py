@@ -38,6 +38,8 @@ class Scorer(Protocol):
     batched: ClassVar[bool]  # scores a batch of clips together (else one clip at a time)
     name: str  # how records name it: a judge's task (av, vt, at), a metric's registry name
     needs: DecodeNeeds
+    # holds Python's lock while it works (a model on a GPU launching kernels): clips are best decoded in other processes
+    holds_interpreter: bool
 
     def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
         """One outcome per clip, in order."""
@@ -70,6 +72,10 @@ class JudgeScorer:
     @property
     def needs(self) -> DecodeNeeds:
         return self.judge.needs
+
+    @property
+    def holds_interpreter(self) -> bool:
+        return self.judge.holds_interpreter
 
     def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
         field = self.judge.task.caption_field
@@ -113,6 +119,7 @@ class MetricScorer:
 
     kind: ClassVar[str] = "metric"
     batched: ClassVar[bool] = False  # metrics hold state in their models
+    holds_interpreter: ClassVar[bool] = False  # most run on the CPU, and their kernels let the lock go
 
     def __init__(self, metric: Metric, name: str | None = None):
         self.metric = metric
@@ -132,6 +139,7 @@ class FunctionScorer:
 
     kind: ClassVar[str] = "function"
     batched: ClassVar[bool] = False
+    holds_interpreter: ClassVar[bool] = False
 
     def __init__(self, name: str, fn, needs: DecodeNeeds | None = None):
         self.name, self.fn = name, fn

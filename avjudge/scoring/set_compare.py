@@ -48,6 +48,7 @@ class FeatureScorer:
 
     kind = "features"
     batched = True
+    holds_interpreter = False  # not measured apart: a set job's clips decode in threads, as before
 
     def __init__(self, name: str, extraction: Extraction):
         self.name, self.extraction = name, extraction

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import AvjudgeError
 from ..media import DecodeBudget, MediaClip
+from ..media.processes import decoding_processes
 from ..scoring import JudgeScorer, MetricScorer, Scoring, captions_of
 from ..stats import finite_number
 
@@ -115,13 +116,16 @@ class ScoreService:
     judges: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
     decode_workers: int = 2
-    decode_processes: int = 0  # processes the decoding threads hand decoding to (`avjudge.media.processes`)
+    # processes the decoding threads hand decoding to (None: one per core the model's process leaves where a judge is
+    # on a GPU, else none; 0: the threads decode; `avjudge.media.processes.decoding_processes`)
+    decode_processes: int | None = None
     budget: DecodeBudget = SERVER_BUDGET
 
     def __post_init__(self):
         scorers = [JudgeScorer(j, task) for task, j in self.judges.items()]
         metrics = [MetricScorer(m) for m in self.metrics.values()]
-        self.scoring = Scoring(scorers + metrics, self.decode_workers, self.decode_processes, self.budget)
+        processes = decoding_processes(self.decode_processes, any(j.holds_interpreter for j in self.judges.values()))
+        self.scoring = Scoring(scorers + metrics, self.decode_workers, processes, self.budget)
 
     def names(self) -> list[str]:
         return [*self.judges, *self.metrics]
