@@ -157,3 +157,14 @@ def test_serve_decodes_in_its_decoding_processes(tiny_judges, small_world, recei
     got = service.score_records([{"id": i["id"], "judge": "av", "video": i["video"]} for i in items])
     assert received[0] == len(items)
     assert [r["score"] for r in got] == pytest.approx([r["score"] for r in in_threads], abs=1e-6)
+
+
+def test_the_scaler_on_one_thread_gives_the_frames_it_gave_on_a_thread_per_core(small_world, monkeypatch):
+    from avjudge.media import threads as ffmpeg_threads
+
+    video = world_items(small_world)[0]["video"]
+    one = decode(video, fps=8.0, max_pixels=96 * 96)
+    monkeypatch.setattr(ffmpeg_threads, "SCALER", 0)  # FFmpeg's default: a thread per core
+    per_core = decode(video, fps=8.0, max_pixels=96 * 96)
+    assert one.frames.shape[1] * one.frames.shape[2] <= 96 * 96 < 256 * 256  # scaled, not kept
+    np.testing.assert_array_equal(one.frames, per_core.frames)
