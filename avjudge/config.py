@@ -7,6 +7,7 @@ described by a YAML file plus the overrides printed at its start.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import types
 import typing
@@ -103,6 +104,8 @@ def coerce(value: Any, hint: Any, where: str) -> Any:
             raise ConfigError(f"{where}: expected {hint.__name__}, got {value!r}") from err
         if hint is int and isinstance(value, float) and coerced != value:
             raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        if hint is float and not math.isfinite(coerced):  # YAML's .nan and .inf, "nan" in an override
+            raise ConfigError(f"{where}: expected a finite number, got {value!r}")
         return coerced
     return value
 

@@ -48,6 +48,9 @@ def test_yaml12_words_stay_strings():
         (["size=[1]"], "expected 2 values"),
         (["inner=3"], "mapping"),
         (["flagged"], "key=value"),
+        (["inner.rate=nan"], "inner.rate: expected a finite number, got 'nan'"),
+        (["inner.rate=.inf"], "inner.rate: expected a finite number"),
+        (["inner.rate=-inf"], "inner.rate: expected a finite number"),
     ],
 )
 def test_bad_values_are_named(override, message):
