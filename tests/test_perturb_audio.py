@@ -310,3 +310,22 @@ def test_clear_errors():
         get_strategy("random_mismatch")(clip_of(noise_signal(1.0)), np.random.default_rng(0))
     with pytest.raises(PerturbError, match="unknown strategy"):
         get_strategy("reverse")
+
+
+def test_a_cut_shift_as_long_as_its_windows_start_cuts_even_when_rounded_up_to_a_whole_sample():
+    """A shift drawn to fit its window (`sample_fitting`) may equal the window's start; rounded to whole samples it
+    can start the cut half a sample before the shifted clip: that is its start, not an invalid window (a training
+    run redrawing negatives died on it after 857 steps)."""
+    from avjudge.data.pairs import _cut
+    from avjudge.media import from_arrays
+
+    rate = 16000
+    sound = np.random.default_rng(0).uniform(-1, 1, 5 * rate)
+    clip = from_arrays(np.zeros((125, 8, 8, 3), np.uint8), 25.0, sound, rate)
+    start = 1.00004  # 16,000.64 samples: the shift rounds up to 16,001
+    shifted = get_strategy("time_shift_medium").apply(clip, {"shift_s": start, "fill": "window"}, None)
+    assert shifted.start - start == pytest.approx(0.36 / rate)  # the shifted clip starts after the window would
+    cut = _cut(shifted, {"start_s": start, "duration_s": 3.0})
+    assert cut.audio.shape[1] == 3 * rate and cut.start == pytest.approx(shifted.start)
+    with pytest.raises(ValueError, match="is invalid"):  # more than a sample before the clip is still refused
+        clip.window(-2.0 / rate, 1.0)

@@ -72,8 +72,11 @@ class MediaClip:
             ValueError: the window reaches outside the clip's audio (by more than a sample of rounding).
         """
         audio_offset = offset if audio_offset is None else audio_offset
-        if offset < -1e-9 or audio_offset < -1e-9 or duration <= 0:
-            raise ValueError(f"window at {offset:.3f} s (audio {audio_offset:.3f} s) of {duration:.3f} s is invalid")
+        # a shift rounded to whole samples may start a window up to half a sample before the clip: that is its start
+        rounding = 1.0 / self.sample_rate if self.sample_rate else 1e-9
+        if offset < -rounding or audio_offset < -rounding or duration <= 0:
+            raise ValueError(f"window at {offset:.6f} s (audio {audio_offset:.6f} s) of {duration:.3f} s is invalid")
+        offset, audio_offset = max(offset, 0.0), max(audio_offset, 0.0)
         changes: dict = {"start": self.start + offset, "duration": duration, "content_hash": None}
         if self.frames is not None:
             t0 = self.start + offset - 1e-6
