@@ -375,6 +375,29 @@ def shift_auroc(core, batch: dict, lag: int) -> float | None:
     return auroc(np.array(own + moved), np.array([1] * len(own) + [0] * len(moved))) if own else None
 
 
+def lag_agreements(similarities: torch.Tensor, lags: int) -> torch.Tensor:
+    """A clip's mean picture-against-sound agreement at each lag from -``lags`` to ``lags`` groups (its sound that
+    many groups later than its picture at lag > 0): SyncNet's per-clip offset profile."""
+    return torch.stack([torch.diagonal(similarities, offset=lag).mean() for lag in range(-lags, lags + 1)])
+
+
+def lag_readouts(core, batch: dict, lag: int, lags: int) -> dict[str, float]:
+    """What each clip's own lag profile tells of a shift of ``lag`` groups, beside the unpaired `shift_auroc` (one
+    clip's agreement against other clips'): ``paired``, the share of (clip, direction) where a clip's in-sync
+    agreement beats its own shifted one; ``offset_found``, the share of clips whose profile over ±``lags`` groups
+    peaks at 0. A reader that compares a clip's moments with each other, as SyncNet's offset search does, needs no
+    other clip to tell a shift."""
+    with torch.no_grad():
+        profiles = [lag_agreements(s, lags) for s in moment_similarities(core, batch) if len(s) > lags]
+    paired = [float(p[lags] > p[lags + d]) for p in profiles for d in (lag, -lag)]
+    return {
+        "clips": len(profiles),
+        "unpaired_auroc": shift_auroc(core, batch, lag),
+        "paired": float(np.mean(paired)),
+        "offset_found": float(np.mean([int(p.argmax()) == lags for p in profiles])),
+    }
+
+
 def align_in_time(
     judge,
     media: list,

@@ -246,3 +246,18 @@ def test_moment_alignment_pairs_each_group_with_the_sound_of_its_span_and_its_lo
     history = align_in_time(judge, media[:4], media[4:], steps=40, every=20, seed=0, batch_size=4, lag=2)
     assert history[-1][1] < history[0][1]
     assert 0.0 <= shift_auroc(judge.adapter.model.model, judge.adapter.collate(media[4:]), lag=2) <= 1.0
+
+
+def test_a_clips_lag_profile_peaks_where_its_sound_meets_its_picture(tiny_judges, small_world):
+    """`lag_agreements`: the mean of each diagonal of a clip's picture-against-sound similarities, lag -L to L;
+    `lag_readouts` reads a clip against itself (paired, the profile's peak) beside the unpaired AUROC."""
+    from research.align import lag_agreements, lag_readouts
+
+    similarities = torch.eye(6) * 0.9 + 0.1 * torch.arange(36.0).reshape(6, 6) / 36
+    profile = lag_agreements(similarities, 2)
+    assert profile.shape == (5,) and int(profile.argmax()) == 2  # lag 0 in the middle: the diagonal
+    assert profile[3] == pytest.approx(float(torch.diagonal(similarities, 1).mean()))  # sound one group later
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], **AV_SETTINGS)
+    batch = judge.adapter.collate(world_media(judge, small_world))
+    read = lag_readouts(judge.adapter.model.model, batch, lag=2, lags=3)
+    assert read["clips"] > 0 and all(0.0 <= read[k] <= 1.0 for k in ("unpaired_auroc", "paired", "offset_found"))
