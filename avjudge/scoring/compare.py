@@ -74,7 +74,7 @@ def compare_pairs(
     engine: Engine | None = None,
 ):
     """Each pair's preference by ``judge``, written to ``out`` (JSONL) as it goes; the job's summary. ``engine``: what
-    runs the chunks (default: this process, decoding in processes of its own)."""
+    runs the chunks (default: this process, decoding ahead of the judge)."""
     if judge.task.name not in ("av", "vt", "at"):
         raise ConfigError(f"comparing clips needs a Yes / No judge (av, vt or at), not {judge.task.name}")
     task = judge.task.name

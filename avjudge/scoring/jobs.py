@@ -121,7 +121,7 @@ def run_metrics(
         device: ``auto``, ``cpu`` or ``cuda``: where the metrics that run a model on one run it
             (``speech_content``); the others run on the CPU.
         progress: show a progress bar.
-        engine: what runs the chunks (default: this process, decoding in processes of its own;
+        engine: what runs the chunks (default: this process, decoding ahead of the metrics;
             `avjudge.runtime.make_engine`).
 
     Returns:
