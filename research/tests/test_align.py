@@ -13,6 +13,7 @@ from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.judges.tiny import (
     ALIGNED_ENCODERS,
+    HEAD_DIM,
     build_tiny_omni_thinker,
     build_tokenizer,
     load_encoders,
@@ -216,7 +217,7 @@ def test_language_model_overrides_build_judges_of_their_own_and_typos_are_errors
     # more heads, each as wide as before: twice the query width, the rotary sections still fit
     model = Judge.load("av", dirs["qwen2_5_omni"]).adapter.model
     attention = model.model.language_model.layers[0].self_attn
-    assert attention.q_proj.out_features == 8 * 16 and attention.o_proj.out_features == 64
+    assert attention.q_proj.out_features == 8 * HEAD_DIM and attention.o_proj.out_features == 64
     default = json.loads((tiny_judges["qwen2_5_omni"] / "config.json").read_text())["text_config"]
     assert (default["num_hidden_layers"], default["num_key_value_heads"]) == (2, 2)
     state = model.state_dict()
