@@ -63,7 +63,7 @@ weights that script wrote (e.g. with --start and --pooling mean).
 --world KEY=VALUE changes the probe's world (a WorldConfig field: ambience_prob=1.0 gives every clip the ambience
 its place implies, one more audio-visual link), --lm KEY=VALUE the tiny language model (a Qwen2 text-config field:
 num_hidden_layers=4, num_key_value_heads=4, intermediate_size=512, attention_dropout=0.2,
-num_attention_heads=16 with num_key_value_heads=16: heads stay 16 wide).
+num_attention_heads=16 with num_key_value_heads=16: heads stay as wide as before, avjudge.judges.tiny.HEAD_DIM).
 
 --fresh-mismatches (random_mismatch only) trains on a fresh draw each batch instead of the dataset's ~290
 random-mismatch negatives: half the batch training clips with their own audio, half a training clip's prompt and
