@@ -290,6 +290,23 @@ def test_recipe_errors_are_clear(tmp_path, small_world):
         load_recipe(RECIPE, ["text_backend=openai"])
 
 
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ("sample_rate=0", "sample_rate must be positive"),
+        ("max_regenerations=-1", "max_regenerations 0 or more"),
+        ("similarity_range=[0.9, 0.5]", "0 <= low < high <= 1"),
+        ("judges.av.min_window_s=0", "min_window_s must be positive"),
+        ("judges.vt.max_rounds=0", "max_rounds and dimensions_per_sample at least 1"),
+        ("judges.av.strategies={filter: -1.0, pitch_shift: 1.0}", "strategies weights are 0 (left out) or positive"),
+        ("judges.vt.dimensions={appearance: -0.5}", "dimensions weights are 0 (left out) or positive"),
+    ],
+)
+def test_a_recipe_value_out_of_its_range_is_refused_naming_it(override, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        load_recipe(RECIPE, [override])
+
+
 def test_world_caption_edits_use_only_words_of_world_captions(built, small_world, tmp_path):
     out, _ = built
     words = lambda text: set(re.findall(r"[a-z]+", text.lower()))  # noqa: E731

@@ -74,6 +74,15 @@ class JudgeRecipe:
             raise ConfigError(f"pairs must be at least 2, got {self.pairs}")
         if not 0 < self.positive_fraction < 1:
             raise ConfigError(f"positive_fraction must be in (0, 1), got {self.positive_fraction}")
+        if self.min_window_s <= 0 or self.max_rounds < 1 or self.dimensions_per_sample < 1:
+            raise ConfigError(
+                "min_window_s must be positive and max_rounds and dimensions_per_sample at least 1, got "
+                f"{self.min_window_s}, {self.max_rounds}, {self.dimensions_per_sample}"
+            )
+        for name, weights in (("strategies", self.strategies), ("dimensions", self.dimensions)):
+            negative = {key: weight for key, weight in weights.items() if weight < 0}
+            if negative:  # a weight of 0 leaves a strategy out; a negative one is a mistake, not a subtler 0
+                raise ConfigError(f"{name} weights are 0 (left out) or positive, got {negative}")
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,14 @@ class Recipe:
             raise ConfigError(f"judges must be some of av, vt, at; got {sorted(self.judges)}")
         if abs(sum(self.splits.values()) - 1) > 1e-6 or min(self.splits.values()) < 0:
             raise ConfigError(f"split fractions must be non-negative and sum to 1, got {self.splits}")
+        if self.sample_rate <= 0 or self.max_regenerations < 0:
+            raise ConfigError(
+                f"sample_rate must be positive and max_regenerations 0 or more, got {self.sample_rate}, "
+                f"{self.max_regenerations}"
+            )
+        low, high = self.similarity_range
+        if not 0 <= low < high <= 1:
+            raise ConfigError(f"similarity_range is (low, high) with 0 <= low < high <= 1, got {self.similarity_range}")
         if self.text_backend not in BACKENDS:
             raise ConfigError(f"text_backend {self.text_backend!r} is unknown; choose one of {sorted(BACKENDS)}")
         if self.text_backend_options.get("closed_vocabulary") and self.text_backend != "rules":
