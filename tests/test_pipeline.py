@@ -101,8 +101,9 @@ def test_a_job_whose_model_holds_the_lock_runs_at_the_pace_of_its_slower_stage(s
     assert max(stages["decode_busy_s"], stages["score_busy_s"]) <= summary["seconds_this_run"]
     records = {r["id"]: r for r in read_jsonl(tmp_path / "s.jsonl")}
     for item, clip in zip(items, decoded):  # the stand-in's outputs are a judge's, from the clip it was handed
-        assert records[item["id"]]["score"] == pytest.approx(StandInScorer.values(clip)["score"])
-        assert set(StandInScorer.values(clip)) | {"error"} == set(ScoreResult.__dataclass_fields__)
+        expected = StandInScorer.result(clip).to_dict()  # every number of a ScoreResult, as a judge's record holds them
+        assert set(expected) == set(ScoreResult.__dataclass_fields__) and expected["error"] is None
+        assert {k: records[item["id"]][k] for k in expected} == pytest.approx(expected)
 
 
 def _ids(chunk: list[dict]) -> list[dict]:

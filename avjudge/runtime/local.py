@@ -86,8 +86,8 @@ def _decoded_in_processes(
     def hand_over(chunk: list[dict]) -> list[Future]:
         futures = []
         for item in chunk:
-            clock.begin("decode")
             future = submit_decoding(processes, decode, [item])
+            clock.begin("decode")  # ended by the callback, at once where the future is done already
             future.add_done_callback(lambda _: clock.end("decode"))
             futures.append(future)
         return futures

@@ -113,11 +113,7 @@ def compare_pairs(
     return run_job(
         pairs,
         out,
-        ClipJob(
-            PairDecoder(Decoder(scoring.needs, scoring.workers, scoring.processes, scoring.budget)),
-            score,
-            decode_apart=scoring.holds_interpreter,
-        ),
+        ClipJob(PairDecoder(scoring.decoder()), score, decode_apart=scoring.holds_interpreter),
         chunk_size=chunk_size,
         progress=progress,
         desc=f"compare {task}",

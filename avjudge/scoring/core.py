@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..config import ConfigError
 from ..errors import is_run_fault, reason
 from ..media import DecodeBudget, DecodeNeeds, MediaClip, MediaError, in_decoding_process, load_clip, merge_needs
+from ..media.processes import decoding_processes
 from ..runtime.progress import advance
 from .scorers import Outcome, Scorer
 
@@ -139,12 +140,17 @@ class Scoring:
     Args:
         scorers: the judges and metrics, each named by its ``name``.
         workers: threads that decode a batch's clips.
-        processes: processes those threads hand the decoding to (0: none; `avjudge.media.processes`).
+        processes: processes those threads hand the decoding to (0: none; None: as
+            `avjudge.media.processes.decoding_processes` says for these scorers).
         budget: what one clip may cost to decode (`avjudge.media.DecodeBudget`); past it, that clip fails alone.
     """
 
     def __init__(
-        self, scorers: Iterable[Scorer], workers: int = 2, processes: int = 0, budget: DecodeBudget = DecodeBudget()
+        self,
+        scorers: Iterable[Scorer],
+        workers: int = 2,
+        processes: int | None = 0,
+        budget: DecodeBudget = DecodeBudget(),
     ):
         self.scorers: dict[str, Scorer] = {}
         for scorer in scorers:
@@ -152,7 +158,7 @@ class Scoring:
                 raise ConfigError(f"two scorers are called {scorer.name!r}; give each its own name")
             self.scorers[scorer.name] = scorer
         self.workers = workers
-        self.processes = processes
+        self.processes = processes if processes is not None else decoding_processes(None, self.holds_interpreter)
         self.budget = budget
 
     def names(self) -> list[str]:
@@ -167,6 +173,10 @@ class Scoring:
     def needs(self) -> DecodeNeeds:
         """The plan that decodes a clip once for every scorer."""
         return self.plan(self.scorers)
+
+    def decoder(self) -> Decoder:
+        """The decoding stage of a job of these scorers: each item decoded once for all of them, within the budget."""
+        return Decoder(self.needs, self.workers, self.processes, self.budget)
 
     def plan(self, names: Iterable[str]) -> DecodeNeeds:
         """The plan that decodes a clip once for the scorers ``names``."""

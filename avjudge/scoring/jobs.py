@@ -15,7 +15,7 @@ from ..judges import Judge, ScoreResult
 from ..metrics import METRICS, load_metrics
 from ..runtime import ClipJob, Engine, checkpoint_identity, media_identity, run_job
 from ..stats import finite_number
-from .core import ClipRecord, Decoder, Scoring
+from .core import ClipRecord, Scoring
 from .scorers import JudgeScorer, MetricScorer
 
 
@@ -25,8 +25,7 @@ def scoring_job(scoring: Scoring, record: Callable[[dict, ClipRecord], dict]) ->
     def score_decoded(chunk: list[dict]) -> list[dict]:
         return [record(item, scored) for item, scored in zip(chunk, scoring.score_decoded(chunk))]
 
-    decoder = Decoder(scoring.needs, scoring.workers, scoring.processes, scoring.budget)
-    return ClipJob(decoder, score_decoded, decode_apart=scoring.holds_interpreter)
+    return ClipJob(scoring.decoder(), score_decoded, decode_apart=scoring.holds_interpreter)
 
 
 def judge_row(scored: ClipRecord, name: str) -> dict:

@@ -105,12 +105,14 @@ class JudgeScorer:
             if len(clips) == 1:
                 return [Outcome(error=reason(err))]
             return [outcome for k in range(len(clips)) for outcome in self._judged([clips[k]], [captions[k]])]
-        return [
-            Outcome(error=r.error)
-            if r.error
-            else Outcome(values={k: v for k, v in r.to_dict().items() if k != "error"})
-            for r in results
-        ]
+        return [judge_outcome(r) for r in results]
+
+
+def judge_outcome(result) -> Outcome:
+    """A judge's result (`avjudge.judges.ScoreResult`) as an outcome: its numbers, or its error."""
+    if result.error:
+        return Outcome(error=result.error)
+    return Outcome(values={k: v for k, v in result.to_dict().items() if k != "error"})
 
 
 class MetricScorer:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..judges.scorer import ScoreResult
 from ..media import DecodeNeeds, MediaClip
-from .scorers import Outcome
+from .scorers import Outcome, judge_outcome
 
 KERNEL_LAUNCH_SHARE = 0.96  # of a forward pass's wall time, its thread held Python's lock (H100 profile)
 
@@ -62,18 +62,17 @@ class StandInScorer:
             forward = self.seconds_per_clip * len(batch)
             hold_interpreter(forward * self.held)
             time.sleep(forward * (1 - self.held))  # the device at work: the lock is free
-            outcomes += [Outcome(values=self.values(clip)) for clip in batch]
+            outcomes += [judge_outcome(self.result(clip)) for clip in batch]
         return outcomes
 
     @staticmethod
-    def values(clip: MediaClip) -> dict:
-        """A `ScoreResult`'s numbers from the clip's arrays: log-odds from its frames' mean brightness and its
-        sound's loudness."""
+    def result(clip: MediaClip) -> ScoreResult:
+        """Its result for a clip, from the clip's arrays: log-odds from its frames' mean brightness and its sound's
+        loudness."""
         delta = 0.0
         if clip.frames is not None:
             delta += 4.0 * (float(clip.frames.mean()) / 255.0 - 0.5)
         if clip.audio is not None:
             delta += float(np.sqrt(np.mean(np.square(clip.audio, dtype=np.float64))))
         p_yes = 1.0 / (1.0 + math.exp(-delta))
-        result = ScoreResult(score=p_yes, delta=delta, mass=1.0, yes_prob=p_yes, no_prob=1.0 - p_yes)
-        return {key: value for key, value in result.to_dict().items() if key != "error"}
+        return ScoreResult(score=p_yes, delta=delta, mass=1.0, yes_prob=p_yes, no_prob=1.0 - p_yes)

@@ -21,7 +21,6 @@ from typing import Any
 
 from ..errors import AvjudgeError
 from ..media import DecodeBudget, MediaClip
-from ..media.processes import decoding_processes
 from ..scoring import JudgeScorer, MetricScorer, Scoring, captions_of
 from ..stats import finite_number
 
@@ -124,8 +123,7 @@ class ScoreService:
     def __post_init__(self):
         scorers = [JudgeScorer(j, task) for task, j in self.judges.items()]
         metrics = [MetricScorer(m) for m in self.metrics.values()]
-        processes = decoding_processes(self.decode_processes, any(j.holds_interpreter for j in self.judges.values()))
-        self.scoring = Scoring(scorers + metrics, self.decode_workers, processes, self.budget)
+        self.scoring = Scoring(scorers + metrics, self.decode_workers, self.decode_processes, self.budget)
 
     def names(self) -> list[str]:
         return [*self.judges, *self.metrics]
