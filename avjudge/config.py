@@ -126,7 +126,12 @@ def build_dataclass(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     if unknown:
         raise ConfigError(f"{where or cls.__name__}: unknown key(s) {unknown}; valid keys are {sorted(names)}")
     kwargs = {k: coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except ConfigError as err:  # its own checks (__post_init__), which cannot know the file: named here
+        if not where:
+            raise
+        raise ConfigError(f"{where}: {err}") from err
 
 
 def parse_overrides(items: list[str] | None) -> dict[str, Any]:

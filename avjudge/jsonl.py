@@ -59,6 +59,12 @@ def read_jsonl(path: str | Path, strict: bool = False) -> Iterator[dict]:
     Raises:
         ValueError: a line that is not valid JSON (or, ``strict``, not an object).
     """
+    return (record for _, record in numbered_jsonl(path, strict))
+
+
+def numbered_jsonl(path: str | Path, strict: bool = False) -> Iterator[tuple[int, dict]]:
+    """(line number, record) of each record of a JSONL file, read as `read_jsonl` reads it: for errors that name
+    ``file:line``."""
     p = Path(path)
     if not p.exists():
         return
@@ -75,7 +81,7 @@ def read_jsonl(path: str | Path, strict: bool = False) -> Iterator[dict]:
             raise ValueError(f"{p}:{i + 1}: not valid JSON ({err})") from err
         if strict and not isinstance(record, dict):
             raise ValueError(f"{p}:{i + 1}: a record must be a JSON object, not {type(record).__name__}")
-        yield record
+        yield i + 1, record
 
 
 class JsonlWriter:

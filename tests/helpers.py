@@ -413,3 +413,17 @@ def float32_group_tolerance(group) -> float:
     (each about eps · |r|), over the group's spread. From the arithmetic, not from one machine's result."""
     r = np.asarray(group, np.float64)
     return 8 * float(np.finfo(np.float32).eps) * float(np.abs(r).max()) / (float(r.std(ddof=1)) + 1e-8)
+
+
+def refused(argv, capsys) -> str:
+    """What ``argv`` said on the way to exit 2: one error line, no traceback."""
+    from avjudge.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own refusal of an option
+        code = exit_.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err

@@ -10,17 +10,7 @@ import pytest
 from avjudge.cli import main
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
-
-def refused(argv, capsys) -> str:
-    """What ``argv`` said on the way to exit 2: one error line, no traceback."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:  # argparse's own refusal of an option
-        code = exit_.code
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return err
+from .helpers import refused
 
 
 @pytest.mark.parametrize(

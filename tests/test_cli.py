@@ -325,4 +325,4 @@ def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world
         )
         == 2
     )
-    assert "unknown option" in capsys.readouterr().err
+    assert "filter.kind must be one of ['lowpass', 'highpass'], not 'bandstop'" in capsys.readouterr().err

@@ -300,11 +300,27 @@ def test_recipe_errors_are_clear(tmp_path, small_world):
         ("judges.vt.max_rounds=0", "max_rounds and dimensions_per_sample at least 1"),
         ("judges.av.strategies={filter: -1.0, pitch_shift: 1.0}", "strategies weights are 0 (left out) or positive"),
         ("judges.vt.dimensions={appearance: -0.5}", "dimensions weights are 0 (left out) or positive"),
+        # a strategy's parameters: out of their bounds, unknown, or of a strategy never drawn (silently unused before)
+        ("judges.av.strategy_params={filter: {order: 0}}", "judges.av.strategy_params: filter.order must be a whole"),
+        ("judges.av.strategy_params={pitch_shift: {semitones: [1, 100]}}", "pitch_shift.semitones (a magnitude"),
+        ("judges.av.strategy_params={time_shift_mikro: {shift_s: 0.1}}", "unknown strategy 'time_shift_mikro'"),
+        ("judges.av.strategy_params={speed_change: {factor: [0.5, 2]}}", "speed_change never drawn"),
+        ("judges.av.strategy_params={filter: lowpass}", "filter's parameters are a mapping"),
+        (
+            "judges.av.strategies={random_mismatch: 0, time_shift_medium: 0, time_shift_micro: 0, pitch_shift: 0, "
+            "filter: 0}",
+            "strategies weights leave every one out",
+        ),
+        ("judges.av.strategies={reverb: 1.0}", "unknown strategy 'reverb'"),
+        ("judges.av.dimensions={appearance: 1}", "the av judge's take strategies"),
+        ("judges.vt.strategies={filter: 1}", "judges.vt.strategies are the av judge's"),
+        ("judges.at.dimensions={loudness: 1}", "unknown at dimension(s) ['loudness']"),
     ],
 )
 def test_a_recipe_value_out_of_its_range_is_refused_naming_it(override, words):
-    with pytest.raises(ConfigError, match=re.escape(words)):
+    with pytest.raises(ConfigError, match=re.escape(words)) as refused:
         load_recipe(RECIPE, [override])
+    assert str(refused.value).startswith(str(RECIPE))  # the file named, however deep the value
 
 
 def test_world_caption_edits_use_only_words_of_world_captions(built, small_world, tmp_path):
@@ -360,7 +376,20 @@ def _caption_pairs(rng, n: int, tell: str | None) -> list[dict]:
     for i in range(n):
         kind = ["positive", "positive", "counting", "appearance"][i % 4]
         text = caption(tell) if kind == "appearance" else caption()
-        records.append({"id": f"p{i}", "label": int(kind == "positive"), "negative_type": kind, "text": text})
+        strategy = "positive" if kind == "positive" else "text_edit"
+        records.append(
+            {
+                "id": f"p{i}",
+                "source_id": f"s{i // 4}",
+                "dimension": "vt",
+                "label": int(kind == "positive"),
+                "strategy": strategy,
+                "negative_type": kind,
+                "params": {},
+                "media": {"video": f"s{i // 4}.mp4"},
+                "text": text,
+            }  # fmt: skip
+        )
     return records
 
 

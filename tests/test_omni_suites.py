@@ -265,6 +265,11 @@ def test_an_ablation_sets_configurations_side_by_side(tmp_path, capsys):
     assert main([*argv[:-4], "--by", "durration", "--out", str(tmp_path / "c")]) == 2
     assert "no question carries a 'durration' group" in capsys.readouterr().err
     assert not (tmp_path / "c" / "ablation.json").exists()
+    # the category every question carries is a group too (it said no question carried one)
+    assert main([*argv[:-4], "--by", "category", "--out", str(tmp_path / "d")]) == 0
+    by_category = json.loads((tmp_path / "d" / "ablation.json").read_text())["runs"]["v"]
+    categories = {json.loads(line)["category"] for line in (tmp_path / "ws.jsonl").read_text().splitlines()}
+    assert categories - {"all"} and set(by_category) == {"all", *categories}
 
 
 # ---- the Yes / No bridge --------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from avjudge.perturb.sources import VOICES
 from avjudge.world import MANIFEST, WorldConfig, make_world, sample_scene, vocab
 from avjudge.world.verify import COLOUR_TOLERANCE, colour_mask, verify_clip
 
-from .helpers import requires_espeak
+from .helpers import refused, requires_espeak
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +145,46 @@ def test_config_validation():
         WorldConfig(width=255)
     with pytest.raises(ConfigError, match="duration"):
         WorldConfig(duration=8, max_duration=4)
+
+
+@pytest.mark.parametrize(
+    "fields, words",
+    [  # each a traceback (a division by zero, scipy's filter design, numpy's seed) or a silent world before
+        ({"fps": 0.0}, "fps must be within 1..120"),
+        ({"fps": 100000.0}, "fps must be within 1..120"),
+        ({"sample_rate": 100}, "sample_rate within 8000..192000 Hz"),
+        ({"seed": -1}, "seed 0 or more"),
+        ({"sounding_prob": 2.0}, "{'sounding_prob': 2.0}"),
+        ({"speech_prob": -1.0}, "{'speech_prob': -1.0}"),
+        ({"duration": 60.0, "width": 1920, "height": 1080, "fps": 60.0}, "20.9 GiB of frames while it is rendered"),
+    ],
+)
+def test_a_world_config_out_of_range_is_refused_naming_it(fields, words):
+    with pytest.raises(ConfigError) as refused:
+        WorldConfig(**fields)
+    assert words in str(refused.value)
+
+
+def test_world_make_flags_override_a_config_file_only_where_given(tmp_path, capsys):
+    """A flag's default used to override the file: `--config` with n: 2 made the flag's 20 clips."""
+    from avjudge.cli import main
+
+    config = tmp_path / "world.yaml"
+    config.write_text("n: 2\nduration: 1.0\nwidth: 32\nheight: 32\nfps: 5\nsounding_prob: 0.0\n")
+    assert main(["world", "make", "--out", str(tmp_path / "a"), "--config", str(config), "--no-progress"]) == 0
+    records = list(read_jsonl(tmp_path / "a" / MANIFEST))
+    assert len(records) == 2 and {r["duration"] for r in records} == {1.0}
+    assert (
+        main(["world", "make", "--out", str(tmp_path / "b"), "--config", str(config), "--n", "1", "--no-progress"]) == 0
+    )
+    assert len(list(read_jsonl(tmp_path / "b" / MANIFEST))) == 1
+    for argv, words in (
+        (["--duration", "abc"], "a length in seconds such as 8"),
+        (["--fps", "0"], "a finite number above 0"),
+        (["--workers", "0"], "a whole number above 0"),
+        (["--set", "ambience_prob=1.5"], "{'ambience_prob': 1.5}"),
+    ):
+        assert words in refused(["world", "make", "--out", str(tmp_path / "c"), "--config", str(config), *argv], capsys)
 
 
 def test_resume_after_kill_keeps_finished_clips_and_adds_no_duplicates(tmp_path):

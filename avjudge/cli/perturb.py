@@ -72,12 +72,23 @@ def _perturb_apply(args: argparse.Namespace) -> int:
         required_input(args),
         args.out,
         parse_overrides(args.overrides),
-        json.loads(args.params) if args.params else None,
+        _exact_params(args.params),
         SourcePool(load_manifest(args.pool)) if args.pool else None,
         args.seed,
     )
     print(json.dumps({"strategy": args.strategy, "params": params, "output": str(args.out)}))
     return 0
+
+
+def _exact_params(text: str | None) -> dict | None:
+    from ..config import ConfigError
+
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"--params is not JSON ({err}): give an object such as '{{\"shift_s\": -0.5}}'") from err
 
 
 register(

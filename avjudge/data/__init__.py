@@ -1,6 +1,6 @@
 """Pair datasets: manifests, recipes, splits, the builder, loading pairs, exports."""
 
-from .build import build_dataset, built_recipe, built_sources, built_stats, dataset_hash, split_sources
+from .build import build_dataset, built_recipe, built_sources, built_stats, dataset_hash, pairs_now, split_sources
 from .manifest import MEDIA_EXTENSIONS, ManifestError, input_items, load_manifest
 from .pairs import DecodedSources, PairDataset, load_pairs, pair_clip
 from .recipe import JudgeRecipe, Recipe, load_recipe
@@ -24,5 +24,6 @@ __all__ = [
     "load_pairs",
     "load_recipe",
     "pair_clip",
+    "pairs_now",
     "split_sources",
 ]

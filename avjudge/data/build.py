@@ -464,8 +464,26 @@ def _kept(dataset: str | Path, name: str) -> Path:
 
 
 def built_stats(dataset: str | Path) -> dict:
-    """The stats.json a build wrote into ``dataset`` (its pairs, hash and manifest)."""
-    return json.loads(_kept(dataset, "stats.json").read_text())
+    """The stats.json a build wrote into ``dataset`` (its pairs, hash and manifest).
+
+    Raises:
+        ConfigError: no such file, or one that is not a build's stats (naming it).
+    """
+    path = _kept(dataset, "stats.json")
+    try:
+        stats = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{path}: not valid JSON ({err}); build the dataset again") from err
+    if not isinstance(stats, dict) or not all(isinstance(stats.get(key), str) for key in ("dataset_hash", "manifest")):
+        raise ConfigError(f"{path}: a build's stats name its dataset_hash and manifest; build the dataset again")
+    return stats
+
+
+def pairs_now(dataset: str | Path) -> tuple[str, bool]:
+    """(the hash of ``dataset``'s pairs as they are now, whether they changed since its build wrote stats.json): what
+    a judge trained on them records."""
+    now = dataset_hash(Path(dataset))
+    return now, now != built_stats(dataset)["dataset_hash"]
 
 
 def built_recipe(dataset: str | Path) -> Recipe:

@@ -3,31 +3,112 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
 
 from ..config import ConfigError
-from ..jsonl import read_jsonl
+from ..jsonl import numbered_jsonl
 from ..media import MediaClip, decode
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
-from ..perturb.base import Strategy
+from ..perturb.base import Bounds, Strategy
 from .windows import placed_negative
 
 NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
 
 
-def load_pairs(dataset: str | Path, task: str, split: str, limit: int | None = None) -> list[dict]:
-    """The pair records of ``task`` in ``split`` of a folder made by `avjudge data build`; ``limit``: at most
-    that many, a fixed random subset in stored order."""
+POSITIVE, TEXT_EDIT = "positive", "text_edit"  # the strategies of a positive and of a caption edit (vt, at)
+_WINDOW = {"start_s": Bounds(0.0), "duration_s": Bounds(0.0, above=True)}
+
+
+def load_pairs(
+    dataset: str | Path, task: str, split: str, limit: int | None = None, sources: Collection[str] | None = None
+) -> list[dict]:
+    """The pair records of ``task`` in ``split`` of a folder made by `avjudge data build`, each checked
+    (`check_pair`; ``sources``: the ids its records may name, where known); ``limit``: at most that many, a fixed
+    random subset in stored order.
+
+    Raises:
+        ConfigError: no such file, or a record that is not a pair of this task, naming ``file:line`` and the field.
+    """
     path = Path(dataset) / "pairs" / task / f"{split}.jsonl"
     if not path.exists():
         raise ConfigError(f"{path}: no {task} pairs for split {split!r}; build them with `avjudge data build`")
-    records = list(read_jsonl(path))
+    try:
+        records = [check_pair(record, task, f"{path}:{line}", sources) for line, record in numbered_jsonl(path, True)]
+    except ConfigError:  # a record's, named
+        raise
+    except ValueError as err:  # a line that is not JSON, or not an object
+        raise ConfigError(f"{err}; correct the line or rebuild with `avjudge data build`") from err
     if limit is not None and len(records) > limit:
         rng = np.random.default_rng(0)
         records = [records[i] for i in sorted(rng.choice(len(records), limit, replace=False))]
     return records
+
+
+def check_pair(record: dict, task: str, where: str, sources: Collection[str] | None = None) -> dict:
+    """``record``, checked as a pair of ``task``'s judge: what training, calibration and the audits read of it, so a
+    hand-edited line is refused where it is read, not mid-run. ``sources``: the source ids it may name.
+
+    Raises:
+        ConfigError: naming ``where`` (``file:line``) and the field.
+    """
+
+    def refuse(name: str, problem: str):
+        raise ConfigError(f"{where}: {name}: {problem}; correct the line or rebuild with `avjudge data build`")
+
+    for name in ("id", "source_id", "strategy"):
+        if not isinstance(record.get(name), str) or not record[name]:
+            refuse(name, f"a pair names its {name} as a string, not {record.get(name)!r}")
+    if record.get("dimension") != task:
+        refuse("dimension", f"{record.get('dimension')!r} in the {task} pairs")
+    label, strategy = record.get("label"), record["strategy"]
+    if not isinstance(label, int) or label not in (0, 1):
+        refuse("label", f"1 (a match) or 0 (a negative), not {label!r}")
+    known = (POSITIVE, TEXT_EDIT, *STRATEGIES)
+    if strategy not in known:
+        refuse("strategy", f"{strategy!r} is none of {list(known)}")
+    # a positive is the source itself, or it with an in-sync nuisance; a negative is made by a strategy or an edit
+    positive = strategy == POSITIVE or (strategy in STRATEGIES and STRATEGIES.lookup(strategy).family == "nuisance")
+    if bool(label) != positive:
+        refuse("label", f"{label} for a pair made by {strategy!r}")
+    params = record.get("params")
+    if strategy in STRATEGIES:
+        try:
+            STRATEGIES.lookup(strategy).check_params(params)
+        except PerturbError as err:
+            refuse("params", str(err))
+    elif not isinstance(params, dict):
+        refuse("params", f"a mapping, not {params!r}")
+    media = record.get("media")
+    if not isinstance(media, dict) or not isinstance(media.get("video"), str):
+        refuse("media", f"a mapping with the source's video path, not {media!r}")
+    if not isinstance(media.get("audio", ""), str):
+        refuse("media.audio", f"a path, not {media['audio']!r}")
+    for name in ("text", "utterance"):
+        if not isinstance(record.get(name) or "", str):
+            refuse(name, f"a string or null, not {record[name]!r}")
+    if "tie" in record and not isinstance(record["tie"], bool):
+        refuse("tie", f"true or false, not {record['tie']!r}")
+    window = record.get("window")
+    if window is not None:
+        if not isinstance(window, dict) or set(window) != set(_WINDOW):
+            refuse("window", f"{{start_s, duration_s}} in seconds, not {window!r}")
+        for name, bounds in _WINDOW.items():
+            try:
+                bounds.check(name, window[name])
+            except PerturbError as err:
+                refuse("window", str(err))
+    if sources is not None:
+        named = [record["source_id"], *([params["source"]] if "source" in params else []), *params.get("sources", [])]
+        unknown = [source for source in named if source not in sources]
+        if unknown:
+            refuse(
+                "source_id" if unknown[0] == record["source_id"] else "params",
+                f"no source {unknown[0]!r} in the dataset",
+            )
+    return record
 
 
 def _decode_source(

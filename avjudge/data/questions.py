@@ -10,7 +10,7 @@ own (labels, measured values), kept as they are.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,11 @@ class ChoiceQuestion:
     @property
     def text(self) -> str:
         return self.prompt or render_choice_question(self.question, list(self.options))
+
+    def category_grouped(self) -> ChoiceQuestion:
+        """This question with its ``category`` among its groups where they name none: what a breakdown by
+        ``category`` reads (the field every question may carry)."""
+        return self if "category" in self.groups else replace(self, groups={**self.groups, "category": self.category})
 
     def to_dict(self) -> dict:
         record = {k: v for k, v in asdict(self).items() if k != "extra"}

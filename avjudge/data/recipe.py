@@ -8,8 +8,9 @@ from typing import Literal
 
 from ..config import ConfigError, load_config, parse_overrides
 from ..llm import BACKENDS
-from ..perturb import get_strategy
+from ..perturb import PerturbError, get_strategy
 from ..perturb.base import Strategy
+from ..perturb.taxonomy import taxonomy
 from ..resources import resolve
 
 # AVBench §7.2: about a quarter to temporal and a quarter to semantic negatives, the rest even.
@@ -83,6 +84,40 @@ class JudgeRecipe:
             negative = {key: weight for key, weight in weights.items() if weight < 0}
             if negative:  # a weight of 0 leaves a strategy out; a negative one is a mistake, not a subtler 0
                 raise ConfigError(f"{name} weights are 0 (left out) or positive, got {negative}")
+            if weights and not any(weight > 0 for weight in weights.values()):
+                raise ConfigError(f"{name} weights leave every one out (all 0): give one a positive weight")
+
+    def check(self, judge: str, weighted: dict[str, float]) -> None:
+        """What only the judge's kind tells: an AV judge's strategies (``weighted``: those it draws) and their
+        parameters, a text judge's dimensions.
+
+        Raises:
+            ConfigError: naming the field: a setting of the other kind of judge, an unknown strategy or dimension, a
+                parameter out of its bounds, or parameters of a strategy the judge never draws.
+        """
+        if judge != "av":
+            if self.strategies or self.strategy_params:
+                raise ConfigError(f"strategies are the av judge's; the {judge} judge's negatives take dimensions")
+            try:
+                taxonomy(judge, weights=self.dimensions or None)
+            except ValueError as err:
+                raise ConfigError(f"dimensions: {err}") from err
+            return
+        if self.dimensions:
+            raise ConfigError("dimensions are the vt and at judges' caption edits; the av judge's take strategies")
+        for name in sorted(set(self.strategies) | set(self.strategy_params)):
+            try:
+                get_strategy(name, self.strategy_params.get(name))
+            except PerturbError as err:
+                raise ConfigError(
+                    f"{'strategy_params' if name in self.strategy_params else 'strategies'}: {err}"
+                ) from err
+        unused = sorted(set(self.strategy_params) - set(weighted))
+        if unused:
+            raise ConfigError(
+                f"strategy_params: {', '.join(unused)} never drawn (no weight in strategies): weigh it or remove its "
+                "parameters"
+            )
 
 
 @dataclass(frozen=True)
@@ -119,6 +154,11 @@ class Recipe:
         unknown = set(self.judges) - {"av", "vt", "at"}
         if unknown or not self.judges:
             raise ConfigError(f"judges must be some of av, vt, at; got {sorted(self.judges)}")
+        for judge, recipe in self.judges.items():
+            try:
+                recipe.check(judge, self.strategy_weights(judge))
+            except ConfigError as err:
+                raise ConfigError(f"judges.{judge}.{err}") from err
         if abs(sum(self.splits.values()) - 1) > 1e-6 or min(self.splits.values()) < 0:
             raise ConfigError(f"split fractions must be non-negative and sum to 1, got {self.splits}")
         if self.sample_rate <= 0 or self.max_regenerations < 0:

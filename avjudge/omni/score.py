@@ -184,7 +184,7 @@ def ablation(
     if len(runs) < 2:
         raise SuiteError("an ablation compares two or more runs (answers files), the first being the base")
     _check_parser(suite, parser)
-    by_id = {q.id: q for q in questions} if questions is not None else None
+    by_id = {q.id: q.category_grouped() for q in questions} if questions is not None else None
     scored: dict[str, dict[str, Scored]] = {}
     for name, answers in runs.items():
         models = _per_model(answers)

@@ -12,8 +12,15 @@ import numpy as np
 from scipy.signal import butter, resample_poly, sosfiltfilt
 
 from ..media import MediaClip
-from .base import Choice, Context, PerturbError, Range, Strategy, audio_of, register
+from .base import Bounds, Choice, Context, PerturbError, Range, Strategy, audio_of, register
 from .signal import fit_length, mix_at_snr, pink_noise
+
+_SNR = Bounds(-100.0, 100.0)  # dB: beyond it one signal is a 1e-5 trace of the other
+_SEED = Bounds(0, 2**63 - 1, integer=True)  # what numpy's generators take
+_SHIFT = Bounds(0.0)  # a magnitude, seconds; the clip's own length bounds it when applied
+_FACTOR = Bounds(0.1, 10.0)  # a speed: the resampling ratio's terms stay small
+_CUTOFF = Bounds(0.0, above=True)  # Hz; the clip's Nyquist frequency bounds it when applied
+_ORDER = Bounds(1, 16, integer=True)  # a Butterworth order: 0 would pass the sound unchanged
 
 
 def _with_audio(clip: MediaClip, audio: np.ndarray) -> MediaClip:
@@ -41,6 +48,7 @@ class _TimeShift(Strategy):
     family = "temporal"
     # ITU-R BT.1359-1: sound ahead of the picture is detectable from about 45 ms (sound behind it from 125 ms)
     noticeable = {"shift_s": 0.045}
+    optional = ("fill",)  # records from before `window` existed were padded
 
     def apply(self, clip, params, ctx):
         audio = audio_of(clip)
@@ -90,14 +98,14 @@ _FILL = Choice(("window",), allowed=("silence", "wrap"))
 class TimeShiftMicro(_TimeShift):
     name = "time_shift_micro"
     description = "audio moved a fraction of a second against the picture (high-precision temporal negative)"
-    defaults = {"shift_s": Range(0.2, 1.0, signed=True, unit="s"), "fill": _FILL}
+    defaults = {"shift_s": Range(0.2, 1.0, signed=True, unit="s", bounds=_SHIFT), "fill": _FILL}
 
 
 @register
 class TimeShiftMedium(_TimeShift):
     name = "time_shift_medium"
     description = "audio moved seconds against the picture (temporal negative)"
-    defaults = {"shift_s": Range(1.0, 3.0, signed=True, unit="s"), "fill": _FILL}
+    defaults = {"shift_s": Range(1.0, 3.0, signed=True, unit="s", bounds=_SHIFT), "fill": _FILL}
 
 
 @register
@@ -105,7 +113,11 @@ class SpeedChange(Strategy):
     name = "speed_change"
     family = "acoustic"
     description = "audio played faster or slower (pitch follows); the clip cut to the faster sound, never padded"
-    defaults = {"factor": Range(0.8, 1.2, unit="x"), "min_deviation": Range(0.05, 0.05)}
+    defaults = {
+        "factor": Range(0.8, 1.2, unit="x", bounds=_FACTOR),
+        "min_deviation": Range(0.05, 0.05, bounds=Bounds(0.0, 0.9)),
+    }
+    stored = {"factor": _FACTOR}
     tells = ("audio",)
 
     def sample(self, rng, clip, ctx):
@@ -136,7 +148,8 @@ class PitchShift(Strategy):
     name = "pitch_shift"
     family = "acoustic"
     description = "pitch moved by a few semitones, duration and timing kept (speaker / physical negative)"
-    defaults = {"semitones": Range(2.0, 3.0, signed=True, unit="semitones")}
+    # Rubber Band's limit through pedalboard: ±72 semitones
+    defaults = {"semitones": Range(2.0, 3.0, signed=True, unit="semitones", bounds=Bounds(0.0, 72.0))}
     noticeable = {"semitones": 0.15}  # a pitch JND of 10-20 cents near 1 kHz (SonicBench's Appendix A)
     tells = ("audio",)
 
@@ -162,10 +175,11 @@ class Filter(Strategy):
     description = "high- or low-pass filtering, zero phase (acoustic structural negative)"
     defaults = {
         "kind": Choice(("lowpass", "highpass")),
-        "lowpass_hz": Range(300.0, 1000.0, unit="Hz"),
-        "highpass_hz": Range(2000.0, 4000.0, unit="Hz"),
-        "order": Range(6, 6),
+        "lowpass_hz": Range(300.0, 1000.0, unit="Hz", bounds=_CUTOFF),
+        "highpass_hz": Range(2000.0, 4000.0, unit="Hz", bounds=_CUTOFF),
+        "order": Range(6, 6, bounds=_ORDER),
     }
+    stored = {"kind": Choice(("lowpass", "highpass")), "cutoff_hz": _CUTOFF, "order": _ORDER}
     tells = ("audio",)
 
     def sample(self, rng, clip, ctx):
@@ -199,10 +213,20 @@ class NoiseAddition(Strategy):
     description = "noise mixed in at a set SNR: white, pink, babble of other clips, or another clip's ambience"
     defaults = {
         "kind": Choice(("white", "pink", "babble", "ambience")),
-        "snr_db": Range(0.0, 15.0, unit="dB"),
-        "babble_voices": Range(3, 5),
+        "snr_db": Range(0.0, 15.0, unit="dB", bounds=_SNR),
+        "babble_voices": Range(3, 5, bounds=Bounds(1, 32, integer=True)),
     }
+    stored = {"kind": Choice(("white", "pink", "babble", "ambience")), "snr_db": _SNR, "seed": _SEED, "sources": list}
+    optional = ("sources",)  # white and pink noise borrow no clip
     tells = ("audio",)
+
+    @classmethod
+    def check_params(cls, params):
+        params = super().check_params(params)
+        sources = params.get("sources", [])
+        if (params["kind"] in ("babble", "ambience") and not sources) or not all(isinstance(s, str) for s in sources):
+            raise PerturbError(f"{cls.name}.sources: {params['kind']} noise names the ids of the clips it mixes in")
+        return params
 
     def sample(self, rng, clip, ctx):
         kind = self.ranges["kind"].sample(rng)
@@ -236,6 +260,7 @@ class RandomMismatch(Strategy):
     family = "semantic"
     description = "the audio of a random other clip (basic semantic negative)"
     needs_pool = True
+    stored = {"source": str}
 
     def sample(self, rng, clip, ctx):
         return {"source": _need_pool(ctx, self.name).random_other(rng, _record_id(ctx))}
@@ -256,7 +281,7 @@ class RandomMismatch(Strategy):
 class SemanticMismatch(RandomMismatch):
     name = "semantic_mismatch"
     description = "the audio of a clip whose audio caption is among the most similar (high-level semantic negative)"
-    defaults = {"top_k": Range(3, 3)}
+    defaults = {"top_k": Range(3, 3, bounds=Bounds(1, integer=True))}
 
     def sample(self, rng, clip, ctx):
         pool = _need_pool(ctx, self.name)
@@ -272,9 +297,10 @@ class SpeakerCount(Strategy):
     description = "an extra voice speaking over the clip (speaker-count conflict); needs espeak-ng"
     defaults = {
         "voice": Choice(("male", "female")),
-        "snr_db": Range(0.0, 6.0, unit="dB"),
-        "offset_s": Range(0.0, 1.5, unit="s"),
+        "snr_db": Range(0.0, 6.0, unit="dB", bounds=_SNR),
+        "offset_s": Range(0.0, 1.5, unit="s", bounds=Bounds(0.0)),
     }
+    stored = {"text": str, "voice": Choice(("male", "female")), "snr_db": _SNR, "offset_s": Bounds(0.0)}
     tells = ("audio",)  # a second voice over the first is heard without the picture
 
     def sample(self, rng, clip, ctx):
@@ -307,7 +333,8 @@ class AmbienceSwap(Strategy):
     name = "ambience_swap"
     family = "scene"
     description = "ambience of the other kind of place mixed in (indoor picture, outdoor rain; and the reverse)"
-    defaults = {"snr_db": Range(0.0, 10.0, unit="dB")}
+    defaults = {"snr_db": Range(0.0, 10.0, unit="dB", bounds=_SNR)}
+    stored = {"ambience": Choice(("rain", "wind", "hum", "babble")), "snr_db": _SNR, "seed": _SEED}
     tells = ("audio",)  # a second ambience mixed over the clip's own
 
     def sample(self, rng, clip, ctx):

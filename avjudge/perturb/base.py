@@ -8,6 +8,7 @@ materialising files, gives bit-identical samples.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -36,14 +37,57 @@ def frames_of(clip: MediaClip) -> np.ndarray:
     return clip.frames
 
 
+def _number(name: str, value) -> float:
+    """``value`` as a finite float, or the `PerturbError` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PerturbError(f"{name} must be a finite number, not {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What a numeric parameter may be at all, whatever range a recipe draws it from: ``low`` and ``high`` inclusive
+    (``low`` excluded where ``above``), a whole number where ``integer``. Out of them a strategy's output would be
+    silently wrong (an order-0 filter passes the sound unchanged) or fail deep in a library."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    integer: bool = False
+    above: bool = False
+
+    def check(self, name: str, value) -> float:
+        """``value``, checked: a finite number within the bounds.
+
+        Raises:
+            PerturbError: naming ``name``, the value and the bounds.
+        """
+        number = _number(name, value)
+        too_low = number <= self.low if self.above else number < self.low
+        if too_low or number > self.high or (self.integer and not number.is_integer()):
+            raise PerturbError(f"{name} must be {self.describe()}, not {value!r}")
+        return number
+
+    def symmetric(self) -> Bounds:
+        """The bounds of a signed value whose magnitude has these."""
+        return Bounds(-self.high, self.high, self.integer)
+
+    def describe(self) -> str:
+        kind = "a whole number" if self.integer else "a number"
+        ends = [f"{'above' if self.above else 'at least'} {self.low:g}" if math.isfinite(self.low) else ""]
+        ends.append(f"at most {self.high:g}" if math.isfinite(self.high) else "")
+        return " ".join([kind, " and ".join(e for e in ends if e)]).strip()
+
+
 @dataclass(frozen=True)
 class Range:
-    """A numeric range; ``signed`` draws a random sign for a magnitude in [low, high]."""
+    """A numeric range; ``signed`` draws a random sign for a magnitude in [low, high]; ``bounds``: what the value (a
+    signed one's magnitude) may be at all, which a recipe's range must keep to."""
 
     low: float
     high: float
     signed: bool = False
     unit: str = ""
+    bounds: Bounds = Bounds()
 
     def sample(self, rng: np.random.Generator) -> float:
         value = float(rng.uniform(self.low, self.high))
@@ -52,6 +96,10 @@ class Range:
     def describe(self) -> str:
         sign = "±" if self.signed else ""
         return f"{sign}{self.low:g}..{self.high:g}{(' ' + self.unit) if self.unit else ''}"
+
+    def values(self) -> Bounds:
+        """The bounds of a drawn value (a signed range draws both signs)."""
+        return self.bounds.symmetric() if self.signed else self.bounds
 
 
 @dataclass(frozen=True)
@@ -70,22 +118,35 @@ class Choice:
         extra = [o for o in self.allowed if o not in self.options]
         return "|".join(self.options) + (f" (or {'|'.join(extra)})" if extra else "")
 
+    def known(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.options + self.allowed))
 
-def parse_override(spec, value):
-    """A recipe's override for one parameter: [low, high] for a Range, a list for a Choice."""
+    def check(self, name: str, value) -> str:
+        """``value``, one of the known options, or the `PerturbError` naming ``name`` and them."""
+        if not isinstance(value, str) or value not in self.known():
+            raise PerturbError(f"{name} must be one of {list(self.known())}, not {value!r}")
+        return value
+
+
+def parse_override(name: str, spec: Range | Choice, value) -> Range | Choice:
+    """A recipe's override for parameter ``name``: [low, high] or one number for a Range (a signed one's magnitudes),
+    an option or a list of them for a Choice.
+
+    Raises:
+        PerturbError: naming the parameter: not of that shape, low above high, or outside the parameter's bounds.
+    """
     if isinstance(spec, Range):
-        if isinstance(value, (int, float)):
-            return Range(float(value), float(value), spec.signed, spec.unit)
-        low, high = value
+        ends = [value] if isinstance(value, (int, float)) else value
+        if not isinstance(ends, (list, tuple)) or len(ends) not in (1, 2):
+            raise PerturbError(f"{name} takes a number or [low, high], not {value!r}")
+        label = f"{name} (a magnitude: its sign is drawn)" if spec.signed else name
+        checked = [spec.bounds.check(label, end) for end in ends]
+        low, high = checked[0], checked[-1]
         if low > high:
-            raise PerturbError(f"range {value} has low > high")
-        return Range(float(low), float(high), spec.signed, spec.unit)
-    options = (value,) if isinstance(value, str) else tuple(value)
-    known = tuple(dict.fromkeys(spec.options + spec.allowed))
-    unknown = set(options) - set(known)
-    if unknown:
-        raise PerturbError(f"unknown option(s) {sorted(unknown)}; known: {list(known)}")
-    return Choice(options, spec.allowed)
+            raise PerturbError(f"{name}: range {value} has low > high")
+        return Range(low, high, spec.signed, spec.unit, spec.bounds)
+    options = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    return Choice(tuple(spec.check(name, option) for option in options), spec.allowed)
 
 
 @dataclass
@@ -115,7 +176,7 @@ class Strategy:
             ``strategy_params`` end up here.
 
     Raises:
-        PerturbError: a parameter the strategy does not have.
+        PerturbError: a parameter the strategy does not have, or a range outside its bounds.
     """
 
     name: ClassVar[str]
@@ -126,13 +187,53 @@ class Strategy:
     needs_pool: ClassVar[bool] = False
     # parameter -> the smallest size of it a person notices: a negative below it is a tie with its source (`unnoticed`)
     noticeable: ClassVar[dict[str, float]] = {}
+    # what `sample` stores in a pair record, parameter -> its bounds, its choice or its type; None: one value of
+    # each default range or choice
+    stored: ClassVar[dict[str, Bounds | Choice | type] | None] = None
+    optional: ClassVar[tuple[str, ...]] = ()  # stored parameters a record may lack (records from before they were)
 
     def __init__(self, overrides: dict | None = None):
         self.ranges = dict(self.defaults)
+        if not isinstance(overrides or {}, dict):
+            raise PerturbError(f"{self.name}'s parameters are a mapping of name to range, not {overrides!r}")
         for key, value in (overrides or {}).items():
             if key not in self.defaults:
                 raise PerturbError(f"{self.name} has no parameter {key!r}; it has {sorted(self.defaults)}")
-            self.ranges[key] = parse_override(self.defaults[key], value)
+            self.ranges[key] = parse_override(f"{self.name}.{key}", self.defaults[key], value)
+
+    @classmethod
+    def stored_params(cls) -> dict[str, Bounds | Choice | type]:
+        """What a pair record of this strategy stores: parameter -> its bounds, its choice or its type."""
+        if cls.stored is not None:
+            return cls.stored
+        return {key: spec.values() if isinstance(spec, Range) else spec for key, spec in cls.defaults.items()}
+
+    @classmethod
+    def check_params(cls, params) -> dict:
+        """``params`` (a pair record's, or exact ones a user gives), checked against what this strategy stores: each
+        parameter it needs there, none it does not know, each within its bounds.
+
+        Raises:
+            PerturbError: naming the strategy and the parameter.
+        """
+        if not isinstance(params, dict):
+            raise PerturbError(f"{cls.name}'s parameters are a mapping, not {params!r}")
+        schema = cls.stored_params()
+        unknown = sorted(set(params) - set(schema))
+        missing = sorted(set(schema) - set(params) - set(cls.optional))
+        if unknown or missing:
+            raise PerturbError(
+                f"{cls.name} stores the parameters {sorted(schema)}"
+                + (f"; unknown: {unknown}" if unknown else "")
+                + (f"; missing: {missing}" if missing else "")
+            )
+        for key, value in params.items():
+            spec = schema[key]
+            if not isinstance(spec, type):
+                spec.check(f"{cls.name}.{key}", value)
+            elif not isinstance(value, spec) or isinstance(value, bool):
+                raise PerturbError(f"{cls.name}.{key} must be a {spec.__name__}, not {value!r}")
+        return params
 
     def sample(self, rng: np.random.Generator, clip: MediaClip, ctx: Context) -> dict:
         """Draw the parameters of one negative.

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Range, Strategy, audio_of, frames_of, register
+from .base import Bounds, Range, Strategy, audio_of, frames_of, register
+
+_SEED = Range(0, 2**31 - 1, bounds=Bounds(0, 2**31 - 1))  # drawn as a float; applied as its whole part
 
 
 class _Degenerate(Strategy):
@@ -73,7 +75,7 @@ class ShuffledFrames(_Degenerate):
     name = "shuffled_frames"
     description = "the frames in a random order, the sound kept"
     tells = ("video",)
-    defaults = {"seed": Range(0, 2**31 - 1)}
+    defaults = {"seed": _SEED}
 
     def apply(self, clip, params, ctx):
         frames = frames_of(clip)
@@ -96,7 +98,7 @@ class WhiteNoise(_Degenerate):
     name = "white_noise"
     description = "the sound replaced by white noise of the same loudness"
     tells = ("audio",)
-    defaults = {"seed": Range(0, 2**31 - 1)}
+    defaults = {"seed": _SEED}
 
     def apply(self, clip, params, ctx):
         audio = audio_of(clip)
@@ -114,7 +116,10 @@ class InSyncMute(Strategy):
     name = "in_sync_mute"
     family = "nuisance"
     description = "a stretch silent and black on both streams at once (in sync: a positive, not a negative)"
-    defaults = {"start_s": Range(0.0, 1.0, unit="s"), "length_s": Range(0.3, 0.8, unit="s")}
+    defaults = {
+        "start_s": Range(0.0, 1.0, unit="s", bounds=Bounds(0.0)),
+        "length_s": Range(0.3, 0.8, unit="s", bounds=Bounds(0.0, above=True)),
+    }
 
     def apply(self, clip, params, ctx):
         begin, length = params["start_s"], params["length_s"]

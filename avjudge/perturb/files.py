@@ -32,7 +32,7 @@ def negative_of_file(
     ctx = Context(record=_pool_record(pool, source) or {"id": str(source)}, pool=pool)
     chosen = get_strategy(strategy, overrides or {})
     if params is not None:
-        changed = chosen.apply(clip, params, ctx)
+        changed = chosen.apply(clip, chosen.check_params(params), ctx)
     else:
         changed, params = chosen(clip, np.random.default_rng(seed), ctx)
     if info.video is None:

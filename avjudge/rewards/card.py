@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 from ..config import ConfigError
-from ..data import built_sources, built_stats, split_sources
+from ..data import built_sources, pairs_now, split_sources
 from ..data.perceivability import below_grid_reason, dataset_perceivability, perceivability_lines
 from ..data.shortcuts import AUDIT_FILE, audit_lines, judge_audit
 from ..jsonl import write_json
@@ -75,7 +75,7 @@ def judge_card(
     from ..data import built_recipe
 
     dataset = Path(dataset)
-    stats = built_stats(dataset)
+    pairs_hash, edited = pairs_now(dataset)
     recipe_text = (dataset / "recipe.yaml").read_text()
     held_out = split_sources(dataset, built_sources(dataset), eval_split)[:clips]
     settings = dict(settings or {})
@@ -93,6 +93,7 @@ def judge_card(
         ]
         + [f"below the grid: {kind}: {below_grid_reason(seen, kind)}" for kind in (seen or {}).get("below_grid", [])]
         + after["flags"]
+        + (["pairs edited since the build: the dataset hash is of the pairs as they are now"] if edited else [])
     )
     return {
         "judge": task,
@@ -103,7 +104,7 @@ def judge_card(
             "path": str(dataset),
             "recipe": built_recipe(dataset).name,
             "recipe_sha256": hashlib.sha256(recipe_text.encode()).hexdigest(),
-            "dataset_hash": stats["dataset_hash"],
+            "dataset_hash": pairs_hash,
         },
         "held_out": {
             "split": eval_split,

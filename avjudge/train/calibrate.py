@@ -109,10 +109,11 @@ def pairwise_figures(a, b, outcome, model: Preference, threshold: float) -> dict
 
 def calibration_splits(dataset: str | Path, task: str, fit_split: str | None, report_split: str) -> tuple[str, str]:
     """(fit split, report split) of ``task``'s pairs in ``dataset``: ``fit_split`` (None: val where the dataset has
-    one, else train) and ``report_split``, checked to exist and to differ before any judge loads.
+    one, else train) and ``report_split``, checked to exist and to differ, and their records checked, before any
+    judge loads.
 
     Raises:
-        ConfigError: a split the dataset does not hold (its splits named), or one split for both.
+        ConfigError: a split the dataset does not hold (its splits named), one split for both, or a bad record.
     """
     held = sorted(path.stem for path in (Path(dataset) / "pairs" / task).glob("*.jsonl"))
     fit_split = fit_split or ("val" if "val" in held else "train")
@@ -121,6 +122,9 @@ def calibration_splits(dataset: str | Path, task: str, fit_split: str | None, re
             raise ConfigError(f"{dataset} holds no {task} pairs of the {role} split {split!r}; its splits: {held}")
     if fit_split == report_split:
         raise ConfigError(f"fit on one split and report on another, not both on {fit_split!r}")
+    sources = {source["id"] for source in built_sources(dataset)}
+    for split in (fit_split, report_split):
+        load_pairs(dataset, task, split, sources=sources)  # a hand-edited line refused before the judge loads
     return fit_split, report_split
 
 

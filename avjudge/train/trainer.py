@@ -26,7 +26,15 @@ import torch
 
 from .. import __version__
 from ..config import ConfigError
-from ..data import DecodedSources, PairDataset, built_recipe, built_sources, built_stats, load_pairs, split_sources
+from ..data import (
+    DecodedSources,
+    PairDataset,
+    built_recipe,
+    built_sources,
+    load_pairs,
+    pairs_now,
+    split_sources,
+)
 from ..data.perceivability import below_grid_warnings, dataset_perceivability
 from ..data.questions import ChoiceQuestion, load_questions
 from ..jsonl import write_json
@@ -292,8 +300,14 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     from transformers import Trainer
 
     dataset = Path(config.dataset).expanduser()
-    stats = built_stats(dataset)
     pool = SourcePool(built_sources(dataset))
+    trained_on, edited = pairs_now(dataset)
+    if edited and is_main_process():
+        print(f"warning: {dataset / 'pairs'} changed since `avjudge data build` wrote it; this judge records the hash "
+              f"of the pairs it trains on ({trained_on[:16]}), not the build's", file=sys.stderr)  # fmt: skip
+    # read and checked before the model loads: a hand-edited line is refused now, not mid-run
+    train_records = load_pairs(dataset, config.task, config.train_split, sources=pool.records)
+    eval_records = load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs, pool.records)
     model_dir = Path(config.model).expanduser()
     adapter_cls = adapter_for(model_dir)
     device = process_device(config.use_cpu)
@@ -348,7 +362,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     sources = DecodedSources(config.source_cache_mb) if config.source_cache_mb else None
     max_pixels = judge.needs.max_pixels  # frames decoded as scoring decodes them for this judge
     train_set = PairDataset(
-        load_pairs(dataset, config.task, config.train_split),
+        train_records,
         train_pool,
         sample_rate,
         fps,
@@ -358,7 +372,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         max_pixels,
     )
     eval_set = PairDataset(
-        load_pairs(dataset, config.task, config.eval_split, config.max_eval_pairs),
+        eval_records,
         pool,
         sample_rate,
         fps,
@@ -371,7 +385,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
     evaluation = HeldOutEvaluation(judge, eval_set, out, choice)
     record = {
         "config": asdict(config),
-        "dataset_hash": stats["dataset_hash"],
+        "dataset_hash": trained_on,
+        "pairs_edited_since_build": edited,
         "code_version": code_version(),
         "base_model": str(model_dir),
         "parameters": groups,

@@ -6,14 +6,17 @@ import argparse
 import json
 from pathlib import Path
 
-from ..commands import add_out, add_set, register
+from ..commands import add_out, add_set, count, positive_float, positive_int, register
 
 
 def _parse_duration(text: str) -> tuple[float, float | None]:
-    if ":" in text:
-        lo, hi = text.split(":", 1)
-        return float(lo), float(hi)
-    return float(text), None
+    try:
+        low, _, high = text.partition(":")
+        return float(low), float(high) if high else None
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"a length in seconds such as 8, or a range such as 4:12, not {text!r}"
+        ) from err
 
 
 def _parse_size(text: str) -> tuple[int, int]:
@@ -26,21 +29,23 @@ def _parse_size(text: str) -> tuple[int, int]:
 
 def _world_make_args(p: argparse.ArgumentParser) -> None:
     add_out(p, "folder for clips/, world.jsonl and world_summary.json; rerun to resume")
-    p.add_argument("--n", type=int, default=20, help="number of clips")
-    p.add_argument("--seed", type=int, default=0, help="world seed; the same seed always makes the same clips")
-    p.add_argument("--duration", default="8", help="clip length in seconds, or a range such as 4:12")
-    p.add_argument("--size", type=_parse_size, default=(256, 256), help="frame size WxH (even numbers)")
-    p.add_argument("--fps", type=float, default=25.0, help="frame rate")
-    p.add_argument("--sample-rate", type=int, default=16000, help="audio sample rate in Hz")
+    # no defaults here: a flag given overrides --config, one not given leaves it (WorldConfig holds the defaults)
+    p.add_argument("--n", type=positive_int, help="number of clips (default 20)")
+    p.add_argument("--seed", type=count, help="world seed; the same seed always makes the same clips (default 0)")
+    p.add_argument(
+        "--duration", type=_parse_duration, help="clip length in seconds, or a range such as 4:12 (default 8)"
+    )
+    p.add_argument("--size", type=_parse_size, help="frame size WxH, even numbers (default 256x256)")
+    p.add_argument("--fps", type=positive_float, help="frame rate (default 25)")
+    p.add_argument("--sample-rate", type=positive_int, help="audio sample rate in Hz (default 16000)")
     p.add_argument(
         "--speech",
         choices=["auto", "on", "off"],
-        default="auto",
-        help="spoken utterances with espeak-ng (auto: when it is installed)",
+        help="spoken utterances with espeak-ng (default auto: when it is installed)",
     )
     p.add_argument("--config", type=Path, help="a YAML WorldConfig; flags and --set given here override it")
     add_set(p, "override a WorldConfig field, e.g. ambience_prob=1.0")
-    p.add_argument("--workers", type=int, default=None, help="parallel processes (default: all cores)")
+    p.add_argument("--workers", type=positive_int, default=None, help="parallel processes (default: all cores)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -48,18 +53,18 @@ def _world_make(args: argparse.Namespace) -> int:
     from ..config import load_config
     from . import WorldConfig, make_world
 
-    lo, hi = _parse_duration(args.duration)
-    flags = [
-        f"n={args.n}",
-        f"seed={args.seed}",
-        f"duration={lo}",
-        f"max_duration={'null' if hi is None else hi}",
-        f"width={args.size[0]}",
-        f"height={args.size[1]}",
-        f"fps={args.fps}",
-        f"sample_rate={args.sample_rate}",
-        f"speech={args.speech}",
-    ]
+    given = {
+        "n": args.n,
+        "seed": args.seed,
+        "duration": args.duration and args.duration[0],
+        "max_duration": args.duration and ("null" if args.duration[1] is None else args.duration[1]),
+        "width": args.size and args.size[0],
+        "height": args.size and args.size[1],
+        "fps": args.fps,
+        "sample_rate": args.sample_rate,
+        "speech": args.speech,
+    }
+    flags = [f"{key}={value}" for key, value in given.items() if value is not None]
     cfg = load_config(WorldConfig, args.config, flags + args.overrides)
     summary = make_world(cfg, args.out, workers=args.workers, progress=not args.no_progress)
     print(json.dumps(summary, indent=2))

@@ -8,6 +8,10 @@ from typing import Literal
 from ..config import ConfigError
 from ..perturb import sources as tts
 
+MAX_FPS = 120.0
+MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = 8000, 192000
+MAX_FRAMES_GIB = 4.0
+
 
 @dataclass(frozen=True)
 class WorldConfig:
@@ -27,8 +31,18 @@ class WorldConfig:
     speech_prob: float = 0.5
 
     def __post_init__(self) -> None:
-        if self.n < 1:
-            raise ConfigError(f"n must be at least 1, got {self.n}")
+        if self.n < 1 or self.seed < 0:
+            raise ConfigError(f"n must be at least 1 and seed 0 or more, got {self.n} and {self.seed}")
+        if not 1.0 <= self.fps <= MAX_FPS or not MIN_SAMPLE_RATE <= self.sample_rate <= MAX_SAMPLE_RATE:
+            raise ConfigError(
+                f"fps must be within 1..{MAX_FPS:g} and sample_rate within {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} Hz, "
+                f"got {self.fps} and {self.sample_rate}"
+            )
+        shares = {"sounding_prob": self.sounding_prob, "ambience_prob": self.ambience_prob,
+                  "speech_prob": self.speech_prob}  # fmt: skip
+        outside = {name: share for name, share in shares.items() if not 0.0 <= share <= 1.0}
+        if outside:
+            raise ConfigError(f"probabilities are shares within [0, 1], got {outside}")
         lo = self.duration
         hi = self.max_duration if self.max_duration is not None else lo
         if not 1.0 <= lo <= hi <= 60.0:
@@ -39,6 +53,12 @@ class WorldConfig:
             )
         if not 1 <= self.min_objects <= self.max_objects <= 4:
             raise ConfigError("objects per clip must satisfy 1 <= min_objects <= max_objects <= 4")
+        frames_gib = hi * self.fps * self.width * self.height * 3 / 2**30
+        if frames_gib > MAX_FRAMES_GIB:  # a clip's frames are rendered in memory before they are encoded
+            raise ConfigError(
+                f"a {hi:g} s clip of {self.width}x{self.height} at {self.fps:g} fps holds {frames_gib:.1f} GiB of "
+                f"frames while it is rendered, over {MAX_FRAMES_GIB:g} GiB: shorten it, or lower its size or fps"
+            )
         if self.speech == "on" and not tts.espeak_available():
             raise ConfigError("speech=on needs espeak-ng (apt-get install espeak-ng); or use speech=off")
 
