@@ -95,16 +95,16 @@ class DeprecatedAlias(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _number(kind: type, low: float, inclusive: bool, words: str) -> Callable[[str], float]:
-    """An argparse type: a finite ``kind`` above ``low`` (at least ``low`` when ``inclusive``), else the option's
-    error in words, before anything loads."""
+def _number(kind: type, low: float, inclusive: bool, words: str, high: float = math.inf) -> Callable[[str], float]:
+    """An argparse type: a finite ``kind`` above ``low`` (at least ``low`` when ``inclusive``) and at most ``high``,
+    else the option's error in words, before anything loads."""
 
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{words}, not {text!r}") from None
-        if not (math.isfinite(value) and (value >= low if inclusive else value > low)):
+        if not (math.isfinite(value) and (value >= low if inclusive else value > low) and value <= high):
             raise argparse.ArgumentTypeError(f"{words}, not {text!r}")
         return value
 
@@ -116,6 +116,7 @@ positive_int = _number(int, 0, False, "a whole number above 0")
 count = _number(int, 0, True, "a whole number, 0 or more")
 positive_float = _number(float, 0.0, False, "a finite number above 0")
 non_negative_float = _number(float, 0.0, True, "a finite number, 0 or more")
+share = _number(float, 0.0, True, "a share from 0 to 1", high=1.0)
 
 
 def alias(p: argparse.ArgumentParser, old: str, new: str, dest: str, append: bool = False, **kwargs) -> None:

@@ -51,6 +51,23 @@ def output_lock(target: str | Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def read_json_object(path: str | Path, fix: str) -> dict:
+    """The JSON object a file an earlier run wrote holds (a train record, a build's splits, a bench summary),
+    read strictly: a truncated or hand-broken file is an error naming it and ``fix`` (how to make it anew), never a
+    traceback mid-run.
+
+    Raises:
+        ConfigError: not JSON, not UTF-8, or not an object.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not valid JSON ({err}); {fix}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object, not {type(data).__name__}; {fix}")
+    return data
+
+
 def read_jsonl(path: str | Path, strict: bool = False) -> Iterator[dict]:
     """Records of a JSONL file. A job's own output forgives a torn last line (a killed writer: the record is redone on
     resume); ``strict``, for a file a user wrote (a manifest), forgives nothing: a line that is not a JSON object,

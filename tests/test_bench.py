@@ -19,7 +19,7 @@ from avjudge.jsonl import read_jsonl
 from avjudge.scoring.clip_scorer import ClipScorer
 from avjudge.scoring.dimensions import DimensionError, parse_dimensions
 
-from .helpers import rendered_dom, requires_chromium, requires_espeak, table_rows
+from .helpers import refused, rendered_dom, requires_chromium, requires_espeak, table_rows
 
 # ---- human alignment: every number below is worked out by hand in the comments --------------
 
@@ -128,6 +128,14 @@ def test_suite_format_splits_and_errors(tmp_path):
     (folder / "hard.json").write_text(json.dumps([{"id": "3", "prompt_audio": "a"}]))
     with pytest.raises(BenchError, match=r"hard.json entry 0: entry has no 'prompt_vision'"):
         load_prompts(folder)
+    # a prompt that is not text was read as it was (a judge then scored against "5"); an empty file scored nothing
+    (folder / "hard.json").write_text(json.dumps([{"id": "3", "prompt_vision": 5, "prompt_audio": "a"}]))
+    with pytest.raises(BenchError, match=r"hard.json entry 0: prompt_vision must be text, got \[5\]"):
+        load_prompts(folder)
+    (folder / "normal.json").write_text("[]")
+    (folder / "hard.json").unlink()
+    with pytest.raises(BenchError, match="no prompt entries in it"):
+        load_prompts(folder)
 
 
 def test_discovery_matches_ids_exactly_and_lists_missing(tmp_path):
@@ -141,6 +149,9 @@ def test_discovery_matches_ids_exactly_and_lists_missing(tmp_path):
     assert found.ambiguous == {"m2": {"12": ["m2/12_seed1.mp4", "m2/12_seed3.mp4"]}}
     with pytest.raises(BenchError, match="no folder for model"):
         discover([_entry(1)], tmp_path, ["m9"])
+    # not one clip of any prompt: a run would score nothing and exit 0 (clips named by another id scheme)
+    with pytest.raises(BenchError, match=r"no clip of any of the 2 prompts in m1, m2: .* e.g. m1/p1.mp4"):
+        discover([_entry("p1"), _entry("p2")], tmp_path)
 
 
 def test_curation_respects_the_cap_and_drops_training_prompts(tmp_path):
@@ -448,3 +459,34 @@ def test_a_filter_rerun_scores_a_new_dimension_and_a_rewritten_clip_again(bench_
     assert third["counts"] == {"kept": len(records) - 1, "dropped": 0, "failed": 1}
     (failed,) = read_jsonl(out / "failed.jsonl")
     assert failed["id"] == records[0]["id"]
+
+
+def _scored_bench(folder: Path, scores: dict[tuple[str, str], float]) -> Path:
+    """A bench run's folder as `bench run` leaves it: each (model, prompt)'s DNSMOS score."""
+    folder.mkdir()
+    (folder / "summary.json").write_text(json.dumps({"samples": SAMPLES}))
+    rows = [{"model": m, "prompt_id": p, "scores": {"dnsmos": s}} for (m, p), s in scores.items()]
+    (folder / SAMPLES).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def test_alignment_refuses_judgments_that_match_no_scored_pair_and_rows_missing_a_column(tmp_path, capsys):
+    from avjudge.bench.align import align_bench
+
+    bench = _scored_bench(tmp_path / "bench", {("ref", "p1"): 3.5, ("noisy", "p1"): 2.0, ("ref", "p2"): float("nan"),
+                                               ("noisy", "p2"): 2.5})  # fmt: skip
+    judgments = tmp_path / "human.csv"
+    header = "prompt_id,model_a,model_b,dimension,winner,annotator\n"
+    judgments.write_text(header + "p1,ref,noisy,dnsmoss,A,x\n")  # a dimension the run never scored: all unscored
+    with pytest.raises(BenchError, match=r"none of its 1 judgments pairs two scored clips .* dimensions \['dnsmoss'\]"):
+        align_bench(bench, judgments)
+    judgments.write_text(header + "p1,ref\n")  # a row cut short was an AttributeError
+    with pytest.raises(BenchError, match=r"human.csv:2: no model_b, dimension, winner"):
+        load_judgments(judgments)
+    # a score that is not a number is no score: the judgment is unscored, never a metric tie
+    judgments.write_text(header + "p1,ref,noisy,dnsmos,A,x\np2,ref,noisy,dnsmos,A,x\n")
+    result = align_bench(bench, judgments, bootstrap=0)["dnsmos"]
+    assert result["used"] == 1 and result["unscored"] == 1 and result["accuracy_2afc"] == 1.0
+    for option, value in (("--eps", "-0.1"), ("--bootstrap", "-1")):
+        err = refused(["bench", "align", "--input", str(bench), "--judgments", str(judgments), option, value], capsys)
+        assert option in err

@@ -4,6 +4,7 @@ empty or repeated, a dataset not built, a build that makes no pairs for a judge 
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -28,6 +29,29 @@ from .helpers import refused
 def test_serve_refuses_an_option_out_of_range_as_it_parses(tmp_path, capsys, option, value, words):
     err = refused(["serve", "--judge", f"av={tmp_path}", option, value], capsys)
     assert option in err and words in err and repr(value) in err
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [  # each a traceback after the work began (numpy's seed, a negative array size) or a silent nothing before
+        (["perturb", "apply", "--seed", "-1"], "a whole number, 0 or more"),
+        (["data", "audit", "--limit", "-5"], "a whole number above 0"),
+        (["data", "audit", "--workers", "0"], "a whole number above 0"),
+        (["data", "build", "--audit-sample", "-1"], "a whole number, 0 or more"),
+        (["bench", "curate", "--n", "0"], "a whole number above 0"),
+        (["bench", "align", "--eps", "-0.1"], "a finite number, 0 or more"),
+        (["rewards", "audit", "--max-share", "1.5"], "a share from 0 to 1"),
+        (["omni", "answer", "--concurrency", "0"], "a whole number above 0"),
+        (["omni", "answer", "--timeout", "0"], "a finite number above 0"),
+        (["score", "--fps", "0"], "a finite number above 0"),
+        (["score", "--max-pixels", "-1"], "a whole number above 0"),
+        (["judges", "make-tiny", "--seed", "-1"], "a whole number, 0 or more"),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else None,
+)
+def test_an_option_out_of_range_is_refused_as_it_parses(argv, words, capsys):
+    err = refused(argv, capsys)
+    assert argv[-2] in err.splitlines()[-1] and words in err
 
 
 def test_training_on_a_dataset_never_built_says_how_to_build_it(tmp_path, capsys):
@@ -180,3 +204,46 @@ def _options_of(command) -> set[str]:
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
     return {flag for action in parser._actions for flag in action.option_strings}
+
+
+def _judge_folder(tiny_judges, pairs, tmp_path):
+    folder = shutil.copytree(tiny_judges["qwen2_5_omni"], tmp_path / "judge")
+    (folder / "avjudge_train.json").write_text('{"judge_settings": {"fps": 2')  # cut short
+    return folder / "avjudge_train.json"
+
+
+def _dataset_file(name):
+    def broken(tiny_judges, pairs, tmp_path):
+        dataset = shutil.copytree(pairs, tmp_path / "pairs")
+        (dataset / name).write_text('{"world0_0000')
+        return dataset / name
+
+    return broken
+
+
+def _bench_summary(tiny_judges, pairs, tmp_path):
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "summary.json").write_text("[1, 2]")  # JSON, not an object
+    return tmp_path / "bench" / "summary.json"
+
+
+AUDIT = ["data", "audit", "--input", "{tmp}/pairs", "--out", "{tmp}/audit.json"]
+
+
+@pytest.mark.parametrize(
+    "broken, command",
+    [
+        # a judge folder's train record: the judge is refused as it loads, never scored with default settings
+        (_judge_folder, ["score", "--judge", "av={tmp}/judge", "--input", "{world}", "--out", "{tmp}/s.jsonl"]),
+        (_dataset_file("splits.json"), AUDIT),
+        (_dataset_file("stats.json"), AUDIT),
+        (_bench_summary, ["bench", "report", "--input", "{tmp}/bench"]),
+    ],
+    ids=["train record", "splits", "stats", "bench summary"],
+)
+def test_a_file_an_earlier_run_wrote_broken_is_exit_2_naming_it(
+    tiny_judges, pairs, small_world, tmp_path, capsys, broken, command
+):
+    path = broken(tiny_judges, pairs, tmp_path)
+    err = refused([arg.format(tmp=tmp_path, world=small_world / MANIFEST) for arg in command], capsys)
+    assert str(path) in err.splitlines()[-1] and ("not valid JSON" in err or "expected a JSON object" in err), err

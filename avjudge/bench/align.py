@@ -29,7 +29,7 @@ from scipy import stats
 
 from ..jsonl import write_json
 from ..scoring.dimensions import DIMENSIONS
-from ..stats import printed
+from ..stats import finite_number, printed
 from .errors import BenchError
 from .report import load_results
 
@@ -60,7 +60,10 @@ def load_judgments(path: str | Path) -> list[Judgment]:
             )
         out = []
         for line, row in enumerate(reader, start=2):
-            winner = WINNERS.get((row["winner"] or "").strip().lower())
+            empty = [c for c in CSV_COLUMNS if not (row.get(c) or "").strip()]
+            if empty:
+                raise BenchError(f"{path}:{line}: no {', '.join(empty)}; each judgment names {', '.join(CSV_COLUMNS)}")
+            winner = WINNERS.get(row["winner"].strip().lower())
             if winner is None:
                 raise BenchError(f"{path}:{line}: winner must be A, B or tie, got {row['winner']!r}")
             if row["model_a"] == row["model_b"]:
@@ -152,7 +155,7 @@ def align(
         for j in items:
             sa = scores.get((j.model_a, j.prompt_id), {}).get(dim)
             sb = scores.get((j.model_b, j.prompt_id), {}).get(dim)
-            if sa is None or sb is None:
+            if not (finite_number(sa) and finite_number(sb)):  # no score (an error, a dimension not run)
                 unscored += 1
                 continue
             diff = (sa - sb) if higher else (sb - sa)
@@ -237,7 +240,15 @@ def align_bench(
     scatter plot per dimension in ``out`` (default: the bench folder). Returns the results by dimension."""
     _, records = load_results(bench)
     scores = {(r["model"], r["prompt_id"]): r.get("scores") or {} for r in records}
-    results = align(load_judgments(judgments), scores, eps, bootstrap, seed)
+    asked = load_judgments(judgments)
+    results = align(asked, scores, eps, bootstrap, seed)
+    if not any(result.get("used") for result in results.values()):
+        raise BenchError(
+            f"{judgments}: none of its {len(asked)} judgments pairs two scored clips of {bench}: they name models "
+            f"{sorted({m for j in asked for m in (j.model_a, j.model_b)})}, dimensions "
+            f"{sorted({j.dimension for j in asked})}; the run scored models {sorted({m for m, _ in scores})}, "
+            f"dimensions {sorted({d for s in scores.values() for d in s})}"
+        )
     out = Path(out or bench)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "align.json", results)

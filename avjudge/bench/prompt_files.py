@@ -47,6 +47,10 @@ def entry_from_dict(raw: dict, where: str, default_split: str = "normal") -> Pro
                 f"{where}: entry has no {key!r} (AVBench entries have id, prompt_vision, "
                 "prompt_audio, utterance, full_prompt)"
             )
+    texts = {key: raw.get(key) for key in PROMPT_FIELDS}
+    not_text = [key for key, value in texts.items() if not isinstance(value, str) and value is not None]
+    if not_text:
+        raise BenchError(f"{where}: {', '.join(not_text)} must be text, got {[texts[k] for k in not_text]}")
     split = raw.get("split", default_split)
     if split not in SPLITS:
         raise BenchError(f"{where}: split must be one of {SPLITS}, got {split!r}")
@@ -79,6 +83,8 @@ def load_prompts(path: str | Path) -> list[PromptEntry]:
             raise BenchError(f"{f}: a prompt file is a JSON list of prompt entries")
         default = f.stem if f.stem in SPLITS else "normal"
         entries += [entry_from_dict(raw, f"{f} entry {i}", default) for i, raw in enumerate(data)]
+    if not entries:
+        raise BenchError(f"{path}: no prompt entries in it")
     ids = [e.id for e in entries]
     if len(set(ids)) != len(ids):
         raise BenchError(f"{path}: prompt ids repeat: {sorted({i for i in ids if ids.count(i) > 1})[:5]}")
@@ -134,4 +140,10 @@ def discover(entries: list[PromptEntry], root: str | Path, models: list[str] | N
         found.clips[model], found.missing[model] = by_id, missing
         if ambiguous:
             found.ambiguous[model] = ambiguous
+    if not any(found.clips.values()):
+        example = entries[0].id if entries else "ID"
+        raise BenchError(
+            f"{root}: no clip of any of the {len(entries)} prompts in {', '.join(models)}: a prompt's clip is "
+            f"ROOT/<model>/<prompt id>.mp4 (or <prompt id>_anything.mp4), e.g. {models[0]}/{example}.mp4"
+        )
     return found

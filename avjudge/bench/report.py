@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..jsonl import read_jsonl
+from ..jsonl import read_json_object, read_jsonl
 from .errors import BenchError
 from .runner import SAMPLES, SUMMARY
 
@@ -23,7 +23,7 @@ def load_results(bench_dir: str | Path) -> tuple[dict, list[dict]]:
     bench_dir = Path(bench_dir)
     if not (bench_dir / SUMMARY).is_file():
         raise BenchError(f"{bench_dir}: no {SUMMARY}; run `avjudge bench run --out {bench_dir}` first")
-    summary = json.loads((bench_dir / SUMMARY).read_text())
+    summary = read_json_object(bench_dir / SUMMARY, f"run `avjudge bench run --out {bench_dir}` again")
     return summary, list(read_jsonl(bench_dir / summary.get("samples", SAMPLES)))
 
 

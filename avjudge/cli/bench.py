@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..commands import add_input, add_out, alias, register, required_input
+from ..commands import add_input, add_out, alias, count, non_negative_float, positive_int, register, required_input
 from ..stats import printed
 from .grammar import (
     add_engine_arguments,
@@ -36,7 +36,7 @@ def _synth_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a world folder (from `avjudge world make`) or its world.jsonl")
     alias(p, "--world", "--input", dest="input", type=Path)
     add_out(p, "writes OUT/prompts.json and OUT/videos/<model>/<id>.mp4")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=count, default=0)
 
 
 def _synth(args: argparse.Namespace) -> int:
@@ -53,7 +53,7 @@ def _synth(args: argparse.Namespace) -> int:
 def _curate_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a prompt file or folder of candidate prompts")
     alias(p, "--candidates", "--input", dest="input", type=Path)
-    p.add_argument("--n", required=True, type=int, help="prompts to choose")
+    p.add_argument("--n", required=True, type=positive_int, help="prompts to choose")
     p.add_argument(
         "--attributes",
         required=True,
@@ -66,7 +66,7 @@ def _curate_args(p: argparse.ArgumentParser) -> None:
         action="append",
         help="a training source manifest whose captions the prompts must not repeat (repeatable)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=count, default=0)
     add_out(p, "the curated prompts (JSON); OUT's .report.json beside it")
 
 
@@ -212,9 +212,11 @@ def _align_args(p: argparse.ArgumentParser) -> None:
         help="CSV with prompt_id, model_a, model_b, dimension, winner (A|B|tie), annotator",
     )
     add_out(p, "folder for align.json and scatter plots (default: the bench folder)", required=False)
-    p.add_argument("--eps", type=float, default=0.0, help="score differences up to eps count as a metric tie")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--eps", type=non_negative_float, default=0.0, help="score differences up to eps count as a metric tie"
+    )
+    p.add_argument("--bootstrap", type=count, default=1000, help="bootstrap resamples for confidence intervals")
+    p.add_argument("--seed", type=count, default=0)
 
 
 def _align(args: argparse.Namespace) -> int:

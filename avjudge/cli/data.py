@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from ..commands import add_input, add_out, add_set, alias, register, required_input
+from ..commands import add_input, add_out, add_set, alias, count, positive_int, register, required_input
 from ..resources import shipped
 from ..sampling import SAMPLINGS, Sampling
 
@@ -26,7 +26,7 @@ def _data_build_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--audit-sample",
-        type=int,
+        type=count,
         default=AUDIT_SAMPLE,
         help=f"pairs a split the shortcut audit reads when the build ends (default {AUDIT_SAMPLE}; 0: no audit)",
     )
@@ -129,8 +129,10 @@ def _data_audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judges", help="comma-separated judges to audit, e.g. av,vt,at (default: every judge it holds)")
     p.add_argument("--train-split", default="train", help="the split the one-side classifiers learn from")
     p.add_argument("--eval-split", default="test", help="the split they are scored on (no source in both)")
-    p.add_argument("--limit", type=int, help="at most this many pairs a split (a fixed sample; default: all)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="decoding processes (default: one a core)")
+    p.add_argument("--limit", type=positive_int, help="at most this many pairs a split (a fixed sample; default: all)")
+    p.add_argument(
+        "--workers", type=positive_int, default=os.cpu_count() or 1, help="decoding processes (default: one a core)"
+    )
     p.add_argument(
         "--sampling",
         metavar="JUDGE",
@@ -217,7 +219,7 @@ def _annotate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", required=True, help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
     p.add_argument("--model", required=True, help="the served omni model, e.g. Qwen/Qwen3-Omni-30B-A3B-Instruct")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--concurrency", type=positive_int, default=4)
     p.add_argument("--no-progress", action="store_true")
 
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..commands import count, positive_int
+from ..commands import count, non_negative_float, positive_int
 
 
 def add_judge(p: argparse.ArgumentParser, help: str, repeatable: bool = True) -> None:
@@ -79,7 +79,7 @@ def add_runtime_arguments(
         )
         p.add_argument(
             "--align-widths",
-            type=int,
+            type=count,
             default=0,
             metavar="N",
             help="pad judges' MLP widths with zeros to a multiple of N (0: as released): the same scores up to "
@@ -103,8 +103,12 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--address", help="with --engine ray: local (a cluster on this machine, the default), auto, ray://HOST:10001"
     )
-    g.add_argument("--actors", type=int, help="with --engine ray: actors, each with its models (default: one per GPU)")
-    g.add_argument("--gpus-per-actor", type=float, help="with --engine ray: default 1 where the cluster has GPUs")
+    g.add_argument(
+        "--actors", type=positive_int, help="with --engine ray: actors, each with its models (default: one per GPU)"
+    )
+    g.add_argument(
+        "--gpus-per-actor", type=non_negative_float, help="with --engine ray: default 1 where the cluster has GPUs"
+    )
 
 
 def add_served_arguments(p: argparse.ArgumentParser) -> None:

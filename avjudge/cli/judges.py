@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..commands import GROUP_HELP, register
+from ..commands import GROUP_HELP, count, positive_int, register
 
 GROUP_HELP["judges"] = "judge checkpoints: tiny random ones of the real architectures, and the cards of trained ones"
 
 
 def _make_tiny_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, help="the folder the judges go under, as OUT/tiny/FAMILY (default: the cache)")
-    p.add_argument("--seed", type=int, default=0, help="the random weights' seed")
+    p.add_argument("--seed", type=count, default=0, help="the random weights' seed")
     p.add_argument("--force", action="store_true", help="build again even where they exist")
 
 
@@ -79,7 +79,7 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
         "else train)",
     )
     p.add_argument("--report-split", default="test", help="the split the figures are reported on (never the fit one)")
-    p.add_argument("--limit", type=int, help="at most this many pairs of each split (a fixed random subset)")
+    p.add_argument("--limit", type=positive_int, help="at most this many pairs of each split (a fixed random subset)")
     p.add_argument("--out", type=Path, help="folder for calibration.json and reliability.png (default: the judge's)")
     p.add_argument("--dry-run", action="store_true", help="report only: leave the judge's calibration as it is")
     add_runtime_arguments(p)

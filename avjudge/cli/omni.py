@@ -8,7 +8,17 @@ import json
 import os
 from pathlib import Path
 
-from ..commands import add_input, add_out, alias, register, required_input, warn_deprecated
+from ..commands import (
+    add_input,
+    add_out,
+    alias,
+    count,
+    positive_float,
+    positive_int,
+    register,
+    required_input,
+    warn_deprecated,
+)
 from .grammar import add_judge, add_runtime_arguments, judge_dirs, model_options
 
 
@@ -95,11 +105,11 @@ def _answer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--endpoint", help="an OpenAI-compatible chat endpoint instead, e.g. http://localhost:8000/v1")
     p.add_argument("--model", help="the model name: the endpoint's model; the answers' model name for a judge")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the endpoint's key")
-    p.add_argument("--max-tokens", type=int, default=1024, help="longest answer the endpoint may write")
-    p.add_argument("--concurrency", type=int, default=4, help="endpoint requests in flight")
+    p.add_argument("--max-tokens", type=positive_int, default=1024, help="longest answer the endpoint may write")
+    p.add_argument("--concurrency", type=positive_int, default=4, help="endpoint requests in flight")
     p.add_argument(
         "--generate",
-        type=int,
+        type=count,
         default=0,
         metavar="TOKENS",
         help="a judge's backbone writes its own answer (greedy, up to TOKENS) for the suite's rule to read, "
@@ -114,7 +124,7 @@ def _answer_args(p: argparse.ArgumentParser) -> None:
         "--frames",
         help="the picture as sampled JPEG frames instead of the video file: a count (8, 16, 32, 64) or fps=F",
     )
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds one endpoint request may take")
+    p.add_argument("--timeout", type=positive_float, default=300.0, help="seconds one endpoint request may take")
     p.add_argument(
         "--cache",
         type=Path,

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..commands import add_input, add_out, add_set, alias, register, required_input
+from ..commands import add_input, add_out, add_set, alias, count, register, required_input
 
 
 def _perturb_list_args(p: argparse.ArgumentParser) -> None:
@@ -56,7 +56,7 @@ def _perturb_apply_args(p: argparse.ArgumentParser) -> None:
     add_set(p, "override a parameter range, e.g. shift_s=[0.0,0.1] or kind=lowpass")
     p.add_argument("--params", help="exact parameters as JSON instead of sampling, e.g. '{\"shift_s\": -0.5}'")
     p.add_argument("--pool", type=Path, help="a manifest of other clips (mismatch, babble, extra voices)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=count, default=0)
 
 
 def _perturb_apply(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..commands import GROUP_HELP, add_input, add_out, add_set, register, required_input
+from ..commands import GROUP_HELP, add_input, add_out, add_set, count, register, required_input, share
 
 GROUP_HELP["rewards"] = "rewards for RL fine-tuning: audit one against reward hacking before training"
 
@@ -16,9 +16,9 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reward", type=Path, required=True, help="the reward's YAML (avjudge.rewards.RewardConfig)")
     add_input(p, "clips a generator made, with their prompts: a manifest (captions), a folder or files")
     add_out(p, "folder for audit.json, audit.md and audit.html")
-    p.add_argument("--max-share", type=float, default=0.5, help="flag a term that prefers a variant on more clips")
-    p.add_argument("--bootstrap", type=int, default=1000, help="resamples of each share's 95%% interval")
-    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
+    p.add_argument("--max-share", type=share, default=0.5, help="flag a term that prefers a variant on more clips")
+    p.add_argument("--bootstrap", type=count, default=1000, help="resamples of each share's 95%% interval")
+    p.add_argument("--seed", type=count, default=0, help="the bootstrap's seed")
     add_set(p, "an override of the reward's YAML, e.g. device=cpu")
 
 

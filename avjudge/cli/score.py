@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..commands import add_input, add_out, alias, register, required_input
+from ..commands import add_input, add_out, alias, positive_float, positive_int, register, required_input
 from ..sampling import SAMPLINGS
 from .grammar import (
     add_decode_processes,
@@ -46,8 +46,8 @@ def _score_args(p: argparse.ArgumentParser) -> None:
         help="a named sampling of the clip's frames (default: the judge's own, else the task's: AV sync, 8 fps at "
         "480x640/16 pixels; VT and AT AVBench's 1 fps); avbench reproduces the paper's judges",
     )
-    p.add_argument("--fps", type=float, help="frames per second shown to the judge (default: the sampling's)")
-    p.add_argument("--max-pixels", type=int, help="pixels per frame (default: the sampling's)")
+    p.add_argument("--fps", type=positive_float, help="frames per second shown to the judge (default: the sampling's)")
+    p.add_argument("--max-pixels", type=positive_int, help="pixels per frame (default: the sampling's)")
     p.add_argument(
         "--long-audio",
         choices=["error", "head"],

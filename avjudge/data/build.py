@@ -23,7 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..config import ConfigError, dump_yaml, from_dict, load_yaml
-from ..jsonl import JsonlWriter, output_lock, read_jsonl, write_json
+from ..jsonl import JsonlWriter, output_lock, read_json_object, read_jsonl, write_json
 from ..llm import make_backend
 from ..media import encode_audio
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
@@ -501,9 +501,16 @@ def built_sources(dataset: str | Path) -> list[dict]:
 
 def split_sources(dataset: str | Path, sources: list[dict], split: str) -> list[dict]:
     """The ``sources`` (manifest records) a dataset folder's build assigned to ``split``."""
-    path = _kept(dataset, SPLITS_FILE)
-    splits = json.loads(path.read_text())
-    chosen = [r for r in sources if splits.get(r["id"]) == split]
+    chosen = [r for r in sources if built_splits(dataset).get(r["id"]) == split]
     if not chosen:
-        raise ConfigError(f"{path}: no source is in split {split!r}")
+        raise ConfigError(f"{Path(dataset) / SPLITS_FILE}: no source is in split {split!r}")
     return chosen
+
+
+def built_splits(dataset: str | Path) -> dict[str, str]:
+    """Source id -> the split a dataset folder's build assigned it (its splits.json, read strictly)."""
+    path = _kept(dataset, SPLITS_FILE)
+    splits = read_json_object(path, f"build the dataset again: avjudge data build --out {dataset}")
+    if not all(isinstance(split, str) for split in splits.values()):
+        raise ConfigError(f"{path}: each source's split is a name; build the dataset again")
+    return splits

@@ -15,7 +15,6 @@ leak names the feature that gives it away best.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -323,10 +322,10 @@ def judge_audit(
     """The shortcut audit of ``task``'s pairs in ``dataset`` (see the module): per side, ``overall``, ``per_type``,
     ``ci95`` and ``gives_away``; ``leaks``, the negative types a side outside their tells gives away, and
     ``leak_details``. ``limit``: at most that many pairs a split (a fixed sample)."""
-    from .build import built_recipe, built_sources
+    from .build import built_recipe, built_sources, built_splits
 
     sources = built_sources(dataset)
-    splits = json.loads((dataset / "splits.json").read_text())
+    splits = built_splits(dataset)
     sample_rate = built_recipe(dataset).sample_rate
     sides = SIDES_OF[task]
     loaded = {}
@@ -437,8 +436,10 @@ AUDIT_FILE = "audit.json"  # where a build keeps its shortcut audit
 def audit_after_build(dataset: str | Path, sample: int, progress: bool = False) -> list[str]:
     """The shortcut audit of a freshly built ``dataset`` on ``sample`` pairs a split (held out: its ``test`` split,
     else ``val``), written to DATASET/audit.json; returns what to print: a line per leak, or why none was run."""
+    from .build import built_splits
+
     dataset = Path(dataset)
-    splits = set(json.loads((dataset / "splits.json").read_text()).values())
+    splits = set(built_splits(dataset).values())
     held_out = next((split for split in ("test", "val") if split in splits), None)
     if "train" not in splits or held_out is None:
         return ["shortcut audit: not run (it needs a train split and a test or val split)"]

@@ -6,7 +6,6 @@ directory (``local_files_only``), never with ``trust_remote_code`` unless asked.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -18,6 +17,7 @@ import torch
 from ..config import ConfigError
 from ..devices import device_name
 from ..errors import AvjudgeError
+from ..jsonl import read_json_object
 from ..prompts import CHAT_FORMATS, ChatFormat, render_prompt
 from .attention import pack_encoder_windows
 from .compiling import compile_blocks
@@ -75,7 +75,7 @@ class PreparedSample:
 
 
 def _read_json(path: Path) -> dict:
-    return json.loads(path.read_text()) if path.exists() else {}
+    return read_json_object(path, "copy the checkpoint folder again") if path.exists() else {}
 
 
 def resolve_device(device: str) -> torch.device:

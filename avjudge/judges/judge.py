@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from ..ahead import map_ahead
 from ..devices import device_name
+from ..jsonl import read_json_object
 from ..media import (
     DecodeNeeds,
     MediaClip,
@@ -163,7 +164,9 @@ def trained_settings(checkpoint: Path) -> dict:
     path = Path(checkpoint) / TRAIN_RECORD
     if not path.exists():
         return {}
-    recorded = json.loads(path.read_text()).get("judge_settings", {})
+    recorded = read_json_object(path, "it is written by `avjudge train`: copy the judge folder again").get(
+        "judge_settings", {}
+    )
     return {k: recorded[k] for k in TRAINED_SETTINGS if recorded.get(k) is not None}
 
 
@@ -173,7 +176,7 @@ def temporal_patch(checkpoint: Path) -> int:
     for name in ("video_preprocessor_config.json", "preprocessor_config.json"):
         path = Path(checkpoint) / name
         if path.is_file():
-            value = json.loads(path.read_text()).get("temporal_patch_size")
+            value = read_json_object(path, "copy the checkpoint folder again").get("temporal_patch_size")
             if value:
                 return int(value)
     return 2

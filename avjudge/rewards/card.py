@@ -20,7 +20,7 @@ from ..config import ConfigError
 from ..data import built_sources, pairs_now, split_sources
 from ..data.perceivability import below_grid_reason, dataset_perceivability, perceivability_lines
 from ..data.shortcuts import AUDIT_FILE, audit_lines, judge_audit
-from ..jsonl import write_json
+from ..jsonl import read_json_object, write_json
 from ..judges import CARD_FILE, Judge
 from ..judges.judge import checkpoint_sampling
 from ..prompts import task as judge_task
@@ -37,7 +37,7 @@ def _shortcuts(dataset: Path, task: str, train_split: str, eval_split: str) -> d
     """The dataset's shortcut audit of ``task``: the one its build kept, else one run now on a sample."""
     kept = dataset / AUDIT_FILE
     if kept.is_file():
-        report = json.loads(kept.read_text())
+        report = read_json_object(kept, f"run `avjudge data audit --input {dataset}` again, or delete it")
         if task in report:
             return report[task]
     return judge_audit(dataset, task, train_split, eval_split, AUDIT_PAIRS, os.cpu_count() or 1)

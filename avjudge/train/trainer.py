@@ -11,7 +11,6 @@ holds what the scorer needs to load it, and records its config, dataset hash and
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import socket
@@ -37,7 +36,7 @@ from ..data import (
 )
 from ..data.perceivability import below_grid_warnings, dataset_perceivability
 from ..data.questions import ChoiceQuestion, load_questions
-from ..jsonl import write_json
+from ..jsonl import read_json_object, write_json
 from ..judges import ChoiceResult, Judge, JudgeSettings
 from ..judges.adapters import adapter_for
 from ..judges.choice import answer_row, summarize
@@ -226,7 +225,7 @@ def learning_curves(out_dir: Path) -> dict[str, list[list[float]]]:
     """Held-out balanced accuracy per negative type at every evaluation of a run: {type: [[step, value]]}."""
     curves: dict[str, list[list[float]]] = {}
     for path in sorted((Path(out_dir) / "eval").glob("step_*.json")):
-        metrics = json.loads(path.read_text())
+        metrics = read_json_object(path, "it is an evaluation of this run: delete it, or train the run again")
         for kind, m in sorted(metrics["per_type"].items()):
             curves.setdefault(kind, []).append([metrics["step"], m["balanced_accuracy"]])
     return curves
