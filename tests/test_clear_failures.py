@@ -54,6 +54,12 @@ def test_an_option_out_of_range_is_refused_as_it_parses(argv, words, capsys):
     assert argv[-2] in err.splitlines()[-1] and words in err
 
 
+def test_a_judge_given_twice_is_refused_not_the_last_one_silently_used(tmp_path, capsys):
+    err = refused(["score", "--judge", f"av={tmp_path}/a", "--judge", f"av={tmp_path}/b", "--input", str(tmp_path),
+                   "--out", str(tmp_path / "s.jsonl")], capsys)  # fmt: skip
+    assert "--judge gives the av judge twice" in err
+
+
 def test_training_on_a_dataset_never_built_says_how_to_build_it(tmp_path, capsys):
     argv = ["train", "--config", "tiny_world_av", "--set", "objective=bt", "--set", f"dataset={tmp_path / 'no'}"]
     err = refused(argv, capsys)

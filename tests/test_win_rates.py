@@ -231,6 +231,33 @@ def test_a_reward_yaml_names_its_mode_gold_terms_and_patience(tiny_judges, tmp_p
     assert reward.watch.patience == 2 and set(reward.preferences) == {"av", "second"}
 
 
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("mode: winrate", "mode is one of pointwise, win_rate, not 'winrate'"),
+        ("on_failure: zero", "on_failure"),
+        ("watch_patience: 0", "watch_patience must be at least 1"),
+        ("batch_size: 0", "batch_size must be at least 1"),
+        ("terms: {av: {judge: av, checkpoint: CKPT, weight: 0}}", "weights must sum to a positive number"),
+        ("terms: {av: {judge: va, checkpoint: CKPT}}", "'va'"),
+        ("terms: {q: {metric: dnsmoss}}", "unknown metric 'dnsmoss'"),
+        ("terms: {av: {judge: av, checkpoint: CKPT, aspect: synch}}", "aspect 'synch' is not one of"),
+    ],
+)
+def test_a_reward_yaml_is_refused_naming_the_file_before_a_judge_loads(tmp_path, line, words):
+    """The checkpoint does not exist: a value refused before it is looked for (it was after every judge loaded)."""
+    from avjudge.config import ConfigError
+    from avjudge.rewards import load_reward
+
+    checkpoint = tmp_path / "no_judge"
+    terms = f"terms: {{av: {{judge: av, checkpoint: {checkpoint}}}}}\n" if not line.startswith("terms") else ""
+    (tmp_path / "reward.yaml").write_text(terms + line.replace("CKPT", str(checkpoint)) + "\n")
+    with pytest.raises(ConfigError) as refused:
+        load_reward(tmp_path / "reward.yaml")
+    message = str(refused.value)
+    assert message.startswith(str(tmp_path / "reward.yaml")) and words in message, message
+
+
 def test_openrlhfs_function_and_flow_factorys_model_give_win_rates_by_prompt(rollouts):
     """OpenRLHF's reward function file and Flow-Factory's pointwise reward model group by prompt as their trainers
     do; each group's win rates are the group's own."""

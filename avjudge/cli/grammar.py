@@ -34,11 +34,16 @@ def judge_dirs(specs: list[str] | None, defaults: bool = True) -> dict[str, Path
         from ..scoring.clip_scorer import default_judge_dirs  # the checkpoint manifest's root: metrics code
 
         dirs = default_judge_dirs()
+    given: dict[str, str] = {}
     for spec in specs or []:
         task, sep, path = spec.partition("=")
         if not sep or not path:
             raise ConfigError(f"--judge takes TASK=DIR (e.g. av=runs/av/final), got {spec!r}")
-        dirs[get_task(task.strip()).name] = Path(path.strip()).expanduser()
+        name = get_task(task.strip()).name
+        if name in given:  # the later one would silently win
+            raise ConfigError(f"--judge gives the {name} judge twice ({given[name]!r}, {spec!r}): give it once")
+        given[name] = spec
+        dirs[name] = Path(path.strip()).expanduser()
     return dirs
 
 

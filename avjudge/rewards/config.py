@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ConfigError, load_config
+from ..errors import AvjudgeError
+from .failure import OnFailure
 
 
 @dataclass
@@ -36,10 +38,21 @@ class TermConfig:
     gold: bool = False  # held out: logged and watched (avjudge.rewards.watch), not optimised
 
     def __post_init__(self):
+        from ..metrics.base import METRICS
+        from ..prompts import task as judge_task
+        from .reward import ASPECTS
+
         if (self.judge is None) == (self.metric is None):
             raise ConfigError("a reward term names a judge (judge: av, checkpoint: DIR) or a metric (metric: NAME)")
         if self.judge is not None and not self.checkpoint:
             raise ConfigError(f"the {self.judge} judge's term needs its checkpoint folder (checkpoint: DIR)")
+        # checked here, before any model loads, rather than after the judges before them did
+        try:
+            judge_task(self.judge) if self.judge is not None else METRICS.lookup(self.metric)
+        except AvjudgeError as err:  # an unknown judge or metric
+            raise ConfigError(str(err)) from err
+        if self.aspect is not None and self.aspect not in ASPECTS:
+            raise ConfigError(f"aspect {self.aspect!r} is not one of {', '.join(ASPECTS)}")
 
 
 @dataclass
@@ -54,6 +67,19 @@ class RewardConfig:
     device: str = "auto"
     batch_size: int = 8
     workers: int = 2
+
+    def __post_init__(self):
+        from .reward import MODES, check_weights
+
+        if self.mode not in MODES:
+            raise ConfigError(f"mode is one of {', '.join(MODES)}, not {self.mode!r}")
+        OnFailure(self.on_failure)  # its own check of the rule
+        small = {k: v for k, v in (("watch_patience", self.watch_patience), ("batch_size", self.batch_size),
+                                   ("workers", self.workers)) if v < 1}  # fmt: skip
+        if small:
+            raise ConfigError(f"{', '.join(small)} must be at least 1, got {small}")
+        if self.terms:
+            check_weights(self.terms)
 
     def build(self, base: Path | None = None):
         """The `avjudge.rewards.Reward`; a relative checkpoint is read from ``base`` (the YAML file's folder)."""

@@ -385,7 +385,12 @@ def _mean(values: list[float] | None) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _check_weights(terms: dict[str, RewardTerm]) -> None:
+def check_weights(terms: dict) -> None:
+    """At least one term a reward optimises (not ``gold``), their weights summing to a positive number.
+
+    Raises:
+        ConfigError: otherwise.
+    """
     if not any(not t.gold for t in terms.values()):
         raise ConfigError("a reward needs at least one term it optimises (gold terms are only watched)")
     if sum(t.weight for t in terms.values() if not t.gold) <= 0:
@@ -395,13 +400,13 @@ def _check_weights(terms: dict[str, RewardTerm]) -> None:
 def _named_terms(terms: dict[str, float | RewardTerm]) -> dict[str, RewardTerm]:
     """Terms that name a scorer (served, or of a `Scoring`): a weight, or a `RewardTerm` whose scorer is the name."""
     terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(name, float(t)) for name, t in terms.items()}
-    _check_weights(terms)
+    check_weights(terms)
     return terms
 
 
 def _terms(terms: dict) -> dict[str, RewardTerm]:
     terms = {name: t if isinstance(t, RewardTerm) else RewardTerm(t) for name, t in terms.items()}
-    _check_weights(terms)
+    check_weights(terms)
     served = [name for name, t in terms.items() if isinstance(t.scorer, str)]
     if served:
         raise ConfigError(
