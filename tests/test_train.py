@@ -589,6 +589,29 @@ def test_old_training_keys_load_with_a_warning_and_wrong_keys_fail(tmp_path):
         cfg.learning_rat  # noqa: B018
 
 
+@pytest.mark.parametrize(
+    "values, words",
+    [  # each passed to the Trainer, which trained on it without a word (or failed after the model loaded)
+        ({"learning_rate": -1e-5}, "learning_rate must be positive"),
+        ({"num_train_epochs": 0}, "num_train_epochs epochs (above 0) where max_steps is -1"),
+        ({"max_steps": -5}, "got max_steps -5"),
+        ({"weight_decay": -0.1}, "weight_decay must be 0 or more"),
+        ({"seed": -1}, "seed must be 0 or more"),
+        ({"logging_steps": 0}, "logging_steps must be positive"),
+        ({"eval_split": "train"}, "its figures would not be held out"),
+        ({"lora_r": 0}, "lora_r and lora_alpha are at least 1"),
+        ({"lora_dropout": 1.5}, "lora_dropout within [0, 1)"),
+        ({"max_eval_pairs": 0}, "max_eval_pairs must be positive (or unset)"),
+        ({"fps": 0.0}, "fps must be positive (or unset)"),
+    ],
+)
+def test_a_training_value_out_of_its_range_is_refused_naming_it(values, words):
+    with pytest.raises(ConfigError) as refused:
+        TrainConfig.from_mapping({**REQUIRED, **values}, "run.yaml")
+    assert str(refused.value).startswith("run.yaml: ") and words in str(refused.value)
+    assert TrainConfig.from_mapping({**REQUIRED, "max_steps": 10, "num_train_epochs": 0}).max_steps == 10
+
+
 def test_the_pairwise_objective_trains_with_lora_and_refuses_a_tie_width_without_width(tiny_judges, pairs, tmp_path):
     """``objective: btt`` under LoRA: preference pairs of the training split, the merged judge saved and loaded."""
     from avjudge.train.pairwise import PreferenceExamples, preference_indices, preference_loss

@@ -43,6 +43,10 @@ TRAINER_DEFAULTS = {
     "report_to": ["wandb"],
     "seed": 0,
 }
+# Trainer options the Trainer takes without a word where they are out of range (a negative learning rate ascends)
+POSITIVE_OPTIONS = ("per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+                    "save_steps", "logging_steps", "learning_rate")  # fmt: skip
+NON_NEGATIVE_OPTIONS = ("weight_decay", "seed", "warmup_steps", "max_grad_norm", "dataloader_num_workers")
 # Set by avjudge from the judge's fields, or required by how it trains: not settable.
 MANAGED = {
     "output_dir": "the judge field output_dir",
@@ -145,9 +149,31 @@ class TrainConfig:
             raise ConfigError(f"btt's tie_width is above 1 (VideoAlign's k = 5), not {self.tie_width}")
         if self.source_cache_mb < 0:
             raise ConfigError(f"source_cache_mb must be 0 (off) or positive, not {self.source_cache_mb}")
-        for name in ("per_device_train_batch_size", "gradient_accumulation_steps", "save_steps"):
+        for name in POSITIVE_OPTIONS:
             if self.option(name) <= 0:
                 raise ConfigError(f"{name} must be positive, not {self.option(name)}")
+        for name in NON_NEGATIVE_OPTIONS:
+            if self.option(name) is not None and self.option(name) < 0:
+                raise ConfigError(f"{name} must be 0 or more, not {self.option(name)}")
+        steps, epochs = self.option("max_steps"), self.option("num_train_epochs")
+        if not (steps == -1 or steps > 0) or (steps == -1 and epochs <= 0):
+            raise ConfigError(
+                f"a run trains max_steps steps (above 0), or num_train_epochs epochs (above 0) where max_steps is -1; "
+                f"got max_steps {steps}, num_train_epochs {epochs}"
+            )
+        if self.eval_split == self.train_split:
+            raise ConfigError(
+                f"eval_split is the training split {self.train_split!r}: its figures would not be held out"
+            )
+        if self.lora_r < 1 or self.lora_alpha < 1 or not 0 <= self.lora_dropout < 1:
+            raise ConfigError(
+                f"lora_r and lora_alpha are at least 1 and lora_dropout within [0, 1), got {self.lora_r}, "
+                f"{self.lora_alpha}, {self.lora_dropout}"
+            )
+        unset_or_positive = {"max_eval_pairs": self.max_eval_pairs, "fps": self.fps, "max_pixels": self.max_pixels}
+        wrong = {name: value for name, value in unset_or_positive.items() if value is not None and value <= 0}
+        if wrong:
+            raise ConfigError(f"{', '.join(wrong)} must be positive (or unset), got {wrong}")
         if self.cache_examples and self.option("dataloader_num_workers"):
             raise ConfigError(
                 "cache_examples keeps examples in this process, so it needs dataloader_num_workers: 0 "
