@@ -104,15 +104,19 @@ def test_the_records_a_build_writes_pass(pairs):
         lambda d, t: ["train", "--config", "tiny_world_av", "--set", f"dataset={d}", "--set", f"model={t / 'none'}"],
         lambda d, t: ["judges", "calibrate", "--judge", f"av={t / 'none'}", "--pairs", str(d)],
         lambda d, t: ["data", "audit", "--input", str(d)],
+        lambda d, t: ["data", "export", "--input", str(d), "--format", "llamafactory", "--out", str(t / "export")],
+        lambda d, t: ["data", "export", "--input", str(d), "--format", "pairs-csv", "--out", str(t / "export")],
     ],
-    ids=["train", "judges calibrate", "data audit"],
+    ids=["train", "judges calibrate", "data audit", "data export", "data export pairs-csv"],
 )
-def test_commands_refuse_a_hand_edited_pair_before_a_model_loads(dataset, tmp_path, capsys, command):
+def test_commands_refuse_a_hand_edited_pair_before_a_model_loads_or_a_file_is_written(
+    dataset, tmp_path, capsys, command
+):
     edit(dataset, _set(label=1), where=_negative("filter"))
     edit(dataset, _set(label=1), split="test", where=_negative("filter"))
     err = refused(command(dataset, tmp_path), capsys)
     assert "label: 1 for a pair made by 'filter'" in err, err
-    assert "none" not in err.splitlines()[-1]
+    assert "none" not in err.splitlines()[-1] and not (tmp_path / "export").exists()
 
 
 def test_a_judge_trained_on_pairs_edited_since_their_build_records_what_it_trained_on(

@@ -31,7 +31,7 @@ from ..perturb.taxonomy import taxonomy
 from ..perturb.text import TextNegative, iter_rotation, make_text_negative
 from ..prompts import task as judge_task
 from .manifest import load_manifest
-from .pairs import pair_clip
+from .pairs import load_pairs, pair_clip
 from .recipe import Recipe
 from .splits import assign_splits
 from .windows import TOO_SHORT, draw_window, placed_negative, window_length
@@ -497,6 +497,16 @@ def built_recipe(dataset: str | Path) -> Recipe:
 def built_sources(dataset: str | Path) -> list[dict]:
     """The source records (manifest lines) a dataset folder was built from."""
     return load_manifest(built_stats(dataset)["manifest"])
+
+
+def built_pairs(dataset: str | Path) -> dict[tuple[str, str], list[dict]]:
+    """(judge, split) -> the pair records of every pairs file a build wrote into ``dataset``, each read strictly
+    (`avjudge.data.pairs.check_pair`; the sources they name checked where the folder keeps its build's stats, not in
+    a copy of its pairs alone)."""
+    has_stats = (Path(dataset) / "stats.json").is_file()
+    sources = {source["id"] for source in built_sources(dataset)} if has_stats else None
+    files = sorted(p for p in (Path(dataset) / "pairs").glob("*/*.jsonl") if not p.name.endswith(".rejected.jsonl"))
+    return {(p.parent.name, p.stem): load_pairs(dataset, p.parent.name, p.stem, sources=sources) for p in files}
 
 
 def split_sources(dataset: str | Path, sources: list[dict], split: str) -> list[dict]:

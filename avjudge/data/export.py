@@ -12,9 +12,9 @@ from pathlib import Path
 
 from ..config import ConfigError
 from ..errors import AvjudgeError
-from ..jsonl import read_jsonl
 from ..prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
 from ..prompts import task as judge_task
+from .build import built_pairs
 from .preference_export import PREFERENCE_EXPORTERS
 
 TAGS = {"video": "<video>", "audio": "<audio>"}
@@ -98,13 +98,13 @@ def export_dataset(dataset: str | Path, fmt: str, out: str | Path) -> list[Path]
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {sorted(FORMATS)}")
     root, out = Path(dataset), Path(out)
-    files = sorted(p for p in (root / "pairs").glob("*/*.jsonl") if not p.name.endswith(".rejected.jsonl"))
-    if not files:
+    pairs = built_pairs(root)  # every record read strictly before anything is written
+    if not pairs:
         raise ExportError(f"{root}: no pairs found; build them with `avjudge data build`")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: a file is there; name a folder for the export")
     out.mkdir(parents=True, exist_ok=True)
     if fmt in PREFERENCE_EXPORTERS:
-        return PREFERENCE_EXPORTERS[fmt](root, out)
-    rows = {f"{p.parent.name}_{p.stem}": [to_messages(r, root) for r in read_jsonl(p)] for p in files}
+        return PREFERENCE_EXPORTERS[fmt](root, out, pairs)
+    rows = {f"{judge}_{split}": [to_messages(r, root) for r in records] for (judge, split), records in pairs.items()}
     return EXPORTERS[fmt](rows, out)

@@ -21,7 +21,6 @@ import csv
 import json
 from pathlib import Path
 
-from ..jsonl import read_jsonl
 from ..media import encode_audio, encode_video
 from ..perturb import SourcePool
 from ..prompts import CHAT_FORMATS, PAIR_ANSWERS, media_kinds, render_pair_query
@@ -73,15 +72,10 @@ class ClipWriter:
         return self.written[record["id"]]
 
 
-def _splits(dataset: Path) -> dict[tuple[str, str], list[dict]]:
-    files = sorted(p for p in (dataset / "pairs").glob("*/*.jsonl") if not p.name.endswith(".rejected.jsonl"))
-    return {(p.parent.name, p.stem): list(read_jsonl(p)) for p in files}
-
-
-def export_pairs_csv(dataset: Path, out: Path) -> list[Path]:
-    """VideoAlign's CSV, a file per judge and split (``pairs_<judge>_<split>.csv``)."""
+def export_pairs_csv(dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]]) -> list[Path]:
+    """VideoAlign's CSV, a file per judge and split (``pairs_<judge>_<split>.csv``), of ``pairs`` (`built_pairs`)."""
     write, written = ClipWriter(dataset, out), []
-    for (judge, split), records in _splits(dataset).items():
+    for (judge, split), records in pairs.items():
         pairs, _ = preference_pairs(records)
         if not pairs:
             continue
@@ -102,10 +96,11 @@ def export_pairs_csv(dataset: Path, out: Path) -> list[Path]:
     return written
 
 
-def export_llamafactory_ranking(dataset: Path, out: Path) -> list[Path]:
-    """LLaMA-Factory's sharegpt ranking files, one per judge and split, and their ``dataset_info.json``."""
+def export_llamafactory_ranking(dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]]) -> list[Path]:
+    """LLaMA-Factory's sharegpt ranking files, one per judge and split, of ``pairs`` (`built_pairs`), and their
+    ``dataset_info.json``."""
     write, written, info = ClipWriter(dataset, out), [], {}
-    for (judge, split), records in _splits(dataset).items():
+    for (judge, split), records in pairs.items():
         pairs, _ = preference_pairs(records)
         if not pairs:
             continue

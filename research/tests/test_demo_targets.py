@@ -96,6 +96,8 @@ def test_random_mismatches_are_split_by_whether_their_ambience_gives_them_away(t
             "label": int(partner is None),
             "strategy": "random_mismatch" if partner else "positive",
             "params": {"source": partner} if partner else {},
+            "dimension": "av",
+            "media": {"video": f"{source}.mp4"},
         }
 
     # a room's picture with rain (given away) or a cafe's murmur (plausible indoors); a field's with a hum (given
