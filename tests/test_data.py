@@ -554,6 +554,13 @@ def test_a_cut_shift_in_a_recipe_of_whole_clips_is_refused(small_world):
         ('{"id": "c", "video": null}', r"m.jsonl:3: 'video' must be a path"),
         ('{"id": null, "video": "c.mp4"}', r"m.jsonl:3: 'id' must be a non-empty string"),
         ('{"id": "c", "video": "c.mp4", "captions": "a dog"}', r"m.jsonl:3: 'captions' must be a mapping"),
+        (
+            '{"id": "c", "video": "c.mp4", "captions": {"video": 5}}',
+            r"m.jsonl:3: captions are text, not \{'video': 5\}",
+        ),
+        ('{"id": "c", "video": "c.mp4", "duration": NaN}', r"m.jsonl:3: 'duration' is the clip's length in seconds"),
+        ('{"id": "c", "video": "c.mp4", "meta": {"duration": -4}}', r"m.jsonl:3: 'meta.duration' is the clip's length"),
+        ('{"id": "c", "video": "c.mp4", "duration": "5 s"}', r"m.jsonl:3: 'duration' is the clip's length"),
     ],
 )
 def test_a_users_manifest_is_read_strictly_every_bad_line_named(tmp_path, capsys, bad, message):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import AvjudgeError
 from ..jsonl import read_jsonl
+from ..stats import finite_number
 from ..tables import is_parquet, read_table
 
 MEDIA_EXTENSIONS = (".mp4", ".mkv", ".mov", ".webm", ".wav", ".flac")
@@ -64,6 +65,14 @@ def load_manifest(path: str | Path) -> list[dict]:
             if not isinstance(raw.get(key) or {}, dict):
                 raise ManifestError(f"{path}:{i}: {key!r} must be a mapping, not {raw[key]!r}")
             record[key] = raw.get(key) or {}
+        not_text = {k: v for k, v in record["captions"].items() if not isinstance(v, str)}
+        if not_text:  # a judge would read "5" or "None" as the clip's caption
+            raise ManifestError(f"{path}:{i}: captions are text, not {not_text}")
+        for where, holder in (("duration", record), ("meta.duration", record["meta"])):
+            seconds = holder.get("duration")
+            if seconds is not None and not (finite_number(seconds) and seconds > 0):
+                # windows and negatives are drawn within it: a wrong one is wrong for every pair of the source
+                raise ManifestError(f"{path}:{i}: {where!r} is the clip's length in seconds, not {seconds!r}")
         records.append(record)
     if not records:
         raise ManifestError(f"{path}: the manifest is empty")
