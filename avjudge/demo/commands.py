@@ -85,7 +85,7 @@ register(
     "CPU, score again, and show what each judge learned: held-out balanced accuracy per\n"
     "negative type before and after, learning curves, and a handful of held-out pairs with\n"
     "their scores (OUT/demo_report.html, .json and .png).\n\n"
-    "By default it takes about 8 minutes on 2 cores (it says how long after its first stage):\n"
+    "By default it takes about 6 minutes on 2 cores (it says how long after its first stage):\n"
     "the AT judge, which learns nothing in that budget, trains only long enough to show the\n"
     "path works, and the report says so; --full trains every judge at full length (~10 min).\n\n"
     "examples:\n"
