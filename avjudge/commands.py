@@ -117,6 +117,7 @@ count = _number(int, 0, True, "a whole number, 0 or more")
 positive_float = _number(float, 0.0, False, "a finite number above 0")
 non_negative_float = _number(float, 0.0, True, "a finite number, 0 or more")
 share = _number(float, 0.0, True, "a share from 0 to 1", high=1.0)
+positive_share = _number(float, 0.0, False, "a share above 0, at most 1", high=1.0)
 
 
 def alias(p: argparse.ArgumentParser, old: str, new: str, dest: str, append: bool = False, **kwargs) -> None:

@@ -80,6 +80,19 @@ def test_every_command_spells_the_shared_options_alike():
         assert all(f.startswith("--") and f not in ("--input", "--out", "--judge", "--set") for f in hidden), name
 
 
+def test_every_numeric_option_is_range_checked_as_it_parses():
+    """A bare ``int`` or ``float`` takes -1, 0, nan and inf; each such value was a traceback after the work began (a
+    negative seed in numpy, a negative array size) or silently nothing (0 prompts curated). Every numeric option has
+    one of `avjudge.commands`' checked types instead."""
+    bare = [
+        f"{' '.join(words)} {flag}"
+        for words in COMMANDS
+        for flag, action in options(" ".join(COMMANDS[words].replaced_by or words)).items()
+        if action.type in (int, float)
+    ]
+    assert not bare, bare
+
+
 # old spelling -> (the command line, the argument it fills, its value, the new spelling the warning names)
 DEPRECATED = [
     (

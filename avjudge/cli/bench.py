@@ -7,7 +7,17 @@ import argparse
 import json
 from pathlib import Path
 
-from ..commands import add_input, add_out, alias, count, non_negative_float, positive_int, register, required_input
+from ..commands import (
+    add_input,
+    add_out,
+    alias,
+    count,
+    non_negative_float,
+    positive_int,
+    positive_share,
+    register,
+    required_input,
+)
 from ..stats import printed
 from .grammar import (
     add_engine_arguments,
@@ -59,7 +69,7 @@ def _curate_args(p: argparse.ArgumentParser) -> None:
         required=True,
         help="comma-separated entry attributes to balance, e.g. language,speakers,emotion,shot",
     )
-    p.add_argument("--cap", type=float, default=0.5, help="largest share any one attribute value may take")
+    p.add_argument("--cap", type=positive_share, default=0.5, help="largest share any one attribute value may take")
     p.add_argument(
         "--exclude-manifest",
         type=Path,

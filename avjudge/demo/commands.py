@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..commands import add_out, add_set, register
+from ..commands import add_out, add_set, count, positive_float, positive_int, register
 from .size import FULL, QUICK, DemoSize
 
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
 
     add_out(p, "output folder", required=False, default=Path("demo_out"))
-    p.add_argument("--seed", type=int, default=0, help="world and training seed")
+    p.add_argument("--seed", type=count, default=0, help="world and training seed")
     length = p.add_mutually_exclusive_group()
     length.add_argument("--quick", action="store_true", help="a minute-long smoke run (tiny sizes, nothing learned)")
     length.add_argument(
@@ -22,11 +22,11 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
         + ", ".join(f"{task.upper()} {FULL.epochs_of(task):g}" for task in ("av", "vt", "at"))
         + " epochs",
     )
-    p.add_argument("--clips", type=int, help=f"world clips (default {DemoSize.clips})")
-    p.add_argument("--pairs", type=int, help=f"pairs per judge (default {DemoSize.pairs})")
+    p.add_argument("--clips", type=positive_int, help=f"world clips (default {DemoSize.clips})")
+    p.add_argument("--pairs", type=positive_int, help=f"pairs per judge (default {DemoSize.pairs})")
     p.add_argument(
         "--epochs",
-        type=float,
+        type=positive_float,
         help="training epochs of every judge (default: "
         + ", ".join(f"{task.upper()} {DemoSize().epochs_of(task):g}" for task in ("av", "vt", "at"))
         + ")",

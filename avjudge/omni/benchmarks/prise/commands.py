@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ....commands import GROUP_HELP, add_out, register
+from ....commands import GROUP_HELP, add_out, count, positive_int, register
 
 GROUP_HELP["omni prise"] = "PriSe-style primitive-sensation clips with exact ground truth"
 
@@ -13,10 +13,10 @@ GROUP_HELP["omni prise"] = "PriSe-style primitive-sensation clips with exact gro
 def _make_args(p: argparse.ArgumentParser) -> None:
     add_out(p, "folder for clips/, questions.jsonl and summary.json")
     p.add_argument(
-        "--n", type=int, default=90, help="formal items, spread over the 9 tasks in turn (each with its check)"
+        "--n", type=positive_int, default=90, help="formal items, spread over the 9 tasks in turn (each with its check)"
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=2, help="processes that render")
+    p.add_argument("--seed", type=count, default=0)
+    p.add_argument("--workers", type=positive_int, default=2, help="processes that render")
 
 
 def _make(args: argparse.Namespace) -> int:

@@ -6,17 +6,19 @@ import argparse
 import json
 from pathlib import Path
 
-from ....commands import GROUP_HELP, add_input, add_out, register, required_input
+from ....commands import GROUP_HELP, add_input, add_out, count, positive_int, register, required_input
 
 GROUP_HELP["omni sonicbench"] = "SonicBench: make exact-label stimuli of the 12 physical attributes"
 
 
 def _make_args(p: argparse.ArgumentParser) -> None:
     add_out(p, "folder for audio/, questions.jsonl and summary.json")
-    p.add_argument("--per-cell", type=int, default=100, help="items per attribute x paradigm (even: balanced A/B)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--per-cell", type=positive_int, default=100, help="items per attribute x paradigm (even: balanced A/B)"
+    )
+    p.add_argument("--seed", type=count, default=0)
     p.add_argument("--attributes", help="comma-separated subset (default: all 12)")
-    p.add_argument("--workers", type=int, default=2, help="processes that render")
+    p.add_argument("--workers", type=positive_int, default=2, help="processes that render")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -68,7 +70,7 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
         "--weights", type=Path, help="the checkpoint whose audio encoder is probed (a base model or a judge)"
     )
     p.add_argument("--device", default="auto", help="auto: CUDA when there is one, else CPU")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--seed", type=count, default=42)
     add_out(p, "folder for probe.json")
 
 
@@ -105,8 +107,8 @@ register(
 
 def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attribute", required=True, help="pitch, loudness or duration")
-    p.add_argument("--per-level", type=int, default=20, help="items per difference (even: balanced)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--per-level", type=positive_int, default=20, help="items per difference (even: balanced)")
+    p.add_argument("--seed", type=count, default=0)
     add_out(p, "folder for audio/ and questions.jsonl")
 
 
