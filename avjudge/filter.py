@@ -12,6 +12,7 @@ manifest order, exactly as one run would have written them.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from .errors import AvjudgeError
 from .jsonl import JsonlWriter, read_jsonl, write_json
 from .runtime import Engine, media_identity, run_job, summary_path
 from .scoring.clip_scorer import ClipScorer
-from .scoring.dimensions import Dimension, parse_dimensions
+from .scoring.dimensions import DIMENSIONS, Dimension, parse_dimensions
 
 OPERATORS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 OUTPUTS = ("kept", "dropped", "failed")
@@ -46,16 +47,40 @@ class Rule:
 
 
 def parse_rules(text: str) -> list[Rule]:
+    """The rules of ``text`` (``av>=0.7,nisqa>=3.0``).
+
+    Raises:
+        FilterError: a rule it cannot read, none given, or rules no score can pass (``av>=0.5,av<=0.2``; a judge's
+            score above 1): a run would drop every clip.
+    """
     rules = []
     for part in filter(None, (p.strip() for p in text.split(","))):
-        m = re.fullmatch(r"([a-z_]+)\s*(>=|<=|>|<)\s*(-?[0-9.]+(?:e-?[0-9]+)?)", part)
+        m = re.fullmatch(r"([a-z_]+)\s*(>=|<=|>|<)\s*(-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e-?[0-9]+)?)", part)
         if not m:
             raise FilterError(f"cannot read rule {part!r}; rules look like av>=0.7,nisqa>=3.0")
         # the dimension's own name (a short alias becomes it); an unknown name fails here, listing the known
         rules.append(Rule(parse_dimensions(m.group(1))[0].name, m.group(2), float(m.group(3))))
     if not rules:
         raise FilterError("no rules given; e.g. --rules 'av>=0.7,nisqa>=3.0'")
+    for dimension in dict.fromkeys(r.dimension for r in rules):
+        _passable(dimension, [r for r in rules if r.dimension == dimension])
     return rules
+
+
+def _passable(dimension: str, rules: list[Rule]) -> None:
+    """Refuse ``dimension``'s rules where no score passes them all (a judge's score lies in [0, 1])."""
+    judge = DIMENSIONS[dimension].source == "judge"
+    low, low_open, high, high_open = (0.0, False, 1.0, False) if judge else (-math.inf, False, math.inf, False)
+    for rule in rules:
+        if rule.op in (">=", ">") and (rule.threshold, rule.op == ">") > (low, low_open):
+            low, low_open = rule.threshold, rule.op == ">"
+        if rule.op in ("<=", "<") and (rule.threshold, rule.op != "<") < (high, not high_open):
+            high, high_open = rule.threshold, rule.op == "<"
+    if low > high or (low == high and (low_open or high_open)):
+        scale = " (a judge's score lies in [0, 1])" if judge else ""
+        raise FilterError(
+            f"no {dimension} score passes {', '.join(map(str, rules))}{scale}: every clip would be dropped"
+        )
 
 
 def rule_dimensions(rules: list[Rule]) -> list[Dimension]:

@@ -361,6 +361,14 @@ def test_filter_rules_and_shards_are_checked():
         parse_rules("loudness>=3")
     with pytest.raises(FilterError, match="rules look like"):
         parse_rules("av=>0.7")
+    with pytest.raises(FilterError, match="rules look like"):  # was float()'s ValueError traceback
+        parse_rules("av>=1.2.3")
+    # rules no score can pass dropped every clip, exit 0; a judge's score lies in [0, 1]
+    for never in ("av>=0.5,av<=0.2", "av>=0.5,av<0.5", "av>1", "vt>=1.5", "at<0", "nisqa>=3,nisqa<2.5"):
+        with pytest.raises(FilterError, match="every clip would be dropped"):
+            parse_rules(never)
+    for passable in ("av>=0.5,av<=0.5", "av>=1", "av>0.2,av<0.3", "nisqa>=30", "desync<=0.2", "av>=.5"):
+        assert parse_rules(passable)
     assert parse_shard("2/4") == (2, 4)
     with pytest.raises(FilterError, match="0 <= i < n"):
         parse_shard("4/4")
