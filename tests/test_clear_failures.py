@@ -60,6 +60,20 @@ def test_a_judge_given_twice_is_refused_not_the_last_one_silently_used(tmp_path,
     assert "--judge gives the av judge twice" in err
 
 
+@pytest.mark.parametrize(
+    "options, words",
+    [  # the judge folder does not exist: each is refused before the server looks for it
+        (["--media-root", "/no/such/folder"], "--media-root /no/such/folder: no such folder"),
+        (["--reward-judge", "vt"], "--reward-judge names ['vt'], which this server does not serve; it serves ['av']"),
+        (["--reward-judge", "av=two"], "give NAME or NAME=WEIGHT (a number)"),
+        (["--reward-judge", "av=nan"], "give NAME or NAME=WEIGHT (a number)"),
+    ],
+)
+def test_serve_refuses_what_would_fail_every_request_before_a_judge_loads(tmp_path, capsys, options, words):
+    err = refused(["serve", "--judge", f"av={tmp_path / 'no_judge'}", *options], capsys)
+    assert words in err and "no_judge" not in err
+
+
 def test_training_on_a_dataset_never_built_says_how_to_build_it(tmp_path, capsys):
     argv = ["train", "--config", "tiny_world_av", "--set", "objective=bt", "--set", f"dataset={tmp_path / 'no'}"]
     err = refused(argv, capsys)

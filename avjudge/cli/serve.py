@@ -123,7 +123,7 @@ def _serve(args: argparse.Namespace) -> int:
     from ..judges.served import load_judge
     from ..media import DecodeBudget
     from ..metrics import load_metrics
-    from ..serve.app import ServerSettings, create_app
+    from ..serve.app import ServerSettings, create_app, reward_terms
     from ..serve.service import ScoreService
 
     token = args.token_file.read_text().strip() if args.token_file else None
@@ -133,19 +133,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--host {args.host} is reachable from other machines: give a --token-file, or serve on 127.0.0.1"
         )
-    engine = engine_of(args)
-    dirs = judge_dirs(args.judge, defaults=False)
-    endpoints = served_endpoints(args, dirs)
-    judges = {
-        task: load_judge(task, folder, endpoints.get(task), **model_options(args, engine))
-        for task, folder in dirs.items()
-    }
-    metrics = {m.name: m for m in load_metrics(args.metric, args.device)}
-    if not judges and not metrics:
-        raise ConfigError("nothing to serve: give --judge TASK=DIR or --metric NAME")
-    # the scoring core decodes each batch's clips, in --workers threads (the judges get clips already decoded)
-    budget = DecodeBudget(args.max_clip_seconds, args.max_frame_size, args.max_decoded_mb, args.decode_timeout)
-    service = ScoreService(judges, metrics, args.workers, args.decode_processes, budget)
+    # checked before any judge loads: its media roots exist, its reward reads
     settings = ServerSettings(
         max_batch_size=args.max_batch_size,
         max_wait_ms=args.max_wait_ms,
@@ -159,6 +147,26 @@ def _serve(args: argparse.Namespace) -> int:
         clip_from=args.clip_from,
         text_from=args.text_from,
     )
+    engine = engine_of(args)
+    dirs = judge_dirs(args.judge, defaults=False)
+    if args.reward_judge:
+        unserved = sorted(set(reward_terms(args.reward_judge)) - set(dirs) - set(args.metric))
+        if unserved:
+            raise ConfigError(
+                f"--reward-judge names {unserved}, which this server does not serve; it serves "
+                f"{sorted(set(dirs) | set(args.metric))}"
+            )
+    endpoints = served_endpoints(args, dirs)
+    judges = {
+        task: load_judge(task, folder, endpoints.get(task), **model_options(args, engine))
+        for task, folder in dirs.items()
+    }
+    metrics = {m.name: m for m in load_metrics(args.metric, args.device)}
+    if not judges and not metrics:
+        raise ConfigError("nothing to serve: give --judge TASK=DIR or --metric NAME")
+    # the scoring core decodes each batch's clips, in --workers threads (the judges get clips already decoded)
+    budget = DecodeBudget(args.max_clip_seconds, args.max_frame_size, args.max_decoded_mb, args.decode_timeout)
+    service = ScoreService(judges, metrics, args.workers, args.decode_processes, budget)
     if engine.name == "ray":
         from ..serve.ray_serve import serve_on_ray
 

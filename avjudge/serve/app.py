@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import math
 import time
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
@@ -65,6 +66,32 @@ class ServerSettings:
     def __post_init__(self):
         if self.token is not None and not self.token.strip():
             raise ConfigError("the token is empty: an empty bearer token would let every request in; give a token")
+        missing = [root for root in self.media_roots if not Path(root).is_dir()]
+        if missing:  # every path request would fail, each as its own item's error
+            raise ConfigError(f"--media-root {missing[0]}: no such folder")
+        if self.reward_judge is not None:
+            reward_terms(self.reward_judge)
+
+
+def reward_terms(spec: str) -> dict[str, float]:
+    """``--reward-judge``'s terms: ``"av"`` or ``"av=2,vt=1"`` -> name -> weight.
+
+    Raises:
+        ConfigError: not NAME or NAME=WEIGHT (a finite number), comma-separated.
+    """
+    terms, how = {}, f"--reward-judge {spec!r}: give NAME or NAME=WEIGHT (a number), comma-separated"
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, _, weight = (piece.strip() for piece in part.partition("="))
+        try:
+            value = float(weight) if weight else 1.0
+        except ValueError:
+            value = math.nan
+        if not name or not math.isfinite(value):
+            raise ConfigError(how)
+        terms[name] = value
+    if not terms:
+        raise ConfigError(how)
+    return terms
 
 
 class RequestError(Exception):
@@ -346,14 +373,7 @@ def served_reward(service: ScoreService, settings: ServerSettings, score_items=N
     spec = settings.reward_judge or (service.names()[0] if len(service.names()) == 1 else None)
     if spec is None:
         return None
-    terms = {}
-    for part in filter(None, (p.strip() for p in spec.split(","))):
-        name, _, weight = part.partition("=")
-        try:
-            terms[name.strip()] = float(weight) if weight else 1.0
-        except ValueError:
-            raise ConfigError(f"--reward-judge {spec!r}: give NAME or NAME=WEIGHT, comma-separated") from None
-    reward = Reward.over(service.scoring, terms, on_failure=settings.on_failure, score_items=score_items,
+    reward = Reward.over(service.scoring, reward_terms(spec), on_failure=settings.on_failure, score_items=score_items,
                          mode=settings.reward_mode)  # fmt: skip
     return openrlhf_failing_as(reward, settings.on_failure)
 
