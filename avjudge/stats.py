@@ -61,6 +61,11 @@ def per_negative_type(scores, labels, negative_types, metric: Callable[[np.ndarr
     }
 
 
+def is_number(value) -> bool:
+    """A real number, Python's or numpy's, not a bool."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
 def finite_number(value) -> bool:
     """A real number JSON can carry and a reward can use: not a bool, not NaN, not infinite."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -179,3 +179,23 @@ def test_a_truncated_calibration_file_is_an_error_naming_it(tmp_path):
     (tmp_path / CALIBRATION_FILE).write_text('{"av": {"temperature": NaN}}')  # Python's json reads NaN
     with pytest.raises(ConfigError, match="temperature is a positive number"):
         load_temperature(tmp_path, "av")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.dictionaries(st.sampled_from(["mos", "noisiness", "lse_c"]), st.floats(), min_size=1))
+def test_a_metric_value_that_is_not_a_finite_number_is_the_clips_error(values):
+    """A metric's NaN or inf was written as a score: not JSON, and every filter rule compares it false (a dropped
+    clip, not a failed one). Now it is that clip's error, naming the output; finite values pass as they are."""
+    from types import SimpleNamespace
+
+    from avjudge.scoring.scorers import MetricScorer
+
+    metric = SimpleNamespace(name="m", needs=None, compute=lambda clip, captions: {**values, "transcript": "a dog"})
+    outcome = MetricScorer(metric).score([None], [{}])[0]
+    bad = sorted(key for key, value in values.items() if not math.isfinite(value))
+    if bad:
+        assert (
+            outcome.values is None and outcome.error.startswith("non-finite ") and all(k in outcome.error for k in bad)
+        )
+    else:
+        assert outcome.error is None and outcome.values == {**values, "transcript": "a dog"}

@@ -8,12 +8,14 @@ failure is never a 0. Only a fault of the run itself (a bug, no memory; `avjudge
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ..errors import AvjudgeError, is_run_fault, reason
 from ..media import NATIVE_FPS, DecodeNeeds, MediaClip
+from ..stats import is_number
 
 if TYPE_CHECKING:  # the core imports no model code: a job that decodes only (a Ray task) loads no torch
     from ..judges import Judge
@@ -155,10 +157,13 @@ def _outcome(compute) -> Outcome:
     """``compute()``'s values for one clip, or that clip's error: an avjudge error (`MetricError`, `MediaError`) or a
     `ValueError` as its message, anything else that is no fault of the run as ``"<Type>: message"``."""
     try:
-        return Outcome(values=compute())
+        values = compute()
     except (AvjudgeError, ValueError) as err:
         return Outcome(error=str(err))
     except Exception as err:
         if is_run_fault(err):
             raise
         return Outcome(error=reason(err))
+    # a number that is not one is the clip's error, never a value: it is not JSON, and every rule compares it false
+    bad = {key: value for key, value in values.items() if is_number(value) and not math.isfinite(value)}
+    return Outcome(error=f"non-finite {', '.join(f'{k} ({v})' for k, v in bad.items())}") if bad else Outcome(values)
