@@ -136,3 +136,15 @@ def test_a_judge_trained_on_pairs_edited_since_their_build_records_what_it_train
     *_, record = build_training(config)
     assert record["dataset_hash"] == now and record["pairs_edited_since_build"] is True
     assert "changed since `avjudge data build` wrote it" in capsys.readouterr().err
+
+
+def test_the_card_of_a_judge_trained_on_edited_pairs_flags_the_edit(dataset, tiny_judges):
+    from avjudge.rewards.card import judge_card
+
+    tiny = tiny_judges["qwen2_5_omni"]
+    summary = {"eval_after": {"overall": {}, "per_type": {}}, "steps": 0}
+    built = json.loads((dataset / "stats.json").read_text())["dataset_hash"]
+    edit(dataset, lambda r: json.dumps({**r, "window": {**r["window"], "start_s": 0.0}}))
+    card = judge_card(dataset, "av", tiny, tiny, summary, clips=1)  # one held-out clip for its reward audits
+    assert "pairs edited since the build: the dataset hash is of the pairs as they are now" in card["flags"]
+    assert card["dataset"]["dataset_hash"] == pairs_now(dataset)[0] != built
