@@ -162,7 +162,8 @@ def test_a_win_rate_reward_fails_the_rollouts_without_log_odds_and_rewards_the_r
         ({"av": {"temperature": "warm"}}, "av.temperature"),
         ({"av": {"preference": {"temperature": 1.0, "tie": 0.5}}}, "av.preference"),
         ({"av": {"temperatur": 1.0}}, "unknown field"),
-        ([1, 2], "an object of task entries"),
+        ({"av": 3}, "an object of task entries"),
+        ([1, 2], "expected a JSON object, not list"),
     ],
 )
 def test_a_calibration_file_out_of_its_ranges_is_an_error_naming_file_and_field(tmp_path, entry, field):
@@ -174,7 +175,7 @@ def test_a_calibration_file_out_of_its_ranges_is_an_error_naming_file_and_field(
 
 def test_a_truncated_calibration_file_is_an_error_naming_it(tmp_path):
     (tmp_path / CALIBRATION_FILE).write_text('{"av": {"temperature": 1.')
-    with pytest.raises(ConfigError, match="not JSON"):
+    with pytest.raises(ConfigError, match="not valid JSON"):
         load_preference(tmp_path, "av")
     (tmp_path / CALIBRATION_FILE).write_text('{"av": {"temperature": NaN}}')  # Python's json reads NaN
     with pytest.raises(ConfigError, match="temperature is a positive number"):

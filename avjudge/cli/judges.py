@@ -89,6 +89,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     import json
 
     from ..config import ConfigError
+    from ..data import built_sources, load_pairs
     from ..judges import Judge
     from ..train.calibrate import calibrate, calibration_splits, reliability_diagram
     from .grammar import model_options, one_judge
@@ -96,9 +97,10 @@ def _calibrate(args: argparse.Namespace) -> int:
     task, folder = one_judge(args.judge)
     if not (args.pairs / "stats.json").is_file():
         raise ConfigError(f"{args.pairs}: not a pair dataset (no stats.json); build one with `avjudge data build`")
-    args.split, args.report_split = calibration_splits(
-        args.pairs, task, args.split, args.report_split
-    )  # before loading
+    args.split, args.report_split = calibration_splits(args.pairs, task, args.split, args.report_split)
+    sources = {source["id"] for source in built_sources(args.pairs)}
+    for split in (args.split, args.report_split):  # a hand-edited line refused before the judge loads
+        load_pairs(args.pairs, task, split, sources=sources)
     judge = Judge.load(task, folder, temperature=1.0, **model_options(args))
     result = calibrate(judge, args.pairs, args.split, args.report_split, args.limit, write=not args.dry_run)
     out = args.out or Path(folder)

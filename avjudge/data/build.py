@@ -470,11 +470,8 @@ def built_stats(dataset: str | Path) -> dict:
         ConfigError: no such file, or one that is not a build's stats (naming it).
     """
     path = _kept(dataset, "stats.json")
-    try:
-        stats = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{path}: not valid JSON ({err}); build the dataset again") from err
-    if not isinstance(stats, dict) or not all(isinstance(stats.get(key), str) for key in ("dataset_hash", "manifest")):
+    stats = read_json_object(path, "build the dataset again")
+    if not all(isinstance(stats.get(key), str) for key in ("dataset_hash", "manifest")):
         raise ConfigError(f"{path}: a build's stats name its dataset_hash and manifest; build the dataset again")
     return stats
 
@@ -511,7 +508,8 @@ def built_pairs(dataset: str | Path) -> dict[tuple[str, str], list[dict]]:
 
 def split_sources(dataset: str | Path, sources: list[dict], split: str) -> list[dict]:
     """The ``sources`` (manifest records) a dataset folder's build assigned to ``split``."""
-    chosen = [r for r in sources if built_splits(dataset).get(r["id"]) == split]
+    splits = built_splits(dataset)
+    chosen = [r for r in sources if splits.get(r["id"]) == split]
     if not chosen:
         raise ConfigError(f"{Path(dataset) / SPLITS_FILE}: no source is in split {split!r}")
     return chosen

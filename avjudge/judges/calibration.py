@@ -11,6 +11,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ..config import ConfigError
+from ..jsonl import read_json_object
 from ..stats import finite_number
 from .preference import Preference, finite_deltas
 
@@ -53,11 +54,8 @@ def _entries(checkpoint: str | Path) -> dict:
     if not path.exists():
         return {}
     fix = f"refit it with `avjudge judges calibrate`, or delete {path}"
-    try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: not JSON ({err}); {fix}") from None
-    if not isinstance(data, dict) or not all(isinstance(entry, dict) for entry in data.values()):
+    data = read_json_object(path, fix)
+    if not all(isinstance(entry, dict) for entry in data.values()):
         raise ConfigError(f"{path}: expected an object of task entries; {fix}")
     for task, entry in data.items():
         unknown = sorted(set(entry) - {"temperature", "preference"})

@@ -20,7 +20,10 @@ from pathlib import Path
 
 from ..config import ConfigError, load_config
 from ..errors import AvjudgeError
+from ..metrics.base import METRICS
+from ..prompts import task as judge_task
 from .failure import OnFailure
+from .reward import ASPECTS, MODES, check_weights
 
 
 @dataclass
@@ -38,10 +41,6 @@ class TermConfig:
     gold: bool = False  # held out: logged and watched (avjudge.rewards.watch), not optimised
 
     def __post_init__(self):
-        from ..metrics.base import METRICS
-        from ..prompts import task as judge_task
-        from .reward import ASPECTS
-
         if (self.judge is None) == (self.metric is None):
             raise ConfigError("a reward term names a judge (judge: av, checkpoint: DIR) or a metric (metric: NAME)")
         if self.judge is not None and not self.checkpoint:
@@ -69,8 +68,6 @@ class RewardConfig:
     workers: int = 2
 
     def __post_init__(self):
-        from .reward import MODES, check_weights
-
         if self.mode not in MODES:
             raise ConfigError(f"mode is one of {', '.join(MODES)}, not {self.mode!r}")
         OnFailure(self.on_failure)  # its own check of the rule

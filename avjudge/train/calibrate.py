@@ -36,7 +36,7 @@ def scored_split(judge: Judge, dataset: Path, split: str, limit: int | None = No
     """The split's pair records with each clip's log-odds (``delta``), and how many were left out: a pair whose clip
     cannot be made or scored."""
     pool = SourcePool(built_sources(dataset))
-    records = load_pairs(dataset, judge.task.name, split, limit)
+    records = load_pairs(dataset, judge.task.name, split, limit, pool.records)
     pairs = PairDataset(records, pool, judge.settings.sample_rate, judge.settings.fps, dataset,
                         max_pixels=judge.needs.max_pixels)  # fmt: skip
     clips, kept = [], []
@@ -109,11 +109,10 @@ def pairwise_figures(a, b, outcome, model: Preference, threshold: float) -> dict
 
 def calibration_splits(dataset: str | Path, task: str, fit_split: str | None, report_split: str) -> tuple[str, str]:
     """(fit split, report split) of ``task``'s pairs in ``dataset``: ``fit_split`` (None: val where the dataset has
-    one, else train) and ``report_split``, checked to exist and to differ, and their records checked, before any
-    judge loads.
+    one, else train) and ``report_split``, checked to exist and to differ before any judge loads.
 
     Raises:
-        ConfigError: a split the dataset does not hold (its splits named), one split for both, or a bad record.
+        ConfigError: a split the dataset does not hold (its splits named), or one split for both.
     """
     held = sorted(path.stem for path in (Path(dataset) / "pairs" / task).glob("*.jsonl"))
     fit_split = fit_split or ("val" if "val" in held else "train")
@@ -122,9 +121,6 @@ def calibration_splits(dataset: str | Path, task: str, fit_split: str | None, re
             raise ConfigError(f"{dataset} holds no {task} pairs of the {role} split {split!r}; its splits: {held}")
     if fit_split == report_split:
         raise ConfigError(f"fit on one split and report on another, not both on {fit_split!r}")
-    sources = {source["id"] for source in built_sources(dataset)}
-    for split in (fit_split, report_split):
-        load_pairs(dataset, task, split, sources=sources)  # a hand-edited line refused before the judge loads
     return fit_split, report_split
 
 
