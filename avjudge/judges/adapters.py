@@ -34,6 +34,9 @@ from .media_inputs import (
     whisper_features,
     whisper_frames,
 )
+from .sync_adapter import CONFIG_KEY as SYNC_KEY
+from .sync_adapter import NAME as SYNC_NAME
+from .sync_adapter import add_sync_adapter, check_spec, sync_spec, sync_thinker_class
 from .widths import align_mlp_widths
 
 
@@ -95,12 +98,14 @@ class Adapter:
     """Base: tokenisation, audio features, left-padded collation, last-position logits."""
 
     family: ClassVar[str]
+    display_name: ClassVar[str]  # how cards and figures name the architecture
     model_types: ClassVar[tuple[str, ...]]
     # parameter-name prefixes of each part of the model (the longest matching prefix decides)
     module_groups: ClassVar[dict[str, tuple[str, ...]]] = {}
     reads_frames: ClassVar[bool] = False
     windowed_encoders: ClassVar[tuple[str, ...]] = ()  # sub-configs of encoders that attend in windows
     supports_audio_in_video: ClassVar[bool] = False
+    supports_sync_adapter: ClassVar[bool] = False  # `avjudge.judges.sync_adapter`
     use_audio_in_video = False  # set by the Judge from its settings
     media_on_device = False  # set by the Judge: frames resized and normalised on the model's device, per batch
 
@@ -119,11 +124,21 @@ class Adapter:
         self.vision = vision
         self.checkpoint = checkpoint
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        # the checkpoint's sync adapter (`avjudge.judges.sync_adapter`): its config entry, None where it has none
+        spec = _read_json(checkpoint / "config.json").get(SYNC_KEY)
+        if spec is not None and not self.supports_sync_adapter:
+            raise CheckpointError(f"{checkpoint}: a {self.family} judge cannot carry a sync adapter (Qwen2.5-Omni can)")
+        self.sync_spec: dict | None = check_spec(spec) if spec is not None else None
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
     def model_class(cls):
         raise NotImplementedError
+
+    @classmethod
+    def model_class_of(cls, checkpoint: Path, config=None):
+        """The class ``checkpoint`` (or ``config``, where given) loads as."""
+        return cls.model_class()
 
     @classmethod
     def load(
@@ -163,7 +178,7 @@ class Adapter:
         kwargs = dict(local_files_only=True, trust_remote_code=trust_remote_code, dtype=resolve_dtype(dtype, dev))
         if config is not None:
             kwargs["config"] = config
-        model = cls.model_class().from_pretrained(str(checkpoint), **kwargs).to(dev).eval()
+        model = cls.model_class_of(checkpoint, config).from_pretrained(str(checkpoint), **kwargs).to(dev).eval()
         cls.set_attention(model, attention)
         if align_widths:
             align_mlp_widths(model, align_widths)
@@ -380,17 +395,20 @@ class Qwen25OmniThinkerAdapter(Adapter):
     """Qwen2.5-Omni thinker: frames as a video item plus the audio as a separate audio item."""
 
     family = "qwen2_5_omni"
+    display_name = "Qwen2.5-Omni"
     model_types = ("qwen2_5_omni_thinker", "qwen2_5_omni")
     full_model_type = "qwen2_5_omni"  # thinker + talker under one config: only the thinker is loaded
     pad_audio_to_window = False  # the thinker keeps only frames its feature mask marks valid
     reads_frames = True
     supports_audio_in_video = True
+    supports_sync_adapter = True
     windowed_encoders = ("audio_config", "vision_config")
     module_groups = {
         "llm": ("model.language_model.", "lm_head."),
         "connector": ("model.audio_tower.proj.", "model.visual.merger."),
         "audio_encoder": ("model.audio_tower.",),
         "vision_encoder": ("model.visual.",),
+        "sync_adapter": ("sync_adapter.",),
     }
 
     @classmethod
@@ -398,6 +416,26 @@ class Qwen25OmniThinkerAdapter(Adapter):
         from transformers import Qwen2_5OmniThinkerForConditionalGeneration
 
         return Qwen2_5OmniThinkerForConditionalGeneration
+
+    @classmethod
+    def model_class_of(cls, checkpoint, config=None):
+        spec = (
+            getattr(config, SYNC_KEY, None)
+            if config is not None
+            else _read_json(checkpoint / "config.json").get(SYNC_KEY)
+        )
+        return sync_thinker_class() if spec is not None and cls.supports_sync_adapter else cls.model_class()
+
+    def add_sync_adapter(self, seed: int = 0) -> None:
+        """Give this judge's model a fresh sync adapter (training one on a thinker that has none)."""
+        if self.sync_spec is not None:
+            return
+        self.sync_spec = sync_spec(self.tokenizer)
+        add_sync_adapter(self.model, self.sync_spec, seed)
+
+    def sync_tokens(self, grid_thw) -> str:
+        """The sync adapter's placeholders of a video of ``grid_thw``: one per token group ("" without an adapter)."""
+        return self.sync_spec["placeholder"] * int(grid_thw[0]) if self.sync_spec else ""
 
     @classmethod
     def full_config_class(cls):
@@ -426,13 +464,19 @@ class Qwen25OmniThinkerAdapter(Adapter):
             video_tokens = self.video_inputs(prepared, sample.frames, sample.fps)
         if sample.audio is not None:
             prepared.input_features, prepared.feature_attention_mask, audio_tokens = self.audio_features(sample.audio)
+        if self.sync_spec and not (self.use_audio_in_video and sample.frames is not None and sample.audio is not None):
+            raise ValueError(
+                "a judge with a sync adapter compares each picture with the sound of its moment: it needs frames and "
+                "sound, the sound inside the video item (use_audio_in_video)"
+            )
         if self.use_audio_in_video and sample.frames is not None and sample.audio is not None:
             # the audio rides inside the video item, its tokens interleaved with the frames' in time
             text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system, media=["video"])
             run = self.video_with_audio(prepared.video_grid_thw, prepared.video_second_per_grid, audio_tokens)
-            prepared.input_ids = self.tokenizer(
-                text.replace(self.chat_format.video_pad, run), add_special_tokens=False
-            )["input_ids"]
+            fmt = self.chat_format
+            # a sync adapter's tokens follow the video item whole (`avjudge.judges.sync_adapter`)
+            item = fmt.video.replace(fmt.video_pad, run) + self.sync_tokens(prepared.video_grid_thw)
+            prepared.input_ids = self.tokenizer(text.replace(fmt.video, item), add_special_tokens=False)["input_ids"]
             return prepared
         text = render_prompt(task, self.family, sample.text, sample.utterance, answer, system)
         prepared.input_ids = self.token_ids(text, video_tokens, audio_tokens)
@@ -455,6 +499,10 @@ class Qwen25OmniThinkerAdapter(Adapter):
         utterance: str | None,
     ):
         """Inputs whose pixel values and audio features keep their autograd history."""
+        if self.sync_spec:
+            raise ValueError(
+                "a judge with a sync adapter has no differentiable inputs yet (its audio rides in the video)"
+            )
         batch: dict[str, torch.Tensor] = {}
         video_tokens = audio_tokens = 0
         if frames is not None:
@@ -478,6 +526,8 @@ class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
     audio encoder that reads the clip alone (no zero-padded window) and audio merged token by token in time."""
 
     family = "qwen3_omni"
+    display_name = "Qwen3-Omni"
+    supports_sync_adapter = False
     model_types = ("qwen3_omni_moe_thinker", "qwen3_omni_moe")
     full_model_type = "qwen3_omni_moe"
     module_groups = {
@@ -536,6 +586,7 @@ class Qwen2AudioAdapter(Adapter):
     """Qwen2-Audio: one audio item, always padded to the encoder's 30 s window."""
 
     family = "qwen2_audio"
+    display_name = "Qwen2-Audio"
     model_types = ("qwen2_audio",)
     module_groups = {
         "llm": ("model.language_model.", "lm_head."),
@@ -605,3 +656,11 @@ def adapter_for(checkpoint: str | Path) -> type[Adapter]:
     if missing:
         raise CheckpointError(f"{path}: missing {missing}; copy them from the base model's repository")
     return ADAPTERS[model_type]
+
+
+def model_name(checkpoint: str | Path) -> str:
+    """How a card or a figure names the judge in ``checkpoint``: its architecture, and a sync adapter where it has
+    one ("Qwen2.5-Omni + sync adapter")."""
+    cls = adapter_for(checkpoint)
+    has_sync = _read_json(Path(checkpoint) / "config.json").get(SYNC_KEY) is not None
+    return cls.display_name + (f" + {SYNC_NAME}" if has_sync else "")

@@ -216,6 +216,12 @@ class Judge:
         if self.settings.use_audio_in_video and not adapter.supports_audio_in_video:
             raise ValueError(f"{adapter.family} models cannot take the audio inside the video item")
         adapter.use_audio_in_video = bool(self.settings.use_audio_in_video)
+        if adapter.sync_spec and not (self.task.name == "av" and adapter.use_audio_in_video):
+            raise ValueError(
+                f"{adapter.checkpoint} has a sync adapter, which compares each picture with the sound of its moment: "
+                "it judges av with the audio inside the video item (use_audio_in_video), not "
+                f"{self.task.name}{'' if adapter.use_audio_in_video else ' with the audio as its own item'}"
+            )
         adapter.media_on_device = self._media_on_device()
         if self.task.choices:  # a multiple-choice task reads its answer from the option letters
             self.head = ChoiceHead.from_tokenizer(adapter.tokenizer, self.task.choices)

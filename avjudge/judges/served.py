@@ -57,6 +57,11 @@ class ServedJudge(Judge):
     """A Yes/No judge scored by a served model; results, errors and settings are a local `Judge`'s."""
 
     def __init__(self, adapter, settings: JudgeSettings, endpoint: ServedEndpoint):
+        if adapter.sync_spec:
+            raise ConfigError(
+                f"{adapter.checkpoint} has a sync adapter (avjudge.judges.sync_adapter), which an OpenAI-compatible "
+                "server cannot run: it needs the thinker's merged media inside the forward pass; score it locally"
+            )
         if settings.use_audio_in_video:
             raise ConfigError("a served judge sends the audio as its own item: use_audio_in_video is not served")
         super().__init__(adapter, settings)

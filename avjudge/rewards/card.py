@@ -22,6 +22,7 @@ from ..data.perceivability import below_grid_reason, dataset_perceivability, per
 from ..data.shortcuts import AUDIT_FILE, audit_lines, judge_audit
 from ..jsonl import read_json_object, write_json
 from ..judges import CARD_FILE, Judge
+from ..judges.adapters import model_name
 from ..judges.judge import checkpoint_sampling
 from ..prompts import task as judge_task
 from ..stats import printed
@@ -98,6 +99,7 @@ def judge_card(
     return {
         "judge": task,
         "checkpoint": str(checkpoint),
+        "model": model_name(checkpoint),  # "Qwen2.5-Omni + sync adapter" where it has one
         "base_model": str(base_model),
         "steps": summary.get("steps"),
         "dataset": {
@@ -127,6 +129,7 @@ def card_markdown(card: dict) -> str:
     lines = [
         f"# Judge card: {card['judge']} judge, {card['checkpoint']}",
         "",
+        *([f"Model: {card['model']}.", ""] if card.get("model") else []),  # cards before avjudge named it had none
         f"Trained {card['steps']} steps from `{card['base_model']}` on `{data['path']}` (recipe `{data['recipe']}`, "
         f"dataset hash `{data['dataset_hash'][:16]}`).",
         "",

@@ -3,7 +3,8 @@
 ``llm``: the language model trains; audio and vision encoders and projectors are frozen (the
 paper's AV and VT judges). ``llm+connector``: the projectors train too (the paper's AT judge).
 ``lora``: peft LoRA adapters on the language model only. ``all``: everything (tiny models
-trained from scratch).
+trained from scratch). A sync adapter (`avjudge.judges.sync_adapter`) is new to every base model:
+it trains under every policy (under ``lora`` as a module peft saves whole).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections import Counter
 from ..judges.adapters import Adapter
 
 POLICIES: dict[str, frozenset[str]] = {
-    "llm": frozenset({"llm"}),
-    "llm+connector": frozenset({"llm", "connector"}),
-    "all": frozenset({"llm", "connector", "audio_encoder", "vision_encoder"}),
+    "llm": frozenset({"llm", "sync_adapter"}),
+    "llm+connector": frozenset({"llm", "connector", "sync_adapter"}),
+    "all": frozenset({"llm", "connector", "audio_encoder", "vision_encoder", "sync_adapter"}),
     "lora": frozenset(),  # adapters are added by apply_lora; the base stays frozen
 }
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -46,7 +47,8 @@ def apply_freeze(model, adapter_cls: type[Adapter], policy: str) -> dict[str, di
 
 
 def apply_lora(model, r: int, alpha: int, dropout: float):
-    """Wrap the language model's linear layers with LoRA adapters (everything else frozen)."""
+    """Wrap the language model's linear layers with LoRA adapters (everything else frozen but a sync adapter,
+    which trains and is saved whole)."""
     from peft import LoraConfig, get_peft_model
 
     config = LoraConfig(
@@ -55,5 +57,6 @@ def apply_lora(model, r: int, alpha: int, dropout: float):
         lora_dropout=dropout,
         bias="none",
         target_modules=rf"model\.language_model\..*\.({'|'.join(LORA_TARGETS)})",
+        modules_to_save=["sync_adapter"] if hasattr(model, "sync_adapter") else None,
     )
     return get_peft_model(model, config)

@@ -113,6 +113,10 @@ class TrainConfig:
     fps: float | None = None
     max_pixels: int | None = None
     use_audio_in_video: bool = False  # Omni: interleave the clip's audio with its frames in one item
+    # give the judge a sync adapter where its base has none (avjudge.judges.sync_adapter: a token per visual group
+    # comparing its picture with the sound of the same moment; Qwen2.5-Omni AV judges, the audio in the video item);
+    # a base that has one keeps and trains it either way
+    sync_adapter: bool = False
     # None: the model family's own system turn; "": none; recorded with the checkpoint, so scoring repeats it
     system_prompt: str | None = None
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # auto: bf16 on GPU, fp32 on CPU
@@ -174,6 +178,11 @@ class TrainConfig:
         wrong = {name: value for name, value in unset_or_positive.items() if value is not None and value <= 0}
         if wrong:
             raise ConfigError(f"{', '.join(wrong)} must be positive (or unset), got {wrong}")
+        if self.sync_adapter and not (self.task == "av" and self.use_audio_in_video):
+            raise ConfigError(
+                "sync_adapter compares each picture with the sound of its moment: it needs task av and "
+                "use_audio_in_video: true"
+            )
         if self.cache_examples and self.option("dataloader_num_workers"):
             raise ConfigError(
                 "cache_examples keeps examples in this process, so it needs dataloader_num_workers: 0 "

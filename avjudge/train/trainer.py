@@ -324,6 +324,8 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         dtype=dtype if config.freeze == "lora" else "float32",
         attention=config.attention,
     )
+    if config.sync_adapter:
+        adapter.add_sync_adapter(config.seed)  # a base that has one keeps it
     groups = apply_freeze(
         adapter.model,
         adapter_cls,
@@ -389,6 +391,7 @@ def build_training(config: TrainConfig, weights_from: Path | None = None):
         "code_version": code_version(),
         "base_model": str(model_dir),
         "parameters": groups,
+        "sync_adapter": adapter.sync_spec,  # None: the judge has none (avjudge.judges.sync_adapter)
         "judge_settings": {k: getattr(judge.settings, k) for k in TRAINED_SETTINGS},
         "perceivability": seen,  # of its training pairs at its sampling (avjudge.data.perceivability)
     }
