@@ -10,7 +10,7 @@ SHIPPED = {
     "train_configs": ("train_configs", ["*.yaml"]),
     "train_configs.deepspeed": ("train_configs/deepspeed", ["*.json"]),
     "checkpoints": ("checkpoints", ["manifest.yaml", "README.md"]),
-    "checkpoints.tiny": ("checkpoints/tiny", ["qwen2_5_omni_encoders.*"]),
+    "checkpoints.tiny": ("checkpoints/tiny", ["qwen2_5_omni_encoders.*", "qwen2_5_omni_sync_encoders.*"]),
 }
 
 setup(

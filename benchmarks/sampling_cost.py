@@ -15,7 +15,12 @@ For each fps x max_pixels, on 8 s of 1280x720 video with 16 kHz sound:
   and the peak memory its first pass adds (peak RSS growth in a fresh process per row: inference frees a layer's
   activations before the next, so one layer's peak is the model's); times are the fastest of 3 passes.
 
+With ``--sync-adapter``, only the AV default (`sync`) is measured, the clip's audio inside the video item, without
+and with the sync adapter (`avjudge.judges.sync_adapter`: one token per visual token group), each in a fresh process:
+what the adapter costs in tokens, time and memory.
+
     python benchmarks/sampling_cost.py --out sampling_cost.json      # ~5 min on 2 cores
+    python benchmarks/sampling_cost.py --sync-adapter --out sampling_cost_sync_adapter.json
 """
 
 from __future__ import annotations
@@ -129,12 +134,20 @@ def forward_row(judge: Judge, sample: JudgeSample, clock: LayerClock | None = No
     return row
 
 
-def measure_row(fps: float, pixels: int, seconds: float, max_released_tokens: int) -> dict:
-    """One sampling's forward passes, tiny and released, in this process (a fresh one per row: see `forward_row`)."""
+def measure_row(fps: float, pixels: int, seconds: float, max_released_tokens: int, sync: bool | None = None) -> dict:
+    """One sampling's forward passes, tiny and released, in this process (a fresh one per row: see `forward_row`).
+    ``sync``: None, the audio as its own item; False, inside the video item; True, there and with a sync adapter."""
     tiny = make_tiny_judges()["qwen2_5_omni"]
-    settings = JudgeSettings(task="av", fps=fps, max_pixels=pixels, max_frames=128, workers=1, device="cpu")
+    settings = JudgeSettings(task="av", fps=fps, max_pixels=pixels, max_frames=128, workers=1, device="cpu",
+                             use_audio_in_video=sync is not None)  # fmt: skip
     sample = clip_sample(seconds, fps)
-    tiny_row = forward_row(Judge(Judge.load("av", tiny, workers=1, device="cpu").adapter, settings), sample)
+
+    def judge_of(adapter) -> Judge:
+        if sync:
+            adapter.add_sync_adapter()
+        return Judge(adapter, settings)
+
+    tiny_row = forward_row(judge_of(Judge.load("av", tiny, workers=1, device="cpu").adapter), sample)
     row = {"visual_tokens": tiny_row["visual_tokens"], "sequence": tiny_row["sequence"],
            "tiny_seconds": tiny_row["seconds"]}  # fmt: skip
     if tiny_row["visual_tokens"] > max_released_tokens:
@@ -144,7 +157,7 @@ def measure_row(fps: float, pixels: int, seconds: float, max_released_tokens: in
     visual, audio, language = real.model.model.visual, real.model.model.audio_tower, real.model.model.language_model
     clock = LayerClock({"vision_window": visual.blocks[0], "vision_full": visual.blocks[1],
                         "audio": audio.layers[0], "language": language.layers[0]})  # fmt: skip
-    real_row = forward_row(Judge(real, settings), sample, clock)
+    real_row = forward_row(judge_of(real), sample, clock)
     layers = real_row["layer_seconds"]
     row.update(
         released_seconds_estimate=real_row["seconds"] + sum(layers[k] * (DEPTHS[k] - 1) for k in DEPTHS),
@@ -165,6 +178,32 @@ def world_perceivability(folder: Path, samplings: dict[tuple, Sampling]) -> dict
     return {key: dataset_perceivability(folder / "pairs", s)["per_type"] for key, s in samplings.items()}
 
 
+def row_in_process(args, fps: float, pixels: int, *extra: str) -> dict:
+    command = [sys.executable, __file__, "--row", str(fps), str(pixels), "--seconds", str(args.seconds),
+               "--max-released-tokens", str(args.max_released_tokens), *extra]  # fmt: skip
+    return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+
+
+def sync_adapter_rows(args) -> dict:
+    """The AV default's cost, the audio inside the video item, without and with a sync adapter, and their ratios."""
+    sampling = Sampling(fps=8.0, max_pixels=480 * 640 // 16, max_frames=128)
+    rows = {
+        state: row_in_process(args, sampling.fps, sampling.max_pixels, "--row-sync", state) for state in ("off", "on")
+    }
+    off, on = rows["off"], rows["on"]
+    measured = ("sequence", "tiny_seconds", "released_seconds_estimate", "peak_added_mb")
+    ratios = {key: on[key] / off[key] for key in measured if key in off}
+    print(
+        f"sequence {off['sequence']} -> {on['sequence']} tokens; "
+        + ", ".join(f"{k} x{v:.3f}" for k, v in ratios.items())
+    )
+    result = {"seconds": args.seconds, "torch_threads": torch.get_num_threads(), "without": off, "with": on,
+              "ratios": ratios}  # fmt: skip
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2))
+    return result
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seconds", type=float, default=4.0, help="the clip's length (the CPU cost grows past linearly)")
@@ -174,23 +213,24 @@ def main(argv: list[str] | None = None) -> dict:
         default=800,
         help="skip the released-size forward pass where the clip has more visual tokens than this (CPU time)",
     )
+    p.add_argument("--sync-adapter", action="store_true", help="the sync sampling without and with a sync adapter")
     p.add_argument("--row", nargs=2, type=float, metavar=("FPS", "PIXELS"), help=argparse.SUPPRESS)
+    p.add_argument("--row-sync", choices=["off", "on"], help=argparse.SUPPRESS)
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     if args.row:  # one row, in a process of its own: print it as JSON
         fps, pixels = args.row
-        print(json.dumps(measure_row(fps, int(pixels), args.seconds, args.max_released_tokens)))
+        sync = None if args.row_sync is None else args.row_sync == "on"
+        print(json.dumps(measure_row(fps, int(pixels), args.seconds, args.max_released_tokens, sync)))
         return {}
+    if args.sync_adapter:
+        return sync_adapter_rows(args)
     samplings = {(fps, px): Sampling(fps=fps, max_pixels=px, max_frames=128) for fps in FPS for px in PIXELS}
     with tempfile.TemporaryDirectory() as tmp:
         seen = world_perceivability(Path(tmp), samplings)
     rows = []
     for (fps, px), sampling in samplings.items():
-        command = [sys.executable, __file__, "--row", str(fps), str(px), "--seconds", str(args.seconds),
-                   "--max-released-tokens", str(args.max_released_tokens)]  # fmt: skip
-        measured = json.loads(
-            subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[-1]
-        )
+        measured = row_in_process(args, fps, px)
         row = {
             "fps": fps,
             "max_pixels": px,

@@ -6,6 +6,10 @@ The committed encoders were made in two stages (docs/research/tiny_judges.md has
   python -m research.align_tiny_encoders --out /tmp/contrastive                       # ~10 min
   python -m research.align_tiny_encoders --objective presence --clips 1200 --steps 3600 --every 900 \
       --start /tmp/contrastive/qwen2_5_omni_encoders.safetensors                     # ~12 min
+and the demo AV judge's encoders that keep time, checkpoints/tiny/qwen2_5_omni_sync_encoders.safetensors, from those:
+  python -m research.align_tiny_encoders --objective sync --clips 2000 --held-out 64 --steps 2400 --every 600 \
+      --batch-size 16 --world-seed 3 --start checkpoints/tiny/qwen2_5_omni_encoders.safetensors \
+      --name qwen2_5_omni_sync_encoders.safetensors                                  # ~12 min
 The first aligns them contrastively: a clip's pooled audio against its own pooled video and the other clips' of
 the batch. The second (--objective presence, `pretrain_presence`) trains what each modality shows: colours,
 shapes and place on screen, notes, timbres and ambience heard, read linearly from one clip's video tokens pooled
@@ -91,6 +95,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0, help="the tiny thinker's initialisation and the batch order")
     p.add_argument("--start", type=Path, help="encoder weights to start from (default: random encoders)")
     p.add_argument("--out", type=Path, default=ALIGNED_ENCODERS.parent)
+    p.add_argument("--name", default=ALIGNED_ENCODERS.name, help="the weights file's name in --out (a JSON beside it)")
     args = p.parse_args()
     if args.learning_rate is None:
         args.learning_rate = LEARNING_RATES[args.objective]
@@ -159,13 +164,13 @@ def main() -> None:
     from safetensors.torch import save_file
 
     args.out.mkdir(parents=True, exist_ok=True)
-    weights = args.out / ALIGNED_ENCODERS.name
+    weights = args.out / args.name
     save_file(
         {name: p.detach().contiguous() for name, p in encoder_parameters(judge.adapter.model.model).items()},
         str(weights),
     )
     record = {
-        **{k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "out"},
+        **{k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("out", "name")},
         "judge_settings": {"fps": av.fps, "max_pixels": av.max_pixels, "use_audio_in_video": av.use_audio_in_video},
         "held_out_auroc": [{"step": s, "loss": loss, "auroc": value} for s, loss, value in history],
         "code_version": code_version(),

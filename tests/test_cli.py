@@ -1,3 +1,4 @@
+import hashlib
 import json
 from pathlib import Path
 
@@ -259,7 +260,7 @@ def test_the_demo_starts_from_the_encoder_weights_it_is_given(tmp_path, capsys, 
                 "24",
                 "--set",
                 "max_steps=1",
-                "--encoders",
+                "--av-encoders",
                 str(other),
                 "--cache",
                 str(cache),
@@ -268,7 +269,8 @@ def test_the_demo_starts_from_the_encoder_weights_it_is_given(tmp_path, capsys, 
         == 0
     )
     trained = json.loads((tmp_path / "demo" / "train" / "av" / "final" / "avjudge_train.json").read_text())
-    assert Path(trained["base_model"]).parent.name.startswith("tiny_encoders_")
+    digest = hashlib.sha256(other.read_bytes()).hexdigest()[:12]
+    assert Path(trained["base_model"]).parent.name == f"tiny_encoders_{digest}"  # the AV judge's, as given
 
 
 def test_perturb_apply_writes_the_negative_and_prints_its_parameters(small_world, tmp_path, capsys):

@@ -14,6 +14,8 @@ from avjudge.media import NATIVE_FPS, DecodeNeeds, MediaError
 from avjudge.scoring import FunctionScorer, Scoring, clip_of
 from avjudge.world import MANIFEST, WorldConfig, make_world
 
+from .test_desync import tiny_synchformer  # noqa: F401 (a fixture)
+
 BOTH = DecodeNeeds(video=True, fps=NATIVE_FPS, audio=True, sample_rate=16000, channels=1)
 
 
@@ -158,4 +160,37 @@ def test_the_command_profiles_a_judge_on_a_folder_of_clips(items, lag_world, tin
     rows = list(read_jsonl(out / "profiles.jsonl"))
     scores = [s for r in rows for s in r["profile"]]
     assert len(scores) == 9 * len(items) and all(0 < s < 1 for s in scores) and len(set(scores)) > 9
-    assert main(args[:-3] + ["--step", "0.3", "--out", str(tmp_path / "x")]) == 2  # refused before a model loads
+    # refused before a model loads: a grid that cannot be cut, more than one scorer
+    assert main(args[:-3] + ["--step", "0.3", "--out", str(tmp_path / "x")]) == 2
+    assert main(args[:-3] + ["--dim", "av,desync", "--out", str(tmp_path / "y")]) == 2
+    assert "--dim takes one dimension" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("tiny_synchformer")
+def test_a_sync_metric_whose_lower_value_is_better_peaks_at_zero():
+    """DeSync through the scoring core (its network scripted to read the flash and the click: `ScriptedSync`): the
+    offset it reports, negated, is highest where the sound is not moved."""
+    from avjudge.media import from_arrays
+    from avjudge.metrics import get_metric
+    from avjudge.scoring import MetricScorer
+
+    from .test_desync import FPS, SAMPLE_RATE, ScriptedSync, flash_click_clip
+
+    metric = get_metric("desync", device="cpu")
+    metric.network = ScriptedSync()
+    clips = {}
+    for at in (3.0, 3.6):  # a flash and its click together, where every cut keeps them
+        frames, audio = flash_click_clip([(at, at)], 6.8)
+        clips[f"at {at}"] = from_arrays(frames, float(FPS), audio[None], SAMPLE_RATE)
+    grid = LagGrid(max_offset=1.0, step=0.25, window=4.8)  # DeSync reads 4.8 s windows
+    rows = []
+    for name, clip in clips.items():
+        results = scoring_cuts(Scoring([MetricScorer(metric)], workers=1), "desync", "desync", False)(grid.cuts(clip))
+        profile = [value for value, _ in results]
+        assert all(why is None for _, why in results)
+        rows.append({"id": name, "profile": profile, "peak_s": peak_offset(profile, grid.offsets)})
+        # a class nearest each offset (0.2 s classes; 0.5 s lies between two), negated
+        assert np.all(np.abs(np.array(profile) + np.abs(grid.offsets)) <= 0.1 + 1e-6), profile
+    summary = summarise(rows, grid, draws=50)
+    assert [r["peak_s"] for r in rows] == [0.0, 0.0] and summary["peak_within_one_step"]["share"] == 1.0
+    assert {f["auroc"] for f in summary["auroc_in_sync_vs_offset"].values()} == {1.0}

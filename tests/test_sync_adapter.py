@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from avjudge.config import ConfigError
+from avjudge.config import ConfigError, load_config
 from avjudge.data import PairDataset, load_manifest, load_pairs
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import CheckpointError, Judge
@@ -17,7 +17,8 @@ from avjudge.judges.judge import TRAINED_SETTINGS
 from avjudge.judges.served import ServedEndpoint, ServedJudge
 from avjudge.judges.sync_adapter import moment_products
 from avjudge.perturb import SourcePool
-from avjudge.train import run_training
+from avjudge.resources import resolve
+from avjudge.train import TrainConfig, run_training
 from avjudge.train.trainer import finish_checkpoint, prepared_pairs
 from avjudge.world import MANIFEST
 
@@ -196,6 +197,9 @@ def test_a_judge_with_an_adapter_refuses_what_it_cannot_read(tiny_judges, sync_c
 
 
 def test_a_training_config_asks_for_an_adapter_only_where_it_can_work(tiny_judges, pairs, tmp_path):
+    # the 7B AV config switches it on as its comment says
+    switched = ["use_audio_in_video=true", "sync_adapter=true"]
+    assert load_config(TrainConfig, resolve("av_qwen25omni_7b", "train_config"), switched).sync_adapter
     for overrides in ({"use_audio_in_video": "false"}, {"task": "vt"}):
         with pytest.raises(ConfigError, match="sync_adapter compares"):
             train_config(tiny_judges, pairs, tmp_path, sync_adapter="true", **overrides)

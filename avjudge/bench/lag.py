@@ -29,7 +29,7 @@ from ..config import ConfigError
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..media import MediaClip, MediaError
 from ..scoring import Scoring
-from ..stats import auroc
+from ..stats import auroc, printed
 
 PROFILES, SUMMARY, PLOT = "profiles.jsonl", "lag_profile.json", "lag_profile.png"
 # A score function: the cut clips of one source -> one (value, error) each, the value oriented so higher is more in
@@ -234,7 +234,9 @@ def _write_plot(summary: dict, path: Path) -> str | None:
     left.axvline(0, color="#888", linestyle="--", linewidth=1)
     left.set(xlabel="offset of the sound (s, positive: late)", ylabel="mean score", title=summary["scorer"])
     peaks = summary["peak_within_one_step"]
-    right.set_title(f"in sync vs offset (AUROC); peaks within a step of 0: {peaks['share']}")
+    right.set_title(
+        f"in sync against each offset size\npeaks within a step of 0: {printed(peaks['share'])}", fontsize=10
+    )
     sizes = list(summary["auroc_in_sync_vs_offset"])
     values = [summary["auroc_in_sync_vs_offset"][s]["auroc"] or 0.5 for s in sizes]
     right.plot([float(s) for s in sizes], values, marker="o", color="#c63")

@@ -335,9 +335,10 @@ def _lag(args: argparse.Namespace) -> int:
 
     grid = LagGrid(args.max_offset, args.step, args.window)  # a grid that cannot be cut fails before a model loads
     items = input_items(required_input(args))
-    (dim,) = parse_dimensions(args.dim) if "," not in args.dim else (None,)
-    if dim is None:
-        raise ConfigError("--dim takes one dimension: the sync scorer to profile")
+    dims = parse_dimensions(args.dim)
+    if len(dims) != 1:
+        raise ConfigError(f"--dim takes one dimension, the sync scorer to profile, not {args.dim!r}")
+    dim = dims[0]
     scorer = clip_scorer(args, [dim], None)
     needs = scorer.scoring.needs  # the cut needs both streams, whatever the scorer reads
     needs = dataclasses.replace(needs, video=True, audio=True, fps=needs.fps or NATIVE_FPS)

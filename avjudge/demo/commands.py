@@ -43,24 +43,35 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
         "--encoders",
         type=Path,
         metavar="FILE",
-        help="encoder weights the tiny Qwen2.5-Omni thinker starts from (default: the ones shipped with avjudge)",
+        help="encoder weights the tiny Qwen2.5-Omni thinker of the VT judge starts from (default: the ones shipped "
+        "with avjudge)",
+    )
+    p.add_argument(
+        "--av-encoders",
+        type=Path,
+        metavar="FILE",
+        help="encoder weights the AV judge's tiny thinker starts from (default: the shipped ones that keep time)",
     )
 
 
 def _demo(args: argparse.Namespace) -> int:
     from ..config import ConfigError
-    from ..judges.tiny import ALIGNED_ENCODERS
+    from ..judges.tiny import ALIGNED_ENCODERS, SYNC_ENCODERS
     from .run import run_demo
 
     tasks = tuple(t.strip() for t in args.judges.split(",") if t.strip())
     if not tasks or set(tasks) - {"av", "vt", "at"}:
         raise ConfigError(f"--judges takes a comma-separated subset of av, vt, at, not {args.judges!r}")
-    encoders = args.encoders or ALIGNED_ENCODERS
-    if not encoders.is_file():
-        raise ConfigError(
-            f"--encoders {args.encoders}: no such file; give encoder weights that "
-            "research/align_tiny_encoders.py wrote, or leave it out for the shipped ones"
-        )
+    encoders, av_encoders = args.encoders or ALIGNED_ENCODERS, args.av_encoders or SYNC_ENCODERS
+    for flag, given, path in (
+        ("--encoders", args.encoders, encoders),
+        ("--av-encoders", args.av_encoders, av_encoders),
+    ):
+        if not path.is_file():
+            raise ConfigError(
+                f"{flag} {given}: no such file; give encoder weights that research/align_tiny_encoders.py wrote, or "
+                "leave it out for the shipped ones"
+            )
     size = (QUICK if args.quick else FULL if args.full else DemoSize()).scaled(args.clips, args.pairs, args.epochs)
     report = run_demo(
         args.out,
@@ -70,6 +81,7 @@ def _demo(args: argparse.Namespace) -> int:
         tasks=tasks,
         overrides=args.overrides,
         encoders=encoders,
+        av_encoders=av_encoders,
     )
     print(report["text"])
     return 0

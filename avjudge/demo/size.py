@@ -29,7 +29,7 @@ class DemoSize:
     ambience_prob: float = 1.0
     # (world seconds, whole-run seconds) of this size on the project's 2-core machine (docs/figures.md, the demo):
     # a run compares its own world's seconds with the first to say how long it will take
-    pace: tuple[float, float] | None = (23.0, 327.0)  # 2026-11-29, TINY_VERSION 5: 5 min 27 s
+    pace: tuple[float, float] | None = (24.0, 367.0)  # 2026-12-06, the AV judge with a sync adapter: 6 min 7 s
 
     def epochs_of(self, task: str) -> float:
         return self.judge_epochs.get(task, self.epochs)

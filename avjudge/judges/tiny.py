@@ -27,6 +27,10 @@ from ..resources import asset, default_cache
 
 TINY_VERSION = 5
 ALIGNED_ENCODERS = asset("checkpoints", "tiny", "qwen2_5_omni_encoders.safetensors")
+# Encoders that keep time: the aligned ones after `--objective sync` on a world of 2,000 clips (each moment's picture
+# against the sound of the same moment and of the clip's other moments; the JSON beside it says how): the demo AV
+# judge's start, as a released Omni model's encoders would be a sync judge's
+SYNC_ENCODERS = asset("checkpoints", "tiny", "qwen2_5_omni_sync_encoders.safetensors")
 SPECIAL_TOKENS = [
     "<|endoftext|>",
     "<|im_start|>",
@@ -369,7 +373,7 @@ def make_tiny_judges(
     if encoders is not None and not encoders.exists():
         fix = (
             "it ships with avjudge: reinstall avjudge"
-            if encoders == ALIGNED_ENCODERS
+            if encoders in (ALIGNED_ENCODERS, SYNC_ENCODERS)
             else "give an encoder weights file that exists (`python -m research.align_tiny_encoders` in avjudge's "
             "repository writes one)"
         )
