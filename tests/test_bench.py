@@ -422,6 +422,29 @@ def test_bench_commands_end_to_end(small_world, tmp_path, capsys, monkeypatch):
     result = json.loads((out / "align.json").read_text())["dnsmos"]
     assert result["accuracy_2afc"] == 1.0 and result["models"]["reference"]["human_win_ratio"] == 1.0
     assert (out / "align_dnsmos.png").exists()
+    capsys.readouterr()
+    votes = tmp_path / "votes.csv"  # the same preference as published vote counts: three votes a prompt
+    votes.write_text(
+        "prompt_id,model_a,model_b,dimension,votes_a,votes_b\n"
+        + "".join(f"{p},reference,noisy,dnsmos,3,0\n" for p in prompts)
+    )
+    args = [
+        "bench",
+        "align",
+        "--input",
+        str(out),
+        "--judgments",
+        str(votes),
+        "--bootstrap",
+        "50",
+        "--resample",
+        "prompt",
+    ]
+    assert main(args) == 0
+    result = json.loads((out / "align.json").read_text())["dnsmos"]
+    assert result["used"] == 3 * len(prompts) and result["accuracy_2afc_ci95"] == [1.0, 1.0]
+    assert result["resampling"] == {"unit": "prompt", "clusters": len(prompts), "draws": 50}
+    assert f"resampling {len(prompts)} prompts" in capsys.readouterr().out
     assert (
         main(
             [

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from avjudge.cli import main
 from avjudge.config import ConfigError, load_config
 from avjudge.data import PairDataset, load_manifest, load_pairs
 from avjudge.jsonl import read_jsonl
@@ -18,6 +19,7 @@ from avjudge.judges.served import ServedEndpoint, ServedJudge
 from avjudge.judges.sync_adapter import moment_products
 from avjudge.perturb import SourcePool
 from avjudge.resources import resolve
+from avjudge.rewards.card import card_of_run
 from avjudge.train import TrainConfig, run_training
 from avjudge.train.trainer import finish_checkpoint, prepared_pairs
 from avjudge.world import MANIFEST
@@ -194,6 +196,8 @@ def test_a_judge_with_an_adapter_refuses_what_it_cannot_read(tiny_judges, sync_c
     (qwen3 / "config.json").write_text(json.dumps({**cfg, "sync_adapter": {"placeholder": "x", "token_id": 1}}))
     with pytest.raises(CheckpointError, match="cannot carry a sync adapter"):
         Judge.load("av", qwen3)
+    with pytest.raises(ConfigError, match="Qwen3-Omni judge cannot carry a sync adapter"):
+        Judge.load("av", tiny_judges["qwen3_omni"], use_audio_in_video=True).adapter.add_sync_adapter()
 
 
 def test_a_training_config_asks_for_an_adapter_only_where_it_can_work(tiny_judges, pairs, tmp_path):
@@ -206,11 +210,14 @@ def test_a_training_config_asks_for_an_adapter_only_where_it_can_work(tiny_judge
 
 
 @pytest.mark.parametrize("freeze", ["llm", "lora"])
-def test_training_with_an_adapter_trains_it_and_saves_it_with_the_judge(tiny_judges, pairs, tmp_path, freeze):
+def test_training_with_an_adapter_trains_it_and_saves_it_with_the_judge(tiny_judges, pairs, tmp_path, freeze, capsys):
     out = tmp_path / freeze
-    summary = run_training(
-        train_config(tiny_judges, pairs, out, sync_adapter="true", freeze=freeze, lora_r=4, learning_rate=1e-2)
-    )
+    config = train_config(tiny_judges, pairs, out, sync_adapter="true", freeze=freeze, lora_r=4, learning_rate=1e-2)
+    summary = run_training(config)
+    if freeze == "llm":  # its card names it, and so does `judges card`
+        assert card_of_run(config, summary, clips=2)["model"] == "Qwen2.5-Omni + sync adapter"
+        assert main(["judges", "card", str(out)]) == 0
+        assert "Model: Qwen2.5-Omni + sync adapter." in capsys.readouterr().out
     assert summary["sync_adapter"]["placeholder"] == "<|IMAGE|>"
     final = Judge.load("av", out / "final")
     assert final.adapter.sync_spec == summary["sync_adapter"]

@@ -3,18 +3,25 @@
 Definitions (one judgment: a prompt, models A and B, a dimension, the human's winner A | B | tie):
 
 - The metric's outcome on a judgment compares the two clips' per-sample scores of that dimension on
-  that prompt: A when s_A - s_B > eps, B when s_B - s_A > eps, else a tie (eps = 0 unless given;
-  lower-is-better dimensions are compared the other way). Judgments where either clip has no score
-  are left out of every statistic and counted in ``unscored``.
+  that prompt: A when s_A - s_B > eps, B when s_B - s_A > eps, else a tie (eps: the dimension's own tie band unless
+  given, 0.1 for the MOS metrics; lower-is-better dimensions are compared the other way). Judgments where either
+  clip has no score are left out of every statistic and counted in ``unscored``.
 - WinRatio of a model = (W + 0.5 T) / (W + T + L) over the judgments it appears in, once with the human's
   outcomes and once with the metric's, on the same judgments.
 - Pearson, Spearman and Kendall (tau-b) correlations between the human and metric WinRatios across
-  models, with percentile bootstrap confidence intervals from resampling judgments with replacement.
+  models.
 - 2AFC accuracy: over judgments where the human chose a winner (human ties left out), the share where the
   metric picks the same one; a metric tie counts one half.
 - Tie-aware pairwise accuracy (acc_eq, Deutsch et al. 2023): over all judgments, the share where the
   outcomes agree, a tie agreeing only with a tie; reported at eps and at the eps that maximises it
   (tie calibration).
+- Intervals: the correlations, 2AFC and the tie-aware accuracy at eps each get a 95 % percentile bootstrap interval.
+  Votes on one pair, and the pairs of one prompt, are not independent: where a prompt holds several judgments of a
+  dimension the bootstrap resamples prompts, each with all its judgments (``resample="prompt"``, what ``auto``
+  chooses there), else judgments; the result names the unit and how many clusters it resampled.
+
+Judgments come one a row (``winner``), or as published vote counts: one row per prompt and pair of models with
+``votes_a``, ``votes_b`` and, if given, ``ties`` (each vote a judgment).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+from scipy import signal, stats
 
 from ..jsonl import write_json
 from ..scoring.dimensions import DIMENSIONS
@@ -34,7 +41,11 @@ from .errors import BenchError
 from .report import load_results
 
 WINNERS = {"a": "A", "b": "B", "tie": "tie"}
-CSV_COLUMNS = ("prompt_id", "model_a", "model_b", "dimension", "winner")
+PAIR_COLUMNS = ("prompt_id", "model_a", "model_b", "dimension")
+CSV_COLUMNS = (*PAIR_COLUMNS, "winner")  # one judgment a row
+VOTE_COLUMNS = (*PAIR_COLUMNS, "votes_a", "votes_b")  # published vote counts, a row a pair (``ties`` optional)
+VOTES = {"votes_a": "A", "votes_b": "B", "ties": "tie"}
+RESAMPLING = ("auto", "prompt", "judgment")
 
 
 @dataclass(frozen=True)
@@ -48,39 +59,53 @@ class Judgment:
 
 
 def load_judgments(path: str | Path) -> list[Judgment]:
+    """The judgments of a CSV: one a row (``winner``: A, B or tie; ``annotator`` optional), or published vote counts
+    (``votes_a``, ``votes_b``, ``ties`` optional: a row per prompt and pair, each vote one judgment)."""
     path = Path(path)
     if not path.is_file():
         raise BenchError(f"{path}: no such judgments file")
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+        header = reader.fieldnames or []
+        counts = all(c in header for c in VOTE_COLUMNS)
+        columns = VOTE_COLUMNS if counts else CSV_COLUMNS
+        missing = [c for c in columns if c not in header]
         if missing:
             raise BenchError(
-                f"{path}: columns {missing} are missing; a judgments CSV has {', '.join(CSV_COLUMNS)}, annotator"
+                f"{path}: columns {missing} are missing; a judgments CSV has {', '.join(CSV_COLUMNS)} (and annotator) "
+                f"a judgment a row, or {', '.join(VOTE_COLUMNS)} (and ties) as vote counts"
             )
         out = []
         for line, row in enumerate(reader, start=2):
-            empty = [c for c in CSV_COLUMNS if not (row.get(c) or "").strip()]
+            empty = [c for c in columns if not (row.get(c) or "").strip()]
             if empty:
-                raise BenchError(f"{path}:{line}: no {', '.join(empty)}; each judgment names {', '.join(CSV_COLUMNS)}")
+                raise BenchError(f"{path}:{line}: no {', '.join(empty)}; each row names {', '.join(columns)}")
+            pair = [row[c].strip() for c in PAIR_COLUMNS]
+            if pair[1] == pair[2]:
+                raise BenchError(f"{path}:{line}: a model compared with itself ({pair[1]!r})")
+            if counts:
+                out += [Judgment(*pair, winner) for winner, n in _votes(path, line, row).items() for _ in range(n)]
+                continue
             winner = WINNERS.get(row["winner"].strip().lower())
             if winner is None:
                 raise BenchError(f"{path}:{line}: winner must be A, B or tie, got {row['winner']!r}")
-            if row["model_a"] == row["model_b"]:
-                raise BenchError(f"{path}:{line}: a model compared with itself ({row['model_a']!r})")
-            out.append(
-                Judgment(
-                    row["prompt_id"].strip(),
-                    row["model_a"].strip(),
-                    row["model_b"].strip(),
-                    row["dimension"].strip(),
-                    winner,
-                    (row.get("annotator") or "").strip(),
-                )
-            )
+            out.append(Judgment(*pair, winner, (row.get("annotator") or "").strip()))
     if not out:
         raise BenchError(f"{path}: no judgments")
     return out
+
+
+def _votes(path: Path, line: int, row: dict) -> dict[str, int]:
+    """A vote-count row's votes by winner: whole numbers, 0 or more, at least one vote in all."""
+    votes = {}
+    for column, winner in VOTES.items():
+        text = (row.get(column) or "0").strip() or "0"
+        if not text.isdigit():
+            raise BenchError(f"{path}:{line}: {column} must be a whole number of votes, 0 or more, not {text!r}")
+        votes[winner] = int(text)
+    if not sum(votes.values()):
+        raise BenchError(f"{path}:{line}: no votes ({', '.join(VOTES)} are all 0)")
+    return votes
 
 
 def outcome(diff: float, eps: float) -> str:
@@ -133,17 +158,39 @@ def tie_calibration(rows: list[tuple[str, float]]) -> tuple[float, float]:
     return best, tie_aware_accuracy(rows, best)
 
 
+def _interval(values: list[float]) -> list[float] | None:
+    return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))] if values else None
+
+
+def pair_scores(j: Judgment, scores: dict[tuple[str, str], dict[str, float]]) -> tuple[float, float] | None:
+    """The two clips' scores of ``j``'s dimension, None where either has none (an error, a dimension not run)."""
+    sa = scores.get((j.model_a, j.prompt_id), {}).get(j.dimension)
+    sb = scores.get((j.model_b, j.prompt_id), {}).get(j.dimension)
+    return (sa, sb) if finite_number(sa) and finite_number(sb) else None
+
+
+def tie_band(dim: str, eps: float | None) -> float:
+    """The score difference up to which the metric's outcome is a tie: ``eps`` where given, else the dimension's own
+    noticeable size (`avjudge.scoring.dimensions.Dimension.tie_band`)."""
+    return eps if eps is not None else DIMENSIONS[dim].tie_band if dim in DIMENSIONS else 0.0
+
+
 def align(
     judgments: list[Judgment],
     scores: dict[tuple[str, str], dict[str, float]],
-    eps: float = 0.0,
+    eps: float | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    resample: str = "auto",
 ) -> dict:
-    """Per dimension: win ratios, correlations with bootstrap CIs, 2AFC and tie-aware accuracy.
+    """Per dimension: win ratios, correlations, 2AFC and tie-aware accuracy, each with a bootstrap interval that
+    resamples ``resample`` units (``auto``: prompts where a prompt holds several judgments, else judgments); metric
+    ties within ``eps`` (None: each dimension's own tie band).
 
     ``scores``: (model, prompt id) -> dimension -> score (the bench run's per-sample scores).
     """
+    if resample not in RESAMPLING:
+        raise BenchError(f"resample must be one of {', '.join(RESAMPLING)}, not {resample!r}")
     by_dim: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_dim[j.dimension].append(j)
@@ -151,15 +198,15 @@ def align(
     results = {}
     for dim, items in sorted(by_dim.items()):
         higher = DIMENSIONS[dim].higher_is_better if dim in DIMENSIONS else True
+        band = tie_band(dim, eps)
         rows, unscored = [], 0
         for j in items:
-            sa = scores.get((j.model_a, j.prompt_id), {}).get(dim)
-            sb = scores.get((j.model_b, j.prompt_id), {}).get(dim)
-            if not (finite_number(sa) and finite_number(sb)):  # no score (an error, a dimension not run)
+            pair = pair_scores(j, scores)
+            if pair is None:
                 unscored += 1
                 continue
-            diff = (sa - sb) if higher else (sb - sa)
-            rows.append((j, diff, outcome(diff, eps)))
+            diff = (pair[0] - pair[1]) if higher else (pair[1] - pair[0])
+            rows.append((j, diff, outcome(diff, band)))
         if not rows:
             results[dim] = {"judgments": len(items), "unscored": unscored}
             continue
@@ -171,25 +218,24 @@ def align(
 
         human, metric = ratios(rows)
         point = _correlations(human, metric)
+        by_prompt: dict[str, list[int]] = defaultdict(list)
+        for i, (j, _, _) in enumerate(rows):
+            by_prompt[j.prompt_id].append(i)
+        unit = resample if resample != "auto" else "prompt" if len(by_prompt) < len(rows) else "judgment"
+        clusters = list(by_prompt.values()) if unit == "prompt" else [[i] for i in range(len(rows))]
         draws = defaultdict(list)
         for _ in range(bootstrap):
-            sample = [rows[i] for i in rng.integers(0, len(rows), len(rows))]
+            sample = [rows[i] for k in rng.integers(0, len(clusters), len(clusters)) for i in clusters[k]]
             h, m = ratios(sample)
             if len(h) == len(human):  # a resample that lost a model has no comparable ranking
                 for name, value in _correlations(h, m).items():
                     if value is not None and np.isfinite(value):
                         draws[name].append(value)
-        correlations = {
-            name: {
-                "value": value,
-                "ci95": (
-                    [float(np.percentile(draws[name], 2.5)), float(np.percentile(draws[name], 97.5))]
-                    if draws[name]
-                    else None
-                ),
-            }
-            for name, value in point.items()
-        }
+            two_afc = accuracy_2afc([(j.winner, outcome) for j, _, outcome in sample])
+            if two_afc is not None:
+                draws["accuracy_2afc"].append(two_afc)
+            draws["tie_aware"].append(tie_aware_accuracy([(j.winner, d) for j, d, _ in sample], band))
+        correlations = {name: {"value": value, "ci95": _interval(draws[name])} for name, value in point.items()}
         diffs = [(j.winner, d) for j, d, _ in rows]
         calibrated_eps, calibrated_acc = tie_calibration(diffs)
         results[dim] = {
@@ -199,8 +245,14 @@ def align(
             "models": {m: {"human_win_ratio": human[m], "metric_win_ratio": metric[m]} for m in human},
             **correlations,
             "accuracy_2afc": accuracy_2afc([(j.winner, outcome) for j, _, outcome in rows]),
-            "tie_aware_accuracy": {"eps": eps, "value": tie_aware_accuracy(diffs, eps)},
+            "accuracy_2afc_ci95": _interval(draws["accuracy_2afc"]),
+            "tie_aware_accuracy": {
+                "eps": band,
+                "value": tie_aware_accuracy(diffs, band),
+                "ci95": _interval(draws["tie_aware"]),
+            },
             "tie_calibrated_accuracy": {"eps": calibrated_eps, "value": calibrated_acc},
+            "resampling": {"unit": unit, "clusters": len(clusters), "draws": bootstrap},
         }
     return results
 
@@ -233,15 +285,93 @@ def scatter_png(dim: str, result: dict, path: Path) -> None:
     plt.close(fig)
 
 
+# Two clips carry the same stream when their sound correlates at 0.98 or more at some lag within 0.1 s, their lengths
+# within 0.1 s (8 kHz mono), or their pictures differ by at most 4 grey levels on average (2 fps, 32 x 32): what two
+# encodes of one soundtrack or one picture leave alike, and different recordings do not.
+SAME_SOUND_CORRELATION, SAME_SOUND_SECONDS, SAME_PICTURE_LEVELS = 0.98, 0.1, 4.0
+SAME_STREAM_TOLERANCE = (
+    f"sound: correlation >= {SAME_SOUND_CORRELATION} within {SAME_SOUND_SECONDS} s, lengths within "
+    f"{SAME_SOUND_SECONDS} s; picture: within {SAME_PICTURE_LEVELS:g} grey levels on average at 2 fps"
+)
+
+
+def _stream(path: str, kind: str) -> np.ndarray | None:
+    """What of a clip's ``kind`` stream the comparison reads; None where it cannot be read."""
+    from ..media import MediaError, decode
+
+    try:
+        if kind == "audio":
+            return decode(path, video=False, sample_rate=8000, channels=1).audio[0]
+        frames = decode(path, audio=False, fps=2.0, size=(32, 32)).frames
+        return frames.mean(axis=-1)
+    except MediaError:
+        return None
+
+
+def same_stream(a: np.ndarray | None, b: np.ndarray | None, kind: str) -> bool:
+    """Whether two clips' streams (as `_stream` reads them) are one stream, within the stated tolerance."""
+    if a is None or b is None:
+        return False
+    if kind == "video":
+        return len(a) == len(b) and float(np.abs(a - b).mean()) <= SAME_PICTURE_LEVELS
+    lag = int(SAME_SOUND_SECONDS * 8000)
+    if abs(len(a) - len(b)) > lag or not (a.any() and b.any()):
+        return False
+    n = min(len(a), len(b))
+    a, b = a[:n] - a[:n].mean(), b[:n] - b[:n].mean()
+    correlation = signal.correlate(a, b, mode="full", method="fft")[n - 1 - lag : n + lag]
+    return float(correlation.max() / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12)) >= SAME_SOUND_CORRELATION
+
+
+def same_stream_shares(judgments: list[Judgment], scores: dict, videos: dict[tuple[str, str], str]) -> dict:
+    """Per dimension that reads one stream of a clip (audio or video; a prompt's text is the same for both clips):
+    the share of its scored judgments whose two clips carry the same stream. There the dimension can only tell the
+    two encodes apart, and its agreement with people says nothing of what it measures."""
+    read: dict[tuple[str, str], np.ndarray | None] = {}
+    shares = {}
+    for dim in sorted({j.dimension for j in judgments}):
+        media = [m for m in (DIMENSIONS[dim].reads if dim in DIMENSIONS else ()) if m != "text"]
+        used = [j for j in judgments if j.dimension == dim and pair_scores(j, scores) is not None]
+        if len(media) != 1 or not used:
+            continue
+        kind, same = media[0], 0
+        for j in used:
+            clips = [videos.get((model, j.prompt_id)) for model in (j.model_a, j.model_b)]
+            for clip in clips:
+                if clip is not None and (clip, kind) not in read:
+                    read[clip, kind] = _stream(clip, kind)
+            same += None not in clips and same_stream(read[clips[0], kind], read[clips[1], kind], kind)
+        shares[dim] = {"stream": kind, "share": same / len(used), "judgments": len(used), "same": same,
+                       "tolerance": SAME_STREAM_TOLERANCE}  # fmt: skip
+    return shares
+
+
 def align_bench(
-    bench: Path, judgments: Path, out: Path | None = None, eps: float = 0.0, bootstrap: int = 1000, seed: int = 0
+    bench: Path,
+    judgments: Path,
+    out: Path | None = None,
+    eps: float | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    resample: str = "auto",
 ) -> dict:
     """`align` of a `bench run` folder's per-sample scores with the human judgments of a CSV: ``align.json`` and a
-    scatter plot per dimension in ``out`` (default: the bench folder). Returns the results by dimension."""
+    scatter plot per dimension in ``out`` (default: the bench folder). A dimension that reads one stream, asked to
+    decide pairs of clips carrying the same stream of it, gets a warning with their share (`same_stream_shares`).
+    Returns the results by dimension."""
     _, records = load_results(bench)
     scores = {(r["model"], r["prompt_id"]): r.get("scores") or {} for r in records}
+    videos = {(r["model"], r["prompt_id"]): r["video"] for r in records if r.get("video")}
     asked = load_judgments(judgments)
-    results = align(asked, scores, eps, bootstrap, seed)
+    results = align(asked, scores, eps, bootstrap, seed, resample)
+    for dim, shared in same_stream_shares(asked, scores, videos).items():
+        results[dim]["same_stream"] = shared
+        if shared["same"]:
+            results[dim]["warnings"] = [
+                f"{dim} reads the {shared['stream']} alone, and {shared['share']:.0%} of its judgments pair two clips "
+                f"carrying the same {shared['stream']} ({shared['same']} of {shared['judgments']}): there it can "
+                "only tell their encodes apart, so its agreement with people on them measures nothing"
+            ]
     if not any(result.get("used") for result in results.values()):
         raise BenchError(
             f"{judgments}: none of its {len(asked)} judgments pairs two scored clips of {bench}: they name models "

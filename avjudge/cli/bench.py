@@ -221,11 +221,22 @@ def _align_args(p: argparse.ArgumentParser) -> None:
         "--judgments",
         required=True,
         type=Path,
-        help="CSV with prompt_id, model_a, model_b, dimension, winner (A|B|tie), annotator",
+        help="CSV with prompt_id, model_a, model_b, dimension, winner (A|B|tie), annotator: a judgment a row; or "
+        "published vote counts, a row a pair: prompt_id, model_a, model_b, dimension, votes_a, votes_b, ties",
+    )
+    p.add_argument(
+        "--resample",
+        choices=["auto", "prompt", "judgment"],
+        default="auto",
+        help="what the bootstrap resamples: prompts, each with all its judgments (auto, where a prompt holds "
+        "several: votes on one pair are not independent), or single judgments",
     )
     add_out(p, "folder for align.json and scatter plots (default: the bench folder)", required=False)
     p.add_argument(
-        "--eps", type=non_negative_float, default=0.0, help="score differences up to eps count as a metric tie"
+        "--eps",
+        type=non_negative_float,
+        help="score differences up to eps count as a metric tie (default: each dimension's own tie band: 0.1 for "
+        "the MOS metrics NISQA and DNSMOS, 0 for the others)",
     )
     p.add_argument("--bootstrap", type=count, default=1000, help="bootstrap resamples for confidence intervals")
     p.add_argument("--seed", type=count, default=0)
@@ -235,14 +246,20 @@ def _align(args: argparse.Namespace) -> int:
     from ..bench.align import align_bench
 
     out = args.out or required_input(args)
-    results = align_bench(required_input(args), args.judgments, out, args.eps, args.bootstrap, args.seed)
+    results = align_bench(required_input(args), args.judgments, out, args.eps, args.bootstrap, args.seed, args.resample)
     for dim, result in results.items():
-        r = result.get("pearson", {}).get("value")
-        acc = result.get("accuracy_2afc")
+        pearson = result.get("pearson", {})
+        spread = {"pearson": pearson.get("ci95"), "2afc": result.get("accuracy_2afc_ci95")}
+        within = {k: f" [{printed(v[0], 2)}, {printed(v[1], 2)}]" if v else "" for k, v in spread.items()}
+        resampled = result.get("resampling")
         print(
             f"{dim}: {result.get('used', 0)} judgments used ({result['unscored']} unscored); "
-            f"Pearson {printed(r, 3, 'n/a')}; 2AFC accuracy {printed(acc, 3, 'n/a')}"
+            f"Pearson {printed(pearson.get('value'), 3, 'n/a')}{within['pearson']}; "
+            f"2AFC accuracy {printed(result.get('accuracy_2afc'), 3, 'n/a')}{within['2afc']}"
+            + (f" (95% intervals resampling {resampled['clusters']} {resampled['unit']}s)" if resampled else "")
         )
+        for warning in result.get("warnings", []):
+            print(f"  warning: {warning}")
     print(f"wrote {out / 'align.json'}")
     return 0
 
@@ -254,8 +271,10 @@ register(
     _align,
     "Per dimension: WinRatio = (W + 0.5 T) / (W + T + L) per model from the human judgments and\n"
     "from the metric's per-sample scores on the same pairs; Pearson, Spearman and Kendall between\n"
-    "them with bootstrap 95% intervals; 2AFC accuracy (human ties left out, metric ties count\n"
-    "one half); tie-aware accuracy at --eps and tie-calibrated. Scatter plots like AVBench Fig. 6.",
+    "them; 2AFC accuracy (human ties left out, metric ties count one half); tie-aware accuracy\n"
+    "at --eps and tie-calibrated; bootstrap 95% intervals that resample prompts (each with all\n"
+    "its judgments) where a prompt holds several. Judgments a row, or vote counts a pair.\n"
+    "Scatter plots like AVBench Fig. 6.",
 )
 
 

@@ -428,6 +428,8 @@ class Qwen25OmniThinkerAdapter(Adapter):
 
     def add_sync_adapter(self, seed: int = 0) -> None:
         """Give this judge's model a fresh sync adapter (training one on a thinker that has none)."""
+        if not self.supports_sync_adapter:
+            raise ConfigError(f"a {self.display_name} judge cannot carry a sync adapter (Qwen2.5-Omni can)")
         if self.sync_spec is not None:
             return
         self.sync_spec = sync_spec(self.tokenizer)

@@ -16,7 +16,7 @@ from ._open import Encoded, media_name, open_media
 from .budget import DecodeBudget, fit_pixels, fitted_size
 from .clip import MediaClip, bytes_hash, file_hash
 from .errors import MediaError
-from .probe import container_duration, stream_origin
+from .probe import container_duration, stream_end, stream_origin
 
 # Frame intervals differing from the median by more than this fraction mean variable frame rate.
 VFR_TOLERANCE = 0.05
@@ -406,9 +406,9 @@ def decode(
             content_end = sampler.content_end()
             if gate is not None and gate.packets_end is not None:  # frames it dropped undecoded still showed
                 content_end = max(content_end, gate.packets_end)
-            _check_truncation(name, "video", content_end, stop)
+            _check_truncation(name, "video", content_end, stop, stream_end(vs, origin))
         if assembler is not None:
-            _check_truncation(name, "audio", assembler.end_time or start, stop)
+            _check_truncation(name, "audio", assembler.end_time or start, stop, stream_end(aus, origin))
             samples, rate = assembler.finish(name, sample_rate, channels)
     return MediaClip(
         frames=frames,
@@ -456,10 +456,15 @@ def _take(name, frame, origin: float, sampler, assembler, last_t: float) -> floa
     return t if t is not None else last_t
 
 
-def _check_truncation(path, kind: str, content_end: float, stop: float) -> None:
-    if content_end < stop - TRUNCATION_TOLERANCE_S:
+def _check_truncation(path, kind: str, content_end: float, stop: float, declared_end: float | None) -> None:
+    """A stream is cut short when it ends before what its own headers declare (or, where they declare nothing, the
+    file's length), within the window: a sound that outlasts its picture, or the reverse, is a file as generators
+    write them (picture and sound made apart, then muxed), not a truncated one."""
+    end = stop if declared_end is None else min(stop, declared_end)
+    if content_end < end - TRUNCATION_TOLERANCE_S:
+        declares = "the file declares" if declared_end is None else "its header declares"
         raise MediaError(
             path,
-            f"truncated: the {kind} stream ends at {content_end:.2f} s but the file declares "
-            f"{stop:.2f} s; re-encode or re-download it",
+            f"truncated: the {kind} stream ends at {content_end:.2f} s but {declares} {end:.2f} s; re-encode or "
+            "re-download it",
         )

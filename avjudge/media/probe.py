@@ -49,6 +49,15 @@ def stream_origin(container: av.container.InputContainer) -> float:
     return 0.0 if container.start_time is None else container.start_time / av.time_base
 
 
+def stream_end(stream, origin: float) -> float | None:
+    """Where ``stream`` says it ends on the file's clock (its own start plus its own duration); None where its
+    headers do not say."""
+    if not stream.duration or not stream.time_base:
+        return None
+    begin = stream.start_time * stream.time_base if stream.start_time is not None else 0
+    return float(begin + stream.duration * stream.time_base) - origin
+
+
 def container_duration(container: av.container.InputContainer) -> float | None:
     if container.duration is not None and container.duration > 0:
         return container.duration / av.time_base

@@ -22,6 +22,9 @@ class Dimension:
     output: str  # the provider's output that is this dimension's score
     higher_is_better: bool = True
     avbench: bool = True  # one of AVBench's own dimensions, which "all" selects
+    reads: tuple[str, ...] = ("audio", "video")  # the streams of a clip it reads (and "text": the prompt)
+    # score differences up to this are no preference (`avjudge bench align`'s default tie band): its noticeable size
+    tie_band: float = 0.0
 
 
 # Paper order: consistency judges, then speech, audio and video quality (DeSync, from av-benchmark, beside SyncNet).
@@ -29,21 +32,35 @@ DIMENSIONS: dict[str, Dimension] = {
     d.name: d
     for d in (
         Dimension("av", "AV-Consistency", "judge", "av", "score"),
-        Dimension("vt", "Video-Text", "judge", "vt", "score"),
-        Dimension("at", "Audio-Text", "judge", "at", "score"),
-        Dimension("clap", "Audio-Text (LAION-CLAP)", "metric", "clap", "clap_laion", avbench=False),
-        Dimension("clap_ms", "Audio-Text (MS-CLAP)", "metric", "clap_ms", "clap_ms", avbench=False),
+        Dimension("vt", "Video-Text", "judge", "vt", "score", reads=("video", "text")),
+        Dimension("at", "Audio-Text", "judge", "at", "score", reads=("audio", "text")),
+        Dimension(
+            "clap", "Audio-Text (LAION-CLAP)", "metric", "clap", "clap_laion", avbench=False, reads=("audio", "text")
+        ),
+        Dimension(
+            "clap_ms", "Audio-Text (MS-CLAP)", "metric", "clap_ms", "clap_ms", avbench=False, reads=("audio", "text")
+        ),
         Dimension("syncnet", "Lip Sync (LSE-C)", "metric", "syncnet", "syncnet_confidence"),
         Dimension(
             "desync", "AV Offset (DeSync, s)", "metric", "desync", "desync", higher_is_better=False, avbench=False
         ),
-        Dimension("speech_content", "Speech Content", "metric", "speech_content", "sc_score"),
-        Dimension("dfarena", "Speech Realism", "metric", "dfarena", "dfarena_bonafide_mean"),
-        Dimension("nisqa", "Audio Quality (NISQA)", "metric", "nisqa", "nisqa_mos"),
-        Dimension("dnsmos", "Audio Quality (DNSMOS)", "metric", "dnsmos", "dnsmos_ovrl"),
-        Dimension("audiobox", "Audio Aesthetics", "metric", "audiobox", "audiobox_aggregate"),
-        Dimension("dover", "Video Quality (DOVER++)", "metric", "dover", "dover_overall"),
-        Dimension("laion_aesthetic", "Video Aesthetics (LAION)", "metric", "laion_aesthetic", "laion_aesthetic"),
+        Dimension("speech_content", "Speech Content", "metric", "speech_content", "sc_score", reads=("audio", "text")),
+        Dimension("dfarena", "Speech Realism", "metric", "dfarena", "dfarena_bonafide_mean", reads=("audio",)),
+        # MOS scales (1-5): a tenth of a point, what the issue's same-soundtrack pairs differed by between encodes
+        Dimension("nisqa", "Audio Quality (NISQA)", "metric", "nisqa", "nisqa_mos", reads=("audio",), tie_band=0.1),
+        Dimension(
+            "dnsmos", "Audio Quality (DNSMOS)", "metric", "dnsmos", "dnsmos_ovrl", reads=("audio",), tie_band=0.1
+        ),
+        Dimension("audiobox", "Audio Aesthetics", "metric", "audiobox", "audiobox_aggregate", reads=("audio",)),
+        Dimension("dover", "Video Quality (DOVER++)", "metric", "dover", "dover_overall", reads=("video",)),
+        Dimension(
+            "laion_aesthetic",
+            "Video Aesthetics (LAION)",
+            "metric",
+            "laion_aesthetic",
+            "laion_aesthetic",
+            reads=("video",),
+        ),
         *(
             Dimension(
                 f"{group}_share",
@@ -52,6 +69,7 @@ DIMENSIONS: dict[str, Dimension] = {
                 "panns_tags",
                 f"panns_{group}_share",
                 avbench=False,
+                reads=("audio",),
             )  # fmt: skip
             for group in ("speech", "music", "noise", "silence")
         ),
