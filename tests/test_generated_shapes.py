@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from avjudge.media import NATIVE_FPS, DecodeNeeds, decode, encode_video, load_clip
+from avjudge.media import NATIVE_FPS, DecodeNeeds, MediaError, decode, encode_video, load_clip
 
 from .helpers import click_track, ffmpeg, requires_ffmpeg
 
@@ -133,3 +133,34 @@ def test_a_clip_without_sound_or_under_a_second(small_world, tiny_judges, tmp_pa
     assert short.error is None and 0 < short.score < 1
     vt_judge = Judge.load("vt", tiny_judges["qwen2_5_omni"])
     assert vt_judge.score([str(tmp_path / "silent.mp4")], ["a red circle"])[0].error is None
+
+
+SHAPES = {  # FFmpeg arguments that turn the flashes-and-clicks clip into each shape, its sound kept
+    "variable frame rate": ["-vf", r"select='not(eq(mod(n\,5)\,2))'", "-fps_mode", "vfr", "-c:a", "copy"],
+    "rotation metadata": ["-c", "copy", "-metadata:s:v", "rotate=90"],
+    "odd size": ["-vf", "scale=63:47", "-c:v", "libx264", "-pix_fmt", "yuv444p", "-c:a", "copy"],
+    "44.1 kHz stereo": ["-c:v", "copy", "-c:a", "aac", "-ar", "44100", "-ac", "2"],
+    "5.1 at 48 kHz": ["-c:v", "copy", "-c:a", "aac", "-ar", "48000", "-ac", "6"],
+    "sound 0.5 s late": ["-itsoffset", "0.5"],  # applied to a second input: see below
+}
+
+
+@requires_ffmpeg
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_shape_scores_with_the_av_judge(tmp_path, tiny_judges, shape):
+    from avjudge.judges import Judge
+
+    base = flashes_and_clicks(tmp_path / "base.mp4", 3.0)
+    out = tmp_path / "shape.mp4"
+    if shape == "sound 0.5 s late":
+        ffmpeg("-i", str(base), *SHAPES[shape], "-i", str(base), "-map", "0:v", "-map", "1:a", "-c", "copy", str(out))
+    else:
+        ffmpeg("-i", str(base), *SHAPES[shape], str(out))
+    if shape == "variable frame rate":  # it is one: native frames are refused without a rate
+        with pytest.raises(MediaError, match="variable frame rate"):
+            decode(out)
+    if shape == "rotation metadata":
+        assert decode(out, audio=False).size == (48, 64)
+    judge = Judge.load("av", tiny_judges["qwen2_5_omni"], use_audio_in_video=True, fps=8.0, max_pixels=3136)
+    (result,) = judge.score([str(out)])
+    assert result.error is None and 0 < result.score < 1, result.error
