@@ -29,6 +29,7 @@ READS = {
     "bench report",
     "bench choice",
     "bench align",
+    "bench lag",
     "omni convert",
     "omni score",
     "omni sonicbench threshold",
@@ -50,6 +51,7 @@ SCORES = {
     "omni answer",
     "omni bridge",
     "bench controls",
+    "bench lag",
     "serve",
 }
 LOADS_JUDGES = SCORES - {"metrics run", "metrics compare"}

@@ -26,6 +26,7 @@ from .grammar import (
     add_judge,
     add_runtime_arguments,
     add_scorer_arguments,
+    add_served_arguments,
     clip_scorer,
     engine_of,
     judge_dirs,
@@ -341,7 +342,9 @@ def _lag_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", type=count, default=1000, help="resamples of clips for each 95%% interval")
     p.add_argument("--seed", type=count, default=0, help="the bootstrap's seed")
     add_out(p, "folder for profiles.jsonl (written as it goes; rerun to resume), lag_profile.json and .png")
-    add_scorer_arguments(p)
+    add_judge(p, "the AV judge to profile, e.g. av=runs/av/final (default: $AVJUDGE_CHECKPOINTS/judges/av)")
+    add_served_arguments(p)
+    add_runtime_arguments(p)  # each clip's cuts are decoded here, in memory: no decoding processes
 
 
 def _lag(args: argparse.Namespace) -> int:
