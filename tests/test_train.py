@@ -45,8 +45,12 @@ def config(tiny_judges, pairs, out, task="av", family=None, **overrides):
         "save_steps=2",
         "logging_steps=1",
         "max_eval_pairs=6",
-        "redraw_negatives=false",
-    ]  # the stored negatives, unless a test redraws them
+        "redraw_negatives=false",  # the stored negatives, unless a test redraws them
+        # the trainer's mechanics on the demo AV config as it was before its sync adapter (tests/test_sync_adapter.py
+        # trains one), whichever task
+        "sync_adapter=false",
+        "freeze=all",
+    ]
     return load_config(TrainConfig, CONFIG, items + [f"{k}={v}" for k, v in overrides.items()])
 
 
