@@ -36,6 +36,9 @@ for value, kind in (("world_demo", "recipe"), ("tiny_world_av", "train_config"),
     path = resolve(value, kind)
     assert "site-packages" in str(path) and "avjudge/shipped/" in str(path), path
 assert asset("checkpoints", "manifest.yaml").is_file() and asset("checkpoints", "tiny").is_dir()
+# both tiny encoder files ship: the demo's AV judge starts from the ones that keep time, and its judge has an adapter
+assert asset("checkpoints", "tiny", "qwen2_5_omni_sync_encoders.safetensors").is_file()
+assert json.load(open("demo/train/av/final/config.json"))["sync_adapter"]["placeholder"] == "<|IMAGE|>"
 print(f"wheel smoke run: ok (score {rows[0]['score']:.3f} from {avjudge.__file__})")
 PY
 
