@@ -21,7 +21,7 @@ from avjudge.omni.answer import answer_with_judge
 from avjudge.omni.benchmarks.questions import world_questions
 from avjudge.perturb import SourcePool
 from avjudge.resources import resolve
-from avjudge.stats import auroc
+from avjudge.stats import auroc, printed
 from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
 from avjudge.train.evaluation import calibration_error
 from avjudge.train.freeze import group_of
@@ -431,7 +431,7 @@ def test_the_evaluation_table_prints_undefined_figures_and_a_resumed_runs_untrai
     def evaluation(overall_auroc, **balanced):
         return {
             "overall": {"auroc": overall_auroc},
-            "per_type": {kind: {"balanced_accuracy": value} for kind, value in balanced.items()},
+            "per_type": {kind: {"balanced_accuracy": value, "auroc": value + 0.01} for kind, value in balanced.items()},
         }
 
     lines = evaluation_table(
@@ -440,13 +440,13 @@ def test_the_evaluation_table_prints_undefined_figures_and_a_resumed_runs_untrai
             "vt": {"eval_before": None, "eval_after": evaluation(0.6, counting=0.55)},
         }
     )
-    rows = [line.split() for line in lines[2:]]
-    assert rows == [
-        ["av", "(all", "pairs,", "AUROC)", "n/a", "0.910"],
-        ["pitch", "n/a", "0.750"],
-        ["shift", "0.500", "0.970"],
-        ["vt", "(all", "pairs,", "AUROC)", "n/a", "0.600"],
-        ["counting", "n/a", "0.550"],
+    rows = [line.split() for line in lines[3:]]
+    assert rows == [  # balanced accuracy before, after; AUROC before, after
+        ["av", "(all", "pairs)", "n/a", "n/a", "n/a", "0.910"],
+        ["pitch", "n/a", "0.750", "n/a", "0.760"],
+        ["shift", "0.500", "0.970", "0.510", "0.980"],
+        ["vt", "(all", "pairs)", "n/a", "n/a", "n/a", "0.600"],
+        ["counting", "n/a", "0.550", "n/a", "0.560"],
     ]
 
 
@@ -468,7 +468,8 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
     out = capsys.readouterr().out
     after = json.loads((tmp_path / "run" / "eval" / "step_000002.json").read_text())["per_type"]
     for kind, figures in after.items():  # the table's after column is the last evaluation's
-        assert re.search(rf"^\s+{kind}\s+\S+\s+{figures['balanced_accuracy']:.3f}$", out, re.M), kind
+        balanced, area = (printed(figures[k], 3, "n/a") for k in ("balanced_accuracy", "auroc"))
+        assert re.search(rf"^\s+{kind}\s+\S+\s+{balanced}\s+\S+\s+{area}$", out, re.M), kind
     assert "trained 2 steps" in out
     # the judge card, in the run's folder and beside its weights: what it learnt from, its figures, its audits
     card = json.loads((tmp_path / "run" / "judge_card.json").read_text())

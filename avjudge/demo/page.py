@@ -26,7 +26,8 @@ img {{ max-width: 100%; }}
 <p>{world}</p>
 <p>Pairs per judge: {pairs}. Each judge was scored on its held-out pairs untrained, trained on the CPU, and
 scored again. A score is S = P(Yes) / (P(Yes) + P(No)): near 1 the judge says the pair matches, near 0 that it
-does not. Balanced accuracy compares each negative type with all held-out positives at S = 0.5; 0.5 is chance.</p>
+does not. Balanced accuracy compares each negative type with all held-out positives at S = 0.5, AUROC at every
+threshold; 0.5 is chance for both.</p>
 <h2>What each judge learned</h2>
 {tables}
 {path_only}
@@ -59,13 +60,17 @@ def _per_type_table(judge: str, result: dict) -> str:
     for kind in sorted(after):
         b, a = before.get(kind, {}).get("balanced_accuracy"), after[kind]["balanced_accuracy"]
         up = ' class="up"' if b is not None and a is not None and a >= b + 0.05 else ""  # clearly learned
+        aurocs = [before.get(kind, {}).get("auroc"), after[kind].get("auroc")]
         rows.append(
-            f"<tr><td>{html.escape(kind)}</td><td>{printed(b, 3, 'n/a')}</td><td{up}>{printed(a, 3, 'n/a')}</td></tr>"
+            f"<tr><td>{html.escape(kind)}</td><td>{printed(b, 3, 'n/a')}</td><td{up}>{printed(a, 3, 'n/a')}</td>"
+            + "".join(f"<td>{printed(v, 3, 'n/a')}</td>" for v in aurocs)
+            + "</tr>"
         )
     overall_before = (result["eval_before"] or {}).get("overall", {}).get("auroc")
     return (
         f'<h3>{judge.upper()} judge</h3><table class="per-type" data-judge="{html.escape(judge)}"><thead><tr>'
-        "<th>negative type</th><th>untrained</th><th>trained</th></tr></thead><tbody>"
+        "<th>negative type</th><th>balanced accuracy, untrained</th><th>trained</th><th>AUROC, untrained</th>"
+        "<th>trained</th></tr></thead><tbody>"
         + "".join(rows)
         + f"</tbody></table><p>AUROC over all held-out pairs: {printed(overall_before, 3, 'n/a')} untrained, "
         f"{printed(result['eval_after']['overall']['auroc'], 3, 'n/a')} trained.</p>"

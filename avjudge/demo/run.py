@@ -2,7 +2,7 @@
 
 make a synthetic world -> check it against its ground truth -> build AV, VT and AT pair
 datasets with hard negatives -> score the held-out pairs with untrained tiny judges ->
-train them -> score again -> held-out balanced accuracy per negative type before and after,
+train them -> score again -> held-out balanced accuracy and AUROC per negative type before and after,
 learning curves, and a handful of held-out pairs with their scores (written as JSON, a PNG
 chart and an HTML page).
 """

@@ -54,27 +54,24 @@ def judge_metrics(scores, labels, negative_types) -> dict:
 def evaluation_table(results: dict[str, dict]) -> list[str]:
     """Held-out figures before and after training, a block per judge in ``results`` (name -> {"eval_before",
     "eval_after"}, as `run_training` returns them; "eval_before" is None where a resumed run never saw the model
-    untrained): AUROC over all pairs, then each negative type's balanced accuracy; an undefined figure is n/a. The
-    first line says what the columns hold."""
+    untrained): over all pairs, then per negative type, the balanced accuracy at S = 0.5 and the AUROC (at any
+    threshold); an undefined figure is n/a. The first lines say what the columns hold."""
 
-    def row(name: str, label: str, before: float | None, after: float | None) -> str:
-        return f"{name:<6}{label:<22}{printed(before, 3, 'n/a'):>8}{printed(after, 3, 'n/a'):>8}"
+    def row(name: str, label: str, before: dict, after: dict) -> str:
+        figures = [before.get("balanced_accuracy"), after.get("balanced_accuracy"), before.get("auroc"),
+                   after.get("auroc")]  # fmt: skip
+        return f"{name:<6}{label:<22}" + "".join(f"{printed(v, 3, 'n/a'):>8}" for v in figures)
 
     lines = [
-        "held-out balanced accuracy per negative type (each type against all held-out positives), before and "
-        "after training:",
-        f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}",
+        "held-out figures per negative type (each type against all held-out positives), before and after training:",
+        f"{'':<28}{'balanced accuracy':>16}{'AUROC':>16}",
+        f"{'judge':<6}{'negative type':<22}{'before':>8}{'after':>8}{'before':>8}{'after':>8}",
     ]
     for name, result in results.items():
         before, after = result["eval_before"] or {"overall": {}, "per_type": {}}, result["eval_after"]
-        lines.append(row(name, "(all pairs, AUROC)", before["overall"].get("auroc"), after["overall"]["auroc"]))
+        lines.append(row(name, "(all pairs)", before["overall"], after["overall"]))
         lines += [
-            row(
-                "",
-                kind,
-                before["per_type"].get(kind, {}).get("balanced_accuracy"),
-                after["per_type"][kind]["balanced_accuracy"],
-            )
+            row("", kind, before["per_type"].get(kind, {}), after["per_type"][kind])
             for kind in sorted(after["per_type"])
         ]
     return lines
