@@ -73,6 +73,17 @@ EDITS = {
         _negative("random_mismatch"),
         "params: no source 'elsewhere'",
     ),
+    "a window past its source's end": (
+        lambda r: json.dumps({**r, "window": {**r["window"], "start_s": 100.0}}),
+        lambda r: True,
+        "window: it ends at",
+    ),
+    "a seed that is a string": (_set(seed="x"), lambda r: True, "seed: a whole number 0 or more, or a list of them"),
+    "a repeated id": (
+        _set(id="av-train-p0000000"),  # the first line's
+        lambda r: r["id"] != "av-train-p0000000",
+        "id: 'av-train-p0000000' is line 1's too",
+    ),
     "a line that is not an object": ("[1, 2]", lambda r: True, "a record must be a JSON object"),
     "a line that is not JSON": ('{"id": "av-train', lambda r: True, "not valid JSON"),
 }
@@ -82,7 +93,7 @@ EDITS = {
 def test_a_hand_edited_pair_is_refused_naming_its_line_and_field(dataset, case):
     change, where, words = EDITS[case]
     line, _ = edit(dataset, change, where=where)
-    sources = {s["id"] for s in built_sources(dataset)}
+    sources = {s["id"]: s for s in built_sources(dataset)}  # the manifest's records: their durations hold windows
     with pytest.raises(ConfigError) as refused:
         load_pairs(dataset, "av", "train", sources=sources)
     message = str(refused.value)
@@ -91,7 +102,7 @@ def test_a_hand_edited_pair_is_refused_naming_its_line_and_field(dataset, case):
 
 
 def test_the_records_a_build_writes_pass(pairs):
-    sources = {s["id"] for s in built_sources(pairs)}
+    sources = {s["id"]: s for s in built_sources(pairs)}  # each window within its source's duration too
     for task in ("av", "vt", "at"):
         for split in ("train", "test"):
             assert load_pairs(pairs, task, split, sources=sources)

@@ -98,7 +98,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     if not (args.pairs / "stats.json").is_file():
         raise ConfigError(f"{args.pairs}: not a pair dataset (no stats.json); build one with `avjudge data build`")
     args.split, args.report_split = calibration_splits(args.pairs, task, args.split, args.report_split)
-    sources = {source["id"] for source in built_sources(args.pairs)}
+    sources = {source["id"]: source for source in built_sources(args.pairs)}
     for split in (args.split, args.report_split):  # a hand-edited line refused before the judge loads
         load_pairs(args.pairs, task, split, sources=sources)
     judge = Judge.load(task, folder, temperature=1.0, **model_options(args))

@@ -501,7 +501,7 @@ def built_pairs(dataset: str | Path) -> dict[tuple[str, str], list[dict]]:
     (`avjudge.data.pairs.check_pair`; the sources they name checked where the folder keeps its build's stats, not in
     a copy of its pairs alone)."""
     has_stats = (Path(dataset) / "stats.json").is_file()
-    sources = {source["id"] for source in built_sources(dataset)} if has_stats else None
+    sources = {source["id"]: source for source in built_sources(dataset)} if has_stats else None
     files = sorted(p for p in (Path(dataset) / "pairs").glob("*/*.jsonl") if not p.name.endswith(".rejected.jsonl"))
     return {(p.parent.name, p.stem): load_pairs(dataset, p.parent.name, p.stem, sources=sources) for p in files}
 

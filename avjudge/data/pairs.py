@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,7 @@ NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
 
 POSITIVE, TEXT_EDIT = "positive", "text_edit"  # the strategies of a positive and of a caption edit (vt, at)
 _WINDOW = {"start_s": Bounds(0.0), "duration_s": Bounds(0.0, above=True)}
+WINDOW_ROUNDING_S = 1e-3  # a window the build placed at its source's end, in floating point
 
 
 def load_pairs(
@@ -36,7 +37,15 @@ def load_pairs(
     if not path.exists():
         raise ConfigError(f"{path}: no {task} pairs for split {split!r}; build them with `avjudge data build`")
     try:
-        records = [check_pair(record, task, f"{path}:{line}", sources) for line, record in numbered_jsonl(path, True)]
+        records, lines = [], {}
+        for line, record in numbered_jsonl(path, True):
+            records.append(check_pair(record, task, f"{path}:{line}", sources))
+            if record["id"] in lines:  # a pair's scores and evaluations are kept by id: a second one would replace it
+                raise ConfigError(
+                    f"{path}:{line}: id: {record['id']!r} is line {lines[record['id']]}'s too; correct the line or "
+                    "rebuild with `avjudge data build`"
+                )
+            lines[record["id"]] = line
     except ConfigError:  # a record's, named
         raise
     except ValueError as err:  # a line that is not JSON, or not an object
@@ -49,7 +58,8 @@ def load_pairs(
 
 def check_pair(record: dict, task: str, where: str, sources: Collection[str] | None = None) -> dict:
     """``record``, checked as a pair of ``task``'s judge: what training, calibration and the audits read of it, so a
-    hand-edited line is refused where it is read, not mid-run. ``sources``: the source ids it may name.
+    hand-edited line is refused where it is read, not mid-run. ``sources``: the source ids it may name; a mapping of
+    them to their manifest records also holds its window within its source's ``duration`` where one is given.
 
     Raises:
         ConfigError: naming ``where`` (``file:line``) and the field.
@@ -91,6 +101,10 @@ def check_pair(record: dict, task: str, where: str, sources: Collection[str] | N
             refuse(name, f"a string or null, not {record[name]!r}")
     if "tie" in record and not isinstance(record["tie"], bool):
         refuse("tie", f"true or false, not {record['tie']!r}")
+    seed = record.get("seed", 0)  # a build writes the seed of its draws: a whole number or a list of them
+    seeds = seed if isinstance(seed, list) and seed else [seed]
+    if not all(isinstance(part, int) and not isinstance(part, bool) and part >= 0 for part in seeds):
+        refuse("seed", f"a whole number 0 or more, or a list of them, not {seed!r}")
     window = record.get("window")
     if window is not None:
         if not isinstance(window, dict) or set(window) != set(_WINDOW):
@@ -100,6 +114,12 @@ def check_pair(record: dict, task: str, where: str, sources: Collection[str] | N
                 bounds.check(name, window[name])
             except PerturbError as err:
                 refuse("window", str(err))
+        source = sources.get(record["source_id"]) if isinstance(sources, Mapping) else None
+        length = (source or {}).get("duration") or ((source or {}).get("meta") or {}).get("duration")
+        if length is not None and window["start_s"] + window["duration_s"] > length + WINDOW_ROUNDING_S:
+            refuse(
+                "window", f"it ends at {window['start_s'] + window['duration_s']:.3f} s, past its source's {length:g} s"
+            )
     if sources is not None:
         named = [record["source_id"], *([params["source"]] if "source" in params else []), *params.get("sources", [])]
         unknown = [source for source in named if source not in sources]
