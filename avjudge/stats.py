@@ -28,6 +28,13 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float | None:
     return float(_areas(pos, neg)) if len(pos) and len(neg) else None
 
 
+def interval95(values) -> list[float] | None:
+    """The 95 % percentile interval of bootstrap ``values`` (their finite ones); None where there are none."""
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values)]
+    return np.percentile(values, [2.5, 97.5]).tolist() if len(values) else None
+
+
 def auroc_interval(
     scores: np.ndarray, labels: np.ndarray, draws: int = 1000, seed: int = 0
 ) -> tuple[float | None, list[float] | None]:
@@ -41,7 +48,7 @@ def auroc_interval(
     resampled = _areas(
         pos[rng.integers(0, len(pos), (draws, len(pos)))], neg[rng.integers(0, len(neg), (draws, len(neg)))]
     )
-    return value, np.percentile(resampled, [2.5, 97.5]).tolist()
+    return value, interval95(resampled)
 
 
 def printed(value: float | None, digits: int = 2, missing: str = "-") -> str:

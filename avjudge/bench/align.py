@@ -35,8 +35,9 @@ import numpy as np
 from scipy import signal, stats
 
 from ..jsonl import write_json
+from ..media import MediaError, decode
 from ..scoring.dimensions import DIMENSIONS
-from ..stats import finite_number, printed
+from ..stats import finite_number, interval95, printed
 from .errors import BenchError
 from .report import load_results
 
@@ -158,10 +159,6 @@ def tie_calibration(rows: list[tuple[str, float]]) -> tuple[float, float]:
     return best, tie_aware_accuracy(rows, best)
 
 
-def _interval(values: list[float]) -> list[float] | None:
-    return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))] if values else None
-
-
 def pair_scores(j: Judgment, scores: dict[tuple[str, str], dict[str, float]]) -> tuple[float, float] | None:
     """The two clips' scores of ``j``'s dimension, None where either has none (an error, a dimension not run)."""
     sa = scores.get((j.model_a, j.prompt_id), {}).get(j.dimension)
@@ -235,7 +232,7 @@ def align(
             if two_afc is not None:
                 draws["accuracy_2afc"].append(two_afc)
             draws["tie_aware"].append(tie_aware_accuracy([(j.winner, d) for j, d, _ in sample], band))
-        correlations = {name: {"value": value, "ci95": _interval(draws[name])} for name, value in point.items()}
+        correlations = {name: {"value": value, "ci95": interval95(draws[name])} for name, value in point.items()}
         diffs = [(j.winner, d) for j, d, _ in rows]
         calibrated_eps, calibrated_acc = tie_calibration(diffs)
         results[dim] = {
@@ -245,11 +242,11 @@ def align(
             "models": {m: {"human_win_ratio": human[m], "metric_win_ratio": metric[m]} for m in human},
             **correlations,
             "accuracy_2afc": accuracy_2afc([(j.winner, outcome) for j, _, outcome in rows]),
-            "accuracy_2afc_ci95": _interval(draws["accuracy_2afc"]),
+            "accuracy_2afc_ci95": interval95(draws["accuracy_2afc"]),
             "tie_aware_accuracy": {
                 "eps": band,
                 "value": tie_aware_accuracy(diffs, band),
-                "ci95": _interval(draws["tie_aware"]),
+                "ci95": interval95(draws["tie_aware"]),
             },
             "tie_calibrated_accuracy": {"eps": calibrated_eps, "value": calibrated_acc},
             "resampling": {"unit": unit, "clusters": len(clusters), "draws": bootstrap},
@@ -297,8 +294,6 @@ SAME_STREAM_TOLERANCE = (
 
 def _stream(path: str, kind: str) -> np.ndarray | None:
     """What of a clip's ``kind`` stream the comparison reads; None where it cannot be read."""
-    from ..media import MediaError, decode
-
     try:
         if kind == "audio":
             return decode(path, video=False, sample_rate=8000, channels=1).audio[0]
@@ -327,7 +322,8 @@ def same_stream_shares(judgments: list[Judgment], scores: dict, videos: dict[tup
     """Per dimension that reads one stream of a clip (audio or video; a prompt's text is the same for both clips):
     the share of its scored judgments whose two clips carry the same stream. There the dimension can only tell the
     two encodes apart, and its agreement with people says nothing of what it measures."""
-    read: dict[tuple[str, str], np.ndarray | None] = {}
+    read: dict[tuple[str, str], np.ndarray | None] = {}  # each clip's stream, read once
+    compared: dict[tuple, bool] = {}  # each pair of clips compared once, however many votes it holds
     shares = {}
     for dim in sorted({j.dimension for j in judgments}):
         media = [m for m in (DIMENSIONS[dim].reads if dim in DIMENSIONS else ()) if m != "text"]
@@ -336,11 +332,16 @@ def same_stream_shares(judgments: list[Judgment], scores: dict, videos: dict[tup
             continue
         kind, same = media[0], 0
         for j in used:
-            clips = [videos.get((model, j.prompt_id)) for model in (j.model_a, j.model_b)]
-            for clip in clips:
-                if clip is not None and (clip, kind) not in read:
-                    read[clip, kind] = _stream(clip, kind)
-            same += None not in clips and same_stream(read[clips[0], kind], read[clips[1], kind], kind)
+            clips = tuple(videos.get((model, j.prompt_id)) for model in (j.model_a, j.model_b))
+            if None in clips:
+                continue
+            pair = (*clips, kind)
+            if pair not in compared:
+                for clip in clips:
+                    if (clip, kind) not in read:
+                        read[clip, kind] = _stream(clip, kind)
+                compared[pair] = same_stream(read[clips[0], kind], read[clips[1], kind], kind)
+            same += compared[pair]
         shares[dim] = {"stream": kind, "share": same / len(used), "judgments": len(used), "same": same,
                        "tolerance": SAME_STREAM_TOLERANCE}  # fmt: skip
     return shares

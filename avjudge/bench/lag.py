@@ -16,7 +16,6 @@ error; an offset its scorer fails on is that offset's error; neither is ever a s
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -29,7 +28,7 @@ from ..config import ConfigError
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..media import MediaClip, MediaError
 from ..scoring import Scoring
-from ..stats import auroc, printed
+from ..stats import auroc, interval95, printed
 
 PROFILES, SUMMARY, PLOT = "profiles.jsonl", "lag_profile.json", "lag_profile.png"
 # A score function: the cut clips of one source -> one (value, error) each, the value oriented so higher is more in
@@ -110,11 +109,6 @@ def peak_offset(profile: Sequence[float | None], offsets: np.ndarray) -> float |
     return float(offsets[top[np.argmin(np.abs(offsets[top]))]])
 
 
-def _interval(samples: np.ndarray) -> list[float] | None:
-    samples = samples[np.isfinite(samples)]
-    return np.percentile(samples, [2.5, 97.5]).round(4).tolist() if len(samples) else None
-
-
 def summarise(rows: list[dict], grid: LagGrid, draws: int = 1000, seed: int = 0) -> dict:
     """The overall figures of the clips' ``rows`` (as `profile_clips` writes them), intervals by resampling clips."""
     offsets = grid.offsets
@@ -140,13 +134,13 @@ def summarise(rows: list[dict], grid: LagGrid, draws: int = 1000, seed: int = 0)
         value = auroc_of(everyone, columns)
         spread = None
         if value is not None and resamples is not None:
-            spread = _interval(np.array([np.nan if (a := auroc_of(s, columns)) is None else a for s in resamples]))
+            spread = interval95(np.array([np.nan if (a := auroc_of(s, columns)) is None else a for s in resamples]))
         by_size[f"{size:g}"] = {"auroc": None if value is None else round(value, 4), "ci95": spread}
     peaks = np.array([np.nan if r["peak_s"] is None else r["peak_s"] for r in scored], float)
     near = np.where(np.isfinite(peaks), np.abs(peaks) <= grid.step + 1e-9, False).astype(float)
     mean = np.nanmean(table, axis=0) if len(scored) else np.full(len(offsets), np.nan)
     mean_spread = (
-        [_interval(np.nanmean(table[resamples][:, :, k], axis=1)) for k in range(len(offsets))]
+        [interval95(np.nanmean(table[resamples][:, :, k], axis=1)) for k in range(len(offsets))]
         if resamples is not None
         else [None] * len(offsets)
     )
@@ -159,7 +153,7 @@ def summarise(rows: list[dict], grid: LagGrid, draws: int = 1000, seed: int = 0)
         "auroc_in_sync_vs_offset": by_size,
         "peak_within_one_step": {
             "share": round(float(near.mean()), 4) if len(scored) else None,
-            "ci95": _interval(near[resamples].mean(axis=1)) if resamples is not None else None,
+            "ci95": interval95(near[resamples].mean(axis=1)) if resamples is not None else None,
             "flat": int(np.isnan(peaks).sum()),
         },
         "mean_profile": [
@@ -243,8 +237,6 @@ def _write_plot(summary: dict, path: Path) -> str | None:
     right.axhline(0.5, color="#888", linestyle="--", linewidth=1)
     right.set(xlabel="offset size (s)", ylabel="AUROC", ylim=(0, 1))
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(path, format="png", dpi=100)
     plt.close(fig)
-    path.write_bytes(buffer.getvalue())
     return str(path)

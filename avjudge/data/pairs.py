@@ -13,6 +13,7 @@ from ..jsonl import numbered_jsonl
 from ..media import MediaClip, decode
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
 from ..perturb.base import Bounds, Strategy
+from ..perturb.pool import declared_duration
 from .windows import placed_negative
 
 NEEDS = {"av": (True, True), "vt": (True, False), "at": (False, True)}
@@ -115,7 +116,7 @@ def check_pair(record: dict, task: str, where: str, sources: Collection[str] | N
             except PerturbError as err:
                 refuse("window", str(err))
         source = sources.get(record["source_id"]) if isinstance(sources, Mapping) else None
-        length = (source or {}).get("duration") or ((source or {}).get("meta") or {}).get("duration")
+        length = declared_duration(source) if source else None
         if length is not None and window["start_s"] + window["duration_s"] > length + WINDOW_ROUNDING_S:
             refuse(
                 "window", f"it ends at {window['start_s'] + window['duration_s']:.3f} s, past its source's {length:g} s"

@@ -27,6 +27,12 @@ def _tfidf(texts: list[str]) -> np.ndarray:
     return mat / np.where(norms == 0, 1, norms)
 
 
+def declared_duration(record: dict) -> float | None:
+    """A source record's length in seconds as its manifest gives it (``duration``, or ``meta.duration``; a world
+    manifest has it), None where it gives none."""
+    return record.get("duration") or (record.get("meta") or {}).get("duration")
+
+
 class SourcePool:
     """Source records (``id``, ``video`` path, ``captions``) with cached audio decoding."""
 
@@ -62,7 +68,7 @@ class SourcePool:
         """The source's length in seconds: its record's ``duration`` (a world manifest has it), else probed once."""
         if source_id not in self._durations:
             record = self.records[source_id]
-            seconds = record.get("duration") or (record.get("meta") or {}).get("duration")
+            seconds = declared_duration(record)
             if not seconds:
                 try:
                     seconds = probe(record["video"]).duration
