@@ -15,10 +15,10 @@ import pytest
 import avjudge.data.pairs as pairs_module
 from avjudge.config import ConfigError
 from avjudge.data import DecodedSources, assign_splits, build_dataset, load_manifest, load_recipe, pair_clip
-from avjudge.data.export import ExportError, export_dataset
+from avjudge.data.export import export_dataset
 from avjudge.errors import AvjudgeError
 from avjudge.jsonl import read_jsonl
-from avjudge.media import decode
+from avjudge.media import MediaError, decode
 from avjudge.perturb import Context, SourcePool
 from avjudge.prompts import render_query
 from avjudge.resources import resolve
@@ -174,12 +174,11 @@ def test_lazy_and_materialized_negatives_are_identical(small_world, tmp_path, mo
     assert Path(negative["audios"][0]).exists() and negative["audios"][0].endswith(".wav")
 
 
-def test_export_of_text_pairs_and_lazy_refusal(built, tmp_path):
+def test_export_of_text_pairs(built, tmp_path):
     out, _ = built
-    with pytest.raises(ExportError, match="--materialize"):
-        export_dataset(out, "swift", tmp_path / "swift")
     only_text = tmp_path / "text"
     shutil.copytree(out / "pairs" / "vt", only_text / "pairs" / "vt")
+    shutil.copy(out / "stats.json", only_text)  # it names the sources the clips are cut from
     files = export_dataset(only_text, "swift", tmp_path / "swift_vt")
     rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     records = pairs_of(out, "vt")
@@ -188,6 +187,8 @@ def test_export_of_text_pairs_and_lazy_refusal(built, tmp_path):
     for row in rows:
         user = row["messages"][1]["content"]
         assert user.startswith("<video>") and "audios" not in row
+        with pytest.raises(MediaError, match="no audio stream"):  # a VT judge is shown no sound
+            decode(row["videos"][0])
         assert {1: "Yes", 0: "No"}[by_text[user[len("<video>") :]]] == row["messages"][2]["content"]
 
 

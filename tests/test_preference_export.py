@@ -1,4 +1,4 @@
-"""Preference exports read back as their trainers read them: VideoAlign's CSV by its documented columns
+"""Exports read back as their trainers read them, each clip as `train` shows it. Preference exports: VideoAlign's CSV by its documented columns
 (KwaiVGI/VideoAlign, ``datasets/train/README.md``), LLaMA-Factory's ranking records through its sharegpt converter's
 ranking branch (hiyouga/LLaMA-Factory @ 02e2fb3, ``src/llamafactory/data/converter.py``,
 ``SharegptDatasetConverter.__call__``, written out below) and its rule that a prompt holds one placeholder per
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from avjudge.cli import main
-from avjudge.data import pair_clip
+from avjudge.data import PairDataset, pair_clip
 from avjudge.jsonl import read_jsonl
 from avjudge.media import decode
 from avjudge.perturb import SourcePool
@@ -108,3 +108,43 @@ def test_llamafactory_ranking_reads_back_through_its_converter_in_both_orders(pa
         seen[(a["id"], b["id"])] = chosen
     for (a, b), chosen in seen.items():  # each pair in both orders, the verdict following the positive
         assert seen[(b, a)] == {"A": "B", "B": "A"}[chosen]
+
+
+@pytest.mark.parametrize("fmt", ["llamafactory", "swift"])
+def test_yes_no_exports_hold_each_pair_as_train_shows_it(pairs, records, tmp_path, fmt):
+    """Positives and negatives alike are the pair's window, picture and sound, as `train`'s PairDataset builds it:
+    no length tells the answer (the issue's finding: a source's whole 4 s beside a negative's 2 s of sound)."""
+    out = tmp_path / fmt
+    assert main(["data", "export", "--input", str(pairs), "--format", fmt, "--out", str(out)]) == 0
+    rows = (
+        json.loads((out / "av_test.json").read_text())
+        if fmt == "llamafactory"
+        else list(read_jsonl(out / "av_test.jsonl"))
+    )
+    stats = json.loads((pairs / "stats.json").read_text())
+    manifest = Path(stats["manifest"])
+    pool = SourcePool([json.loads(line) | {"video": str(manifest.parent / json.loads(line)["video"])}
+                       for line in manifest.read_text().splitlines()])  # fmt: skip
+    by_stem = {rid.replace("/", "_"): r for rid, r in records.items()}
+    shown_as = PairDataset(list(records.values()), pool, root=pairs)  # what train builds for a pair
+    durations = {0: set(), 1: set()}
+    assert {row["messages"][-1]["content"] for row in rows} == {"Yes", "No"}
+    for row in rows:
+        (video,), (audio,) = row["videos"], row["audios"]
+        record = by_stem[Path(video).stem]
+        assert Path(audio).stem == Path(video).stem and row["messages"][-1]["content"] == (
+            "Yes" if record["label"] else "No"
+        )
+        shown = shown_as._clip(record)
+        picture, sound = decode(video), decode(audio, video=False)
+        window = record["window"]["duration_s"]
+        assert shown.duration == pytest.approx(window, abs=1 / shown.fps)
+        assert picture.num_frames == shown.num_frames and picture.duration == pytest.approx(shown.duration, abs=0.05)
+        assert np.abs(picture.frames.astype(float) - shown.frames).mean() < 4  # x264 at crf 18
+        assert sound.audio.shape == shown.audio.shape
+        assert np.abs(sound.audio - shown.audio).max() < 1e-3  # 16-bit PCM
+        muxed = decode(video, video=False)  # the MP4's own sound is the pair's sound too (AAC)
+        n = min(muxed.audio.shape[1], shown.audio.shape[1])
+        assert np.corrcoef(muxed.audio[0, :n], shown.audio[0, :n])[0, 1] > 0.99
+        durations[record["label"]].add(round(sound.duration, 2))
+    assert durations[0] == durations[1]  # the answer cannot be read from a length

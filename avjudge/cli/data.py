@@ -90,7 +90,7 @@ def _data_export_args(p: argparse.ArgumentParser) -> None:
 def _data_export(args: argparse.Namespace) -> int:
     from ..data.export import export_dataset
 
-    for path in export_dataset(required_input(args), args.format, args.out):
+    for path in export_dataset(required_input(args), args.format, args.out, progress=True):
         print(path)
     return 0
 
@@ -117,7 +117,9 @@ register(
     "Write a dataset's pairs as the {messages, videos, audios} records LLaMA-Factory and ms-swift\n"
     "train on, so a judge can be trained with those tools too; or as preference pairs for pairwise\n"
     "reward training: VideoAlign's CSV (path_A, path_B, prompt, a label per dimension) or\n"
-    "LLaMA-Factory's ranking format (both clips in the prompt, chosen / rejected the verdicts).\n\n"
+    "LLaMA-Factory's ranking format (both clips in the prompt, chosen / rejected the verdicts).\n"
+    "Every clip is written to OUT/clips as `train` shows it: the negative applied, picture and\n"
+    "sound cut to the pair's window (an MP4 with its sound, and a WAV of the sound).\n\n"
     "examples:\n  avjudge data export --input pairs --format llamafactory --out lf\n"
     "  avjudge data export --input pairs --format pairs-csv --out videoalign",
 )

@@ -2,7 +2,9 @@
 preference pairs (`avjudge.data.preference_export`: VideoAlign's CSV, LLaMA-Factory's ranking format).
 
 The Yes / No exports use ``{"messages", "videos", "audios"}`` with ``<video>`` / ``<audio>`` tags, and the
-same system prompt, query and answer the judges are scored with (avjudge.prompts).
+same system prompt, query and answer the judges are scored with (avjudge.prompts). Each pair's clip is written as
+`train` shows it (`ClipWriter`: the negative applied, picture and sound cut to the pair's window), positives and
+negatives alike: a source's whole file beside a window of sound would teach its length as the answer.
 """
 
 from __future__ import annotations
@@ -15,32 +17,18 @@ from ..errors import AvjudgeError
 from ..prompts import ANSWERS, CHAT_FORMATS, media_kinds, render_query
 from ..prompts import task as judge_task
 from .build import built_pairs
-from .preference_export import PREFERENCE_EXPORTERS
-
-TAGS = {"video": "<video>", "audio": "<audio>"}
+from .preference_export import PREFERENCE_EXPORTERS, TAGS, ClipWriter
 
 
 class ExportError(AvjudgeError, ValueError):
     pass
 
 
-def to_messages(record: dict, root: Path, family: str | None = None) -> dict:
+def to_messages(record: dict, clip: dict, family: str | None = None) -> dict:
+    """The Yes / No example of a pair ``record`` whose clip `ClipWriter` wrote as ``clip``."""
     judge = record["dimension"]
     family = family or judge_task(judge).family
     kinds = media_kinds(judge)
-    media = record["media"]
-    videos, audios = [], []
-    if "video" in kinds:
-        videos.append(media["video"])
-    if "audio" in kinds:
-        if record["label"] == 0 and record["strategy"] != "text_edit":
-            if not media.get("audio"):
-                raise ExportError(
-                    f"pair {record['id']} is a lazy audio negative; rebuild with --materialize to export it"
-                )
-            audios.append(str(root / media["audio"]))
-        else:
-            audios.append(media["video"])  # the source's own audio track
     user = "".join(TAGS[k] for k in kinds) + render_query(judge, record.get("text"), record.get("utterance"))
     messages = []
     system = CHAT_FORMATS[family].system
@@ -48,10 +36,10 @@ def to_messages(record: dict, root: Path, family: str | None = None) -> dict:
         messages.append({"role": "system", "content": system})
     messages += [{"role": "user", "content": user}, {"role": "assistant", "content": ANSWERS[record["label"]]}]
     row = {"messages": messages}
-    if videos:
-        row["videos"] = videos
-    if audios:
-        row["audios"] = audios
+    if "video" in kinds:
+        row["videos"] = [clip["video"]]
+    if "audio" in kinds:
+        row["audios"] = [clip["audio"]]
     return row
 
 
@@ -94,7 +82,7 @@ EXPORTERS = {"llamafactory": _write_llamafactory, "swift": _write_swift}
 FORMATS = (*EXPORTERS, *PREFERENCE_EXPORTERS)
 
 
-def export_dataset(dataset: str | Path, fmt: str, out: str | Path) -> list[Path]:
+def export_dataset(dataset: str | Path, fmt: str, out: str | Path, progress: bool = False) -> list[Path]:
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {sorted(FORMATS)}")
     root, out = Path(dataset), Path(out)
@@ -105,6 +93,9 @@ def export_dataset(dataset: str | Path, fmt: str, out: str | Path) -> list[Path]
         raise ConfigError(f"--out {out}: a file is there; name a folder for the export")
     out.mkdir(parents=True, exist_ok=True)
     if fmt in PREFERENCE_EXPORTERS:
-        return PREFERENCE_EXPORTERS[fmt](root, out, pairs)
-    rows = {f"{judge}_{split}": [to_messages(r, root) for r in records] for (judge, split), records in pairs.items()}
+        return PREFERENCE_EXPORTERS[fmt](root, out, pairs, progress)
+    write = ClipWriter(root, out, pairs, progress)
+    rows = {
+        f"{judge}_{split}": [to_messages(r, write(r)) for r in records] for (judge, split), records in pairs.items()
+    }
     return EXPORTERS[fmt](rows, out)

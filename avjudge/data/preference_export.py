@@ -21,6 +21,8 @@ import csv
 import json
 from pathlib import Path
 
+from tqdm import tqdm
+
 from ..media import encode_audio, encode_video
 from ..perturb import SourcePool
 from ..prompts import CHAT_FORMATS, PAIR_ANSWERS, media_kinds, render_pair_query
@@ -52,29 +54,36 @@ def preference_pairs(records: list[dict]) -> tuple[list[tuple[dict, dict]], int]
 class ClipWriter:
     """Writes a pair record's clip, as its judge was shown it, once: ``clips/ID.mp4`` (and ``clips/ID.wav``)."""
 
-    def __init__(self, dataset: Path, out: Path):
+    def __init__(self, dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]], progress: bool = False):
         self.dataset, self.folder = dataset, out / "clips"
         self.pool = SourcePool(built_sources(dataset))
         self.written: dict[str, dict] = {}
+        total = sum(len(records) for records in pairs.values())
+        self.bar = tqdm(total=total, desc="writing clips", unit="clip", disable=not progress, leave=False)
 
     def __call__(self, record: dict) -> dict:
-        """{"video": path, "audio": path or None, "fps", "frames"} of the record's clip."""
+        """{"video": path, "audio": path, "fps", "frames"} of the record's clip; "video" None where its judge reads
+        no picture (AT), "audio" None where it hears no sound (VT)."""
         if record["id"] in self.written:
             return self.written[record["id"]]
         clip = pair_clip(record, self.pool, root=self.dataset)
         name = record["id"].replace("/", "_")
-        video = encode_video(self.folder / f"{name}.mp4", clip.frames, clip.fps, clip.audio, clip.sample_rate)
-        audio = (
-            encode_audio(self.folder / f"{name}.wav", clip.audio, clip.sample_rate) if clip.audio is not None else None
-        )
-        self.written[record["id"]] = {"video": str(video), "audio": audio and str(audio), "fps": clip.fps,
-                                      "frames": clip.num_frames}  # fmt: skip
+        video = audio = None
+        if clip.frames is not None:
+            video = encode_video(self.folder / f"{name}.mp4", clip.frames, clip.fps, clip.audio, clip.sample_rate)
+        if clip.audio is not None:
+            audio = encode_audio(self.folder / f"{name}.wav", clip.audio, clip.sample_rate)
+        self.written[record["id"]] = {"video": video and str(video), "audio": audio and str(audio),
+                                      "fps": clip.fps, "frames": clip.num_frames}  # fmt: skip
+        self.bar.update()
         return self.written[record["id"]]
 
 
-def export_pairs_csv(dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]]) -> list[Path]:
+def export_pairs_csv(
+    dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]], progress: bool = False
+) -> list[Path]:
     """VideoAlign's CSV, a file per judge and split (``pairs_<judge>_<split>.csv``), of ``pairs`` (`built_pairs`)."""
-    write, written = ClipWriter(dataset, out), []
+    write, written = ClipWriter(dataset, out, pairs, progress), []
     for (judge, split), records in pairs.items():
         pairs, _ = preference_pairs(records)
         if not pairs:
@@ -96,10 +105,12 @@ def export_pairs_csv(dataset: Path, out: Path, pairs: dict[tuple[str, str], list
     return written
 
 
-def export_llamafactory_ranking(dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]]) -> list[Path]:
+def export_llamafactory_ranking(
+    dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]], progress: bool = False
+) -> list[Path]:
     """LLaMA-Factory's sharegpt ranking files, one per judge and split, of ``pairs`` (`built_pairs`), and their
     ``dataset_info.json``."""
-    write, written, info = ClipWriter(dataset, out), [], {}
+    write, written, info = ClipWriter(dataset, out, pairs, progress), [], {}
     for (judge, split), records in pairs.items():
         pairs, _ = preference_pairs(records)
         if not pairs:
