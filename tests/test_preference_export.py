@@ -1,9 +1,8 @@
 """Exports read back as their trainers read them, each clip as `train` shows it. Preference exports: VideoAlign's
-CSV by its documented columns
-(KwaiVGI/VideoAlign, ``datasets/train/README.md``), LLaMA-Factory's ranking records through its sharegpt converter's
-ranking branch (hiyouga/LLaMA-Factory @ 02e2fb3, ``src/llamafactory/data/converter.py``,
-``SharegptDatasetConverter.__call__``, written out below) and its rule that a prompt holds one placeholder per
-media file (``src/llamafactory/data/mm_plugin.py``)."""
+CSV by its documented columns (KwaiVGI/VideoAlign, ``datasets/train/README.md``), LLaMA-Factory's ranking records
+through its sharegpt converter's ranking branch (hiyouga/LLaMA-Factory @ 02e2fb3,
+``src/llamafactory/data/converter.py``, ``SharegptDatasetConverter.__call__``, written out below) and its rule that
+a prompt holds one placeholder per media file (``src/llamafactory/data/mm_plugin.py``)."""
 
 from __future__ import annotations
 
