@@ -52,6 +52,8 @@ def _data_build(args: argparse.Namespace) -> int:
             f"splits {entry['splits']}; rejected {entry['rejected']} {entry['rejection_reasons']}"
         )
         print(f"    negatives by type: {entry['negative_types']}")
+        if entry.get("redrawn_unchanged"):
+            print(f"    {entry['redrawn_unchanged']} draws left their source's sound as it was and were drawn again")
     print(f"dataset hash {stats['dataset_hash']}; stats in {args.out / 'stats.json'}")
     empty = {judge: entry for judge, entry in stats["judges"].items() if entry["requested"] and not entry["pairs"]}
     if empty:  # a judge asked for and given nothing to learn from is a failed build, not a quiet one

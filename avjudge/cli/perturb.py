@@ -53,7 +53,7 @@ def _perturb_apply_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a video (its picture is kept) or an audio file")
     add_out(p, "where the negative goes (same kind as the input)", required=False)
     alias(p, "--output", "--out", dest="out", type=Path)
-    add_set(p, "override a parameter range, e.g. shift_s=[0.0,0.1] or kind=lowpass")
+    add_set(p, "override a parameter range, e.g. shift_s=[0.1,0.3] or kind=lowpass")
     p.add_argument("--params", help="exact parameters as JSON instead of sampling, e.g. '{\"shift_s\": -0.5}'")
     p.add_argument("--pool", type=Path, help="a manifest of other clips (mismatch, babble, extra voices)")
     p.add_argument("--seed", type=count, default=0)

@@ -25,13 +25,15 @@ from tqdm import tqdm
 from ..config import ConfigError, dump_yaml, from_dict, load_yaml
 from ..jsonl import JsonlWriter, output_lock, read_json_object, read_jsonl, write_json
 from ..llm import make_backend
-from ..media import encode_audio
+from ..media import MediaError, encode_audio
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
+from ..perturb.base import change_db
+from ..perturb.signal import UNCHANGED_DB
 from ..perturb.taxonomy import taxonomy
 from ..perturb.text import TextNegative, iter_rotation, make_text_negative
 from ..prompts import task as judge_task
 from .manifest import load_manifest
-from .pairs import load_pairs, pair_clip
+from .pairs import DecodedSources, load_pairs, pair_clip
 from .recipe import Recipe
 from .splits import assign_splits
 from .windows import TOO_SHORT, draw_window, placed_negative, window_length
@@ -83,6 +85,7 @@ class _SplitBuilder:
         self.strategies = recipe.audio_strategies(judge) if judge == "av" else {}
         self.windows: dict[str, float] = {}  # source id -> its pairs' window (cropping recipes)
         self.skipped: list[dict] = []
+        self.decoded = DecodedSources(budget_mb=256)  # each source's sound decoded once, for every negative's check
         if recipe.windowed(judge):
             self._choose_windows()
 
@@ -154,7 +157,7 @@ class _SplitBuilder:
         for k in range(self.n_neg):
             rng = np.random.default_rng([*self.key, 1, k])
             source = self.order[k % len(self.order)]
-            errors = []
+            errors, unchanged = [], 0
             for _ in range(10):  # another strategy when one cannot apply here (e.g. a one-clip pool)
                 name = names[int(rng.choice(len(names), p=probs))]
                 context = Context(record=source, pool=self.pool)
@@ -174,10 +177,29 @@ class _SplitBuilder:
                     record["tie"] = self.strategies[name].unnoticed(params)
                 if self.windows:
                     record["window"] = window
+                try:
+                    change = self._change_db(record) if self.cfg.check_changed else 0.0
+                except (PerturbError, MediaError) as err:
+                    errors.append(f"{name}: {err}")
+                    continue
+                if change < UNCHANGED_DB:  # the source again (a filter above all its sound, a shift of silence)
+                    errors.append(f"{name}: {params} left the sound as it was ({change:.0f} dB)")
+                    unchanged += 1
+                    continue
+                if unchanged:
+                    record["redrawn_unchanged"] = unchanged
                 yield Slot(record=record)
                 break
             else:
-                yield Slot(rejection={"slot": k, "source_id": source["id"], "reasons": errors})
+                yield Slot(rejection={"slot": k, "source_id": source["id"], "reasons": errors, "unchanged": unchanged})
+
+    def _change_db(self, record: dict) -> float:
+        """How far a negative's sound is from its source's over what the pair shows (`change_db`)."""
+        path = self.pool.records[record["source_id"]]["video"]
+        source = self.decoded(path, False, True, None, self.recipe.sample_rate)
+        return change_db(
+            source, pair_clip(record, self.pool, self.recipe.sample_rate, sources=self.decoded, frames=False)
+        )
 
     def _materialize(self, record: dict) -> str:
         clip = pair_clip(record, self.pool, self.recipe.sample_rate, frames=False)
@@ -401,17 +423,20 @@ def dataset_stats(out: Path, recipe: Recipe) -> dict:
             "rejected": 0,
             "rejection_reasons": Counter(),
             "nuisance_positives": 0,
+            "redrawn_unchanged": 0,  # draws whose negative equalled its source, drawn again (`_change_db`)
         }
         for pairs_path in sorted((out / "pairs" / judge).glob("*.jsonl")):
             if pairs_path.name.endswith(".rejected.jsonl"):
                 for r in read_jsonl(pairs_path):
                     entry["rejected"] += 1
                     entry["rejection_reasons"].update(r["reasons"][-1:])  # the final reason
+                    entry["redrawn_unchanged"] += r.get("unchanged", 0)
                 continue
             split_counts = Counter()
             for r in read_jsonl(pairs_path):
                 split_counts["positives" if r["label"] else "negatives"] += 1
                 entry["nuisance_positives"] += bool(r["label"] and r["strategy"] != "positive")
+                entry["redrawn_unchanged"] += r.get("redrawn_unchanged", 0)
                 if not r["label"]:
                     entry["negative_types"][r["negative_type"]] += 1
             entry["splits"][pairs_path.stem] = dict(split_counts)

@@ -90,6 +90,9 @@ def check_pair(record: dict, task: str, where: str, sources: Collection[str] | N
             STRATEGIES.lookup(strategy).check_params(params)
         except PerturbError as err:
             refuse("params", str(err))
+        unnoticed = STRATEGIES.lookup(strategy).unnoticed_reason(params)
+        if unnoticed and not record.get("tie"):  # a recipe with ties: true marks such a negative a tie
+            refuse("params", unnoticed)
     elif not isinstance(params, dict):
         refuse("params", f"a mapping, not {params!r}")
     media = record.get("media")

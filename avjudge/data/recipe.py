@@ -36,7 +36,7 @@ class JudgeRecipe:
         pairs: how many pairs (positives and negatives together).
         positive_fraction: the share of positives.
         strategies: AV judge: strategy -> weight (default: the paper's mix).
-        strategy_params: AV judge: strategy -> parameter overrides, e.g. ``{time_shift_micro: {shift_s: [0, 0.1]}}``.
+        strategy_params: AV judge: strategy -> parameter overrides, e.g. ``{time_shift_micro: {shift_s: [0.1, 0.3]}}``.
         dimensions_per_sample: VT / AT judges: caption-edit dimensions rotated per source clip and round.
         dimensions: VT / AT judges: restrict and reweight the taxonomy's dimensions.
         max_rounds: VT / AT judges: rotation rounds over the sources before a shortfall is reported.
@@ -50,6 +50,10 @@ class JudgeRecipe:
         ties: AV judge: a negative below its strategy's noticeable size (`Strategy.noticeable`: a shift under 45 ms,
             a pitch step under 0.15 semitones) is marked a tie with its source (``tie: true``): pairwise training
             with ``objective: btt`` learns it as a tie; SFT still answers No.
+        check_changed: AV judge: each negative is applied as it is built and its sound compared with its source's
+            over what the pair shows; one closer than re-encoding noise (`avjudge.perturb.signal.UNCHANGED_DB`: a
+            filter above all of a clip's sound, any change of a silent one) is drawn again and counted in the stats
+            (``redrawn_unchanged``). It decodes each source's sound once; false builds from the manifest alone.
     """
 
     pairs: int = 1000
@@ -65,6 +69,7 @@ class JudgeRecipe:
     min_window_s: float = 1.0  # av, cropping: shorter windows skip their source
     nuisance_positives: float = 0.0  # av: share of positives muted and blacked in sync (still Yes)
     ties: bool = False  # av: negatives below their strategy's noticeable size marked ties with their source
+    check_changed: bool = True  # av: each negative applied as it is built and compared with its source's sound
 
     def __post_init__(self):
         if self.window_s is not None and self.window_s <= 0:
@@ -107,11 +112,17 @@ class JudgeRecipe:
             raise ConfigError("dimensions are the vt and at judges' caption edits; the av judge's take strategies")
         for name in sorted(set(self.strategies) | set(self.strategy_params)):
             try:
-                get_strategy(name, self.strategy_params.get(name))
+                strategy = get_strategy(name, self.strategy_params.get(name))
             except PerturbError as err:
                 raise ConfigError(
                     f"{'strategy_params' if name in self.strategy_params else 'strategies'}: {err}"
                 ) from err
+            # a negative a person could not tell from its source, labelled No, would teach the judge to guess
+            if strategy.reaches_unnoticed() and not self.ties:
+                raise ConfigError(
+                    f"strategy_params: {strategy.reaches_unnoticed()}: such negatives equal their sources; raise the "
+                    "range's low end, or set ties: true to mark them ties with their sources"
+                )
         unused = sorted(set(self.strategy_params) - set(weighted))
         if unused:
             raise ConfigError(

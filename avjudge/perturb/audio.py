@@ -6,6 +6,7 @@ Default ranges are the paper's main text (§3.2); its appendix (§7.1) gives oth
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -20,6 +21,10 @@ _SEED = Bounds(0, 2**63 - 1, integer=True)  # what numpy's generators take
 _SHIFT = Bounds(0.0)  # a magnitude, seconds; the clip's own length bounds it when applied
 _FACTOR = Bounds(0.1, 10.0)  # a speed: the resampling ratio's terms stay small
 _CUTOFF = Bounds(0.0, above=True)  # Hz; the clip's Nyquist frequency bounds it when applied
+PITCH_NOTICEABLE = 0.15  # semitones: a pitch JND of 10-20 cents near 1 kHz (SonicBench's Appendix A)
+# a filter's cutoff inside the sound's band: under 20 Hz nothing is heard to remove, and a low-pass near the Nyquist
+# frequency keeps all but a sliver (at 16 kHz, 7,999 Hz changed a clip by less than its re-encoding did)
+AUDIBLE_LOW_HZ, BAND_TOP = 20.0, 0.95
 _ORDER = Bounds(1, 16, integer=True)  # a Butterworth order: 0 would pass the sound unchanged
 
 
@@ -48,6 +53,7 @@ class _TimeShift(Strategy):
     family = "temporal"
     # ITU-R BT.1359-1: sound ahead of the picture is detectable from about 45 ms (sound behind it from 125 ms)
     noticeable = {"shift_s": 0.045}
+    noticeable_units = {"shift_s": " s"}
     optional = ("fill",)  # records from before `window` existed were padded
 
     def apply(self, clip, params, ctx):
@@ -119,6 +125,18 @@ class SpeedChange(Strategy):
     }
     stored = {"factor": _FACTOR}
     tells = ("audio",)
+    # played faster or slower, the pitch moves with it: the pitch step a person notices (PitchShift's) bounds it
+    noticeable = {"factor": PITCH_NOTICEABLE}
+    noticeable_units = {"factor": " semitones of pitch"}
+
+    @classmethod
+    def departure(cls, name, value):
+        return 12 * abs(math.log2(value)) if name == "factor" else abs(value)
+
+    def least_departure(self):
+        lo, hi, dev = self.ranges["factor"].low, self.ranges["factor"].high, self.ranges["min_deviation"].low
+        nearest = min((f for f in (lo, hi, 1 - dev, 1 + dev) if lo <= f <= hi), key=lambda f: abs(f - 1), default=lo)
+        return {"factor": self.departure("factor", nearest)}
 
     def sample(self, rng, clip, ctx):
         lo, hi = self.ranges["factor"].low, self.ranges["factor"].high
@@ -150,7 +168,8 @@ class PitchShift(Strategy):
     description = "pitch moved by a few semitones, duration and timing kept (speaker / physical negative)"
     # Rubber Band's limit through pedalboard: ±72 semitones
     defaults = {"semitones": Range(2.0, 3.0, signed=True, unit="semitones", bounds=Bounds(0.0, 72.0))}
-    noticeable = {"semitones": 0.15}  # a pitch JND of 10-20 cents near 1 kHz (SonicBench's Appendix A)
+    noticeable = {"semitones": PITCH_NOTICEABLE}
+    noticeable_units = {"semitones": " semitones"}
     tells = ("audio",)
 
     def apply(self, clip, params, ctx):
@@ -189,9 +208,12 @@ class Filter(Strategy):
 
     def apply(self, clip, params, ctx):
         audio = audio_of(clip)
-        nyquist = clip.sample_rate / 2
-        if not 0 < params["cutoff_hz"] < nyquist:
-            raise PerturbError(f"cutoff {params['cutoff_hz']:.0f} Hz is outside (0, {nyquist:.0f}) Hz")
+        low, high = AUDIBLE_LOW_HZ, BAND_TOP * clip.sample_rate / 2
+        if not low <= params["cutoff_hz"] <= high:
+            raise PerturbError(
+                f"a {params['kind']} cutoff of {params['cutoff_hz']:.0f} Hz is outside the sound's band ({low:.0f} to "
+                f"{high:.0f} Hz at {clip.sample_rate} Hz): it would leave the sound as it was, or fail"
+            )
         sos = butter(params["order"], params["cutoff_hz"], params["kind"], fs=clip.sample_rate, output="sos")
         return _with_audio(clip, sosfiltfilt(sos, audio, axis=1))
 

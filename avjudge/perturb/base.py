@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import AvjudgeError
 from ..media import MediaClip
 from ..registry import Registry
+from .signal import difference_db
 
 
 class PerturbError(AvjudgeError, ValueError):
@@ -187,6 +188,7 @@ class Strategy:
     needs_pool: ClassVar[bool] = False
     # parameter -> the smallest size of it a person notices: a negative below it is a tie with its source (`unnoticed`)
     noticeable: ClassVar[dict[str, float]] = {}
+    noticeable_units: ClassVar[dict[str, str]] = {}  # the unit of each noticeable size, as messages print it
     # what `sample` stores in a pair record, parameter -> its bounds, its choice or its type; None: one value of
     # each default range or choice
     stored: ClassVar[dict[str, Bounds | Choice | type] | None] = None
@@ -248,11 +250,53 @@ class Strategy:
         """
         return {key: spec.sample(rng) for key, spec in self.ranges.items()}
 
-    def unnoticed(self, params: dict) -> bool:
+    @classmethod
+    def departure(cls, name: str, value: float) -> float:
+        """How far ``value`` of the parameter ``name`` takes a clip from its source, in the unit of its noticeable
+        size: its magnitude, unless a strategy measures it otherwise (a speed: the semitones its pitch moves)."""
+        return abs(value)
+
+    @classmethod
+    def unnoticed(cls, params: dict) -> bool:
         """Whether a person would not tell this negative from its source: every parameter with a noticeable size is
         below it (never, for a strategy without one)."""
-        sizes = {name: size for name, size in self.noticeable.items() if name in params}
-        return bool(sizes) and all(abs(params[name]) < size for name, size in sizes.items())
+        sizes = {name: size for name, size in cls.noticeable.items() if name in params}
+        return bool(sizes) and all(cls.departure(name, params[name]) < size for name, size in sizes.items())
+
+    @classmethod
+    def unnoticed_reason(cls, params: dict) -> str | None:
+        """Why a negative of ``params`` would equal its source to a listener (`unnoticed`), in words; else None."""
+        if not cls.unnoticed(params):
+            return None
+        sizes = ", ".join(
+            f"{name} {params[name]:g} moves it {cls.departure(name, params[name]):.3g}, under the {size:g}"
+            f"{cls.noticeable_units.get(name, '')} a person notices"
+            for name, size in cls.noticeable.items()
+        )
+        return f"{cls.name}: {sizes}: a negative equal to its source to the ear"
+
+    def least_departure(self) -> dict[str, float]:
+        """The smallest `departure` of each parameter with a noticeable size that this strategy's ranges can draw."""
+        least = {}
+        for name in self.noticeable:
+            spec = self.ranges.get(name)
+            if isinstance(spec, Range):
+                low, high = spec.low, spec.high  # a signed range draws magnitudes in [low, high]
+                nearest = low if spec.signed or low >= 0 else (0.0 if high >= 0 else high)
+                least[name] = self.departure(name, nearest)
+        return least
+
+    def reaches_unnoticed(self) -> str | None:
+        """Why this strategy's ranges can draw a negative a person would not tell from its source; else None."""
+        least = self.least_departure()
+        below = {name: value for name, value in least.items() if value < self.noticeable[name]}
+        if not below or len(below) < len(least):
+            return None
+        return ", ".join(
+            f"{self.name}.{name} draws changes down to {value:.3g}, under the {self.noticeable[name]:g}"
+            f"{self.noticeable_units.get(name, '')} a person notices"
+            for name, value in below.items()
+        )
 
     def apply(self, clip: MediaClip, params: dict, ctx: Context) -> MediaClip:
         """The negative: a pure function of the clip and the parameters, so a stored recipe re-applies
@@ -304,6 +348,18 @@ class Strategy:
         ctx = ctx or Context()
         params = self.sample(rng, clip, ctx)
         return self.apply(clip, params, ctx), params
+
+
+def change_db(source: MediaClip, negative: MediaClip) -> float:
+    """How far ``negative``'s sound is from ``source``'s over the negative's own span of the source (it may be a
+    window of it), in dB against the source's level (`difference_db`; under `UNCHANGED_DB`: the source again)."""
+    offset = negative.start - source.start
+    same_span = (
+        source.window(offset, min(negative.duration, source.duration - offset))
+        if offset or (negative.duration < source.duration)
+        else source
+    )
+    return difference_db(audio_of(same_span), audio_of(negative))
 
 
 STRATEGIES = Registry("strategy", PerturbError, "`avjudge perturb list` describes them")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Bounds, Range, Strategy, audio_of, frames_of, register
+from .base import Bounds, PerturbError, Range, Strategy, audio_of, frames_of, register
 
 _SEED = Range(0, 2**31 - 1, bounds=Bounds(0, 2**31 - 1))  # drawn as a float; applied as its whole part
 
@@ -123,6 +123,8 @@ class InSyncMute(Strategy):
 
     def apply(self, clip, params, ctx):
         begin, length = params["start_s"], params["length_s"]
+        if begin >= clip.duration:
+            raise PerturbError(f"a mute from {begin:g} s is past the {clip.duration:.2f} s clip: it would mute nothing")
         audio, frames = audio_of(clip).copy(), frames_of(clip).copy()
         audio[:, int(round(begin * clip.sample_rate)) : int(round((begin + length) * clip.sample_rate))] = 0.0
         at = clip.timestamps - clip.start

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from ..media import decode, encode_audio, encode_video, probe, replace_audio
-from .base import Context, get_strategy
+from .base import Context, PerturbError, change_db, get_strategy
 from .pool import SourcePool
+from .signal import UNCHANGED_DB
 
 
 def negative_of_file(
@@ -31,10 +32,22 @@ def negative_of_file(
     clip = decode(source, video=info.video is not None)  # picture strategies change the frames
     ctx = Context(record=_pool_record(pool, source) or {"id": str(source)}, pool=pool)
     chosen = get_strategy(strategy, overrides or {})
+    if params is None and chosen.reaches_unnoticed():
+        raise PerturbError(f"{chosen.reaches_unnoticed()}: raise the range's low end")
     if params is not None:
-        changed = chosen.apply(clip, chosen.check_params(params), ctx)
+        chosen.check_params(params)
+        if chosen.unnoticed_reason(params):
+            raise PerturbError(f"{chosen.unnoticed_reason(params)}; give parameters a person would notice")
+        changed = chosen.apply(clip, params, ctx)
     else:
         changed, params = chosen(clip, np.random.default_rng(seed), ctx)
+    # a sound strategy must change the sound (a degenerate one blanks, freezes or replaces a stream outright)
+    change = change_db(clip, changed) if chosen.family != "degenerate" else 0.0
+    if change < UNCHANGED_DB:
+        raise PerturbError(
+            f"{strategy} with {params} leaves {source}'s sound as it was (it differs by {change:.0f} dB, under the "
+            f"{UNCHANGED_DB:.0f} dB a re-encoding changes it by): nothing written; choose parameters that change it"
+        )
     if info.video is None:
         encode_audio(out, changed.audio, changed.sample_rate)
     elif changed.frames is clip.frames:  # the picture untouched: copied as it is, the new sound beside it
