@@ -9,6 +9,7 @@ from avjudge.cli import main
 from avjudge.jsonl import read_jsonl
 from avjudge.judges import Judge
 from avjudge.media import DecodeNeeds, MediaError, decode
+from avjudge.media.processes import machine_cores
 from avjudge.scoring import decode_items
 
 
@@ -66,4 +67,4 @@ def test_avjudge_serve_decodes_in_its_workers_and_processes(tiny_judges, monkeyp
     judge = f"av={tiny_judges['qwen2_5_omni']}"
     assert main(["serve", "--judge", judge, "--workers", "5", "--decode-processes", "3", "--port", "1"]) == 0
     scoring = served["service"].scoring
-    assert (scoring.workers, scoring.processes) == (5, 3)
+    assert (scoring.workers, scoring.processes) == (5, min(3, machine_cores()))  # capped at the cores

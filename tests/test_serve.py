@@ -413,3 +413,23 @@ def test_a_served_metric_scores_as_the_metric_does(judges, clips):
     assert ovrl["score"] == pytest.approx(expected["dnsmos_ovrl"], abs=1e-6)
     assert first["values"] == pytest.approx({k: v for k, v in expected.items() if k.startswith("dnsmos")}, abs=1e-6)
     assert nope["score"] is None and "has no output 'loudness'" in nope["error"]
+
+
+def test_a_decoding_process_that_dies_is_a_json_503_and_the_next_request_is_scored(judges, clips, monkeypatch):
+    """The run's pool is replaced (`avjudge.media.processes.collect`); the caller is told to retry, in JSON."""
+    from avjudge.media.processes import DecoderDied
+
+    service = ScoreService(judges)
+    decode_items = service.scoring.decode
+    died = iter([True])
+    monkeypatch.setattr(
+        service.scoring, "decode", lambda items: (_ for _ in ()).throw(DecoderDied()) if next(died, False)
+        else decode_items(items)
+    )  # fmt: skip
+    items = [{"id": "c0", "judge": "av", "video": clips[0]["video"]}]
+    with TestClient(create_app(service, ServerSettings())) as c:
+        refused = c.post("/v1/score", json={"items": items})
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+        assert "a decoding process died" in refused.json()["error"]
+        again = c.post("/v1/score", json={"items": items})
+    assert again.status_code == 200 and again.json()["results"][0]["score"] is not None

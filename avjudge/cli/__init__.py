@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 
 from .. import __version__
 from ..commands import COMMANDS, GROUP_HELP, Formatter, register
@@ -90,12 +92,20 @@ def command_parser(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> a
     return parser
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "_run"):
         parser.print_help()
         return 2
+    # SIGTERM (what `timeout` and cluster schedulers send) ends a job as Ctrl-C does: its exit handlers run, so its
+    # decoding processes stop with it and what it wrote stays
+    here = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _terminated) if here else None
     try:
         return args._run(args)
     except AvjudgeError as err:
@@ -107,3 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `avjudge ... | head` closed our output: end quietly, as command-line tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        if here:
+            signal.signal(signal.SIGTERM, before)

@@ -179,10 +179,10 @@ def add_decode_processes(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "--decode-processes",
-        type=count,
+        type=lambda value: decoding_processes(count(value)),  # more than the cores: capped, with a warning
         help="processes that decode clips while the model scores (default: where a judge runs on a GPU, one per core "
         f"the model's process leaves, {decoding_processes()} here; else 0: threads of the model's process decode). "
-        "Decoding needs Python's lock, which a model on a GPU holds while it launches work",
+        "Decoding needs Python's lock, which a model on a GPU holds while it launches work; at most one per core",
     )
 
 

@@ -6,21 +6,57 @@ get it back: beside a model that holds the lock (a GPU model launching kernels) 
 the model's process copies them out in one step and removes the block. Beside such a model, a world clip decoded in
 a process and handed back took 0.204 s through the pipe, 0.094 s this way (`benchmarks/pipeline_overlap.py`).
 
-A block that is never received (the receiving process died) is removed by `multiprocessing`'s resource tracker
-when the process that started the pool exits.
+Each block is named after the run's process (``avjudge_<pid>_<random>``): a block that is never received (the
+receiving process died) is removed by `multiprocessing`'s resource tracker when the decoding processes end (they end
+with the process that started them, `avjudge.media.processes`), and, should the tracker have been killed too, by the
+next pool's start (`sweep_blocks`), which removes every avjudge block whose run no longer runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
+import secrets
 from dataclasses import dataclass
 from multiprocessing import shared_memory
+from pathlib import Path
 
 import numpy as np
 
 from .clip import MediaClip
 
 ALIGN = 64  # each array starts on a cache line
+PREFIX = "avjudge_"
+SHM = Path("/dev/shm")  # where Linux keeps named shared blocks
+
+
+def block_name() -> str:
+    """A new block's name: the run's process (the pool's starter; this process where it starts none) and a random
+    part."""
+    run = os.getppid() if multiprocessing.parent_process() is not None else os.getpid()
+    return f"{PREFIX}{run}_{secrets.token_hex(6)}"
+
+
+def sweep_blocks() -> int:
+    """Remove the shared blocks of avjudge runs that no longer run; how many."""
+    swept = 0
+    for path in SHM.glob(f"{PREFIX}*_*") if SHM.is_dir() else ():
+        run = path.name[len(PREFIX) :].split("_")[0]
+        if run.isdigit() and not _running(int(run)):
+            path.unlink(missing_ok=True)
+            swept += 1
+    return swept
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 @dataclass(frozen=True)
@@ -44,7 +80,7 @@ def share(clip: MediaClip) -> SharedClip:
             size += -(-value.nbytes // ALIGN) * ALIGN
         else:
             fields[f.name] = value
-    block = shared_memory.SharedMemory(create=True, size=max(size, 1))
+    block = shared_memory.SharedMemory(name=block_name(), create=True, size=max(size, 1))
     try:
         for name, offset, shape, dtype in layout:
             np.ndarray(shape, dtype, buffer=block.buf, offset=offset)[...] = arrays[name]

@@ -37,6 +37,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from ..config import ConfigError
 from ..media import MediaError
+from ..media.processes import DecoderDied
 from ..media.wire import unpack_clip
 from ..rewards import Reward
 from ..rewards.adapters import openrlhf_failing_as, openrlhf_rewards
@@ -250,6 +251,9 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
             return RequestError(503, str(err), {"Retry-After": str(err.retry_after)})
         if isinstance(err, ShuttingDown):
             return RequestError(503, str(err), {"Retry-After": "5"})
+        if isinstance(err, DecoderDied):  # the next request starts a new pool
+            telemetry.error("decoder")
+            return RequestError(503, str(err), {"Retry-After": "1"})
         telemetry.error("internal")  # the scorer's own fault: transient for the caller (500)
         return RequestError(500, f"scoring failed: {err}")
 
@@ -258,8 +262,8 @@ def create_app(service: ScoreService, settings: ServerSettings = ServerSettings(
         this request's own, within the service's decode budget, before they join the queue; an error names a file as
         the caller sent it (``sent``), never the server's own folders."""
         todo = [k for k in range(len(items)) if k not in faults]
-        decoded = await run_in_threadpool(service.scoring.decode, [service.core_item(items[k]) for k in todo])
         try:
+            decoded = await run_in_threadpool(service.scoring.decode, [service.core_item(items[k]) for k in todo])
             done = await batcher.submit(decoded) if todo else []
         except Exception as err:  # noqa: BLE001 - answered by `refused`
             raise refused(err) from err
