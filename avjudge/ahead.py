@@ -4,17 +4,21 @@
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Callable, Iterable, Iterator, TypeVar
 
 In = TypeVar("In")
 Out = TypeVar("Out")
 
 
-def map_ahead(fn: Callable[[In], Out], items: Iterable[In], threads: int = 1, ahead: int = 1) -> Iterator[Out]:
-    """``fn`` over ``items``, in order, in ``threads`` threads, at most ``ahead`` results computed beyond the one the
-    consumer holds (so a long iterable never sits in memory at once). An exception comes out where its item would."""
-    with ThreadPoolExecutor(threads) as pool:
+def map_ahead(
+    fn: Callable[[In], Out], items: Iterable[In], threads: int = 1, ahead: int = 1, executor: Executor | None = None
+) -> Iterator[Out]:
+    """``fn`` over ``items``, in order, in ``threads`` threads (or ``executor``'s workers, a process pool), at most
+    ``ahead`` results computed beyond the one the consumer holds (so a long iterable never sits in memory at once,
+    as an executor's own ``map`` would hold it). An exception comes out where its item would."""
+    with ThreadPoolExecutor(threads) if executor is None else nullcontext(executor) as pool:
         pending: deque = deque()
         for item in items:
             pending.append(pool.submit(fn, item))

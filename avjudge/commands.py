@@ -132,8 +132,17 @@ def add_input(p: argparse.ArgumentParser, help: str, repeatable: bool = False, r
     p.add_argument("--input", type=Path, action="append" if repeatable else "store", help=help)
 
 
-def add_out(p: argparse.ArgumentParser, help: str, required: bool = True, **kwargs) -> None:
-    p.add_argument("--out", type=Path, required=required, help=help, **kwargs)
+def add_out(p: argparse.ArgumentParser, help: str, required: bool = True, folder: bool = False, **kwargs) -> None:
+    """``--out``; ``folder``: a folder the command writes into, refused as it parses where a file is there."""
+    p.add_argument("--out", type=out_folder if folder else Path, required=required, help=help, **kwargs)
+
+
+def out_folder(text: str) -> Path:
+    """``--out``'s folder, refused where a file holds its name."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: a file is there; name a folder")
+    return path
 
 
 def add_set(p: argparse.ArgumentParser, help: str) -> None:

@@ -86,7 +86,7 @@ def _data_export_args(p: argparse.ArgumentParser) -> None:
         help="llamafactory, swift: Yes / No examples; pairs-csv (VideoAlign), llamafactory-ranking: preference pairs, "
         "each source's positive against each negative that changes its clip, both clips written as the judge saw them",
     )
-    add_out(p, "folder for the exported files")
+    add_out(p, "folder for the exported files", folder=True)
 
 
 def _data_export(args: argparse.Namespace) -> int:
@@ -153,15 +153,21 @@ def _data_audit_args(p: argparse.ArgumentParser) -> None:
 def audit_sampling(judge: str) -> tuple[Sampling, str]:
     """(the sampling, in words where it comes from) of ``--sampling``: a named sampling, a judge folder or a train
     config."""
-    from ..config import load_config
+    from ..config import ConfigError, load_config
     from ..judges.judge import checkpoint_sampling
     from ..resources import resolve
     from ..train import TrainConfig
 
     if judge in SAMPLINGS:
         return SAMPLINGS[judge], f"the {judge} sampling"
-    if Path(judge).expanduser().is_dir():
-        return checkpoint_sampling("av", Path(judge).expanduser()), f"the judge in {judge}"
+    folder = Path(judge).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").is_file():  # else the default sampling would be reported as the judge's
+            raise ConfigError(
+                f"--sampling {judge}: the folder holds no judge (no config.json); give a trained judge's folder, a "
+                f"train config or one of {', '.join(sorted(SAMPLINGS))}"
+            )
+        return checkpoint_sampling("av", folder), f"the judge in {judge}"
     config = load_config(TrainConfig, resolve(judge, "train_config"), [])
     return config.time_sampling(), f"train config {judge}"
 
@@ -175,12 +181,12 @@ def _data_audit(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.suffix != ".json":
         raise ConfigError(f"--out {args.out}: the report is JSON; name a .json file")
     judges = [j for j in (args.judges or "").split(",") if j] or None
+    sampling, where = audit_sampling(args.sampling) if args.sampling else (None, None)  # refused before the audit
     report = shortcut_audit(
         required_input(args), judges, args.train_split, args.eval_split, args.limit, args.workers, not args.no_progress
     )
     print("\n".join(audit_lines(report)))
-    if args.sampling and "av" in report:
-        sampling, where = audit_sampling(args.sampling)
+    if sampling is not None and "av" in report:
         seen = dataset_perceivability(required_input(args), sampling, (args.train_split, args.eval_split))
         report["av"]["perceivability"] = seen
         print(f"av at {where}:")

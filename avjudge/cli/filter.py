@@ -15,7 +15,7 @@ def _filter_args(p: argparse.ArgumentParser) -> None:
     add_input(p, "a source manifest JSONL ({id, video, captions}) or a folder of clips")
     alias(p, "--manifest", "--input", dest="input", type=Path)
     p.add_argument("--rules", required=True, help="e.g. 'av>=0.7,nisqa>=3.0' (every rule must hold to keep a clip)")
-    add_out(p, "folder for kept/dropped/failed.jsonl; rerun to resume")
+    add_out(p, "folder for kept/dropped/failed.jsonl; rerun to resume", folder=True)
     p.add_argument("--shard", help="i/n: score every n-th clip from i; the last shard to finish writes the result")
     add_scorer_arguments(p)
     add_engine_arguments(p)

@@ -61,7 +61,8 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
         "--on-failure",
         default="neutral",
         help="the reward of a clip that cannot be scored: neutral (its terms' mean over the request's good clips, "
-        "else their running mean, else their midpoint), none (null), nan, or a number; never a silent 0",
+        "else their running mean, else their midpoint) or a finite number; never a silent 0 (no null or NaN: "
+        "OpenRLHF makes a tensor of every reward)",
     )
     alias(g, "--failed-reward", "--on-failure NUMBER", dest="on_failure")
     g.add_argument(
@@ -123,9 +124,12 @@ def _serve(args: argparse.Namespace) -> int:
     from ..judges.served import load_judge
     from ..media import DecodeBudget
     from ..metrics import load_metrics
+    from ..metrics.base import METRICS
     from ..serve.app import ServerSettings, create_app, reward_terms
     from ..serve.service import ScoreService
 
+    if args.token_file and not args.token_file.is_file():
+        raise ConfigError(f"--token-file {args.token_file}: no such file; write the bearer token into a file")
     token = args.token_file.read_text().strip() if args.token_file else None
     if args.token_file and not token:
         raise ConfigError(f"--token-file {args.token_file} is empty: write the bearer token into it")
@@ -157,6 +161,12 @@ def _serve(args: argparse.Namespace) -> int:
                 f"{sorted(set(dirs) | set(args.metric))}"
             )
     endpoints = served_endpoints(args, dirs)
+    # every name and folder checked before the first judge loads: a mistake costs no load and prints no address
+    for name in args.metric:
+        METRICS.lookup(name)
+    for task, folder in dirs.items():
+        if task not in endpoints and not folder.is_dir():
+            raise ConfigError(f"--judge {task}={folder}: no such folder (a trained judge's final/ folder)")
     judges = {
         task: load_judge(task, folder, endpoints.get(task), **model_options(args, engine))
         for task, folder in dirs.items()

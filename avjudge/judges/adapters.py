@@ -94,6 +94,23 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
         raise ValueError(f"dtype must be auto, float32, bfloat16 or float16, not {dtype!r}") from err
 
 
+# the JSON files of a checkpoint that transformers reads as it loads: one cut short is an error naming it here, not
+# a traceback from deep inside transformers
+CHECKPOINT_JSON = ("config.json", "preprocessor_config.json", "tokenizer_config.json", "generation_config.json")
+
+
+def check_checkpoint_files(checkpoint: Path) -> None:
+    """Each of ``checkpoint``'s `CHECKPOINT_JSON` files that is there, read as a JSON object.
+
+    Raises:
+        ConfigError: one that is not (a copy cut short, a hand edit), naming it.
+    """
+    for name in CHECKPOINT_JSON:
+        path = Path(checkpoint) / name
+        if path.is_file():
+            read_json_object(path, f"copy the judge's folder again (its {name} is broken)")
+
+
 class Adapter:
     """Base: tokenisation, audio features, left-padded collation, last-position logits."""
 
@@ -157,6 +174,7 @@ class Adapter:
         is first used (a process that only hands the judge on, as Ray's driver does, never loads them). For scoring:
         ``align_widths`` pads MLP widths to a multiple of it (`avjudge.judges.widths`); ``compiled`` compiles the
         model's repeated blocks (`avjudge.judges.compiling`)."""
+        check_checkpoint_files(checkpoint)
         build = partial(
             cls.load_model, checkpoint, device, dtype, trust_remote_code, config, attention, align_widths, compiled
         )

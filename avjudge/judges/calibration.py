@@ -61,8 +61,13 @@ def _entries(checkpoint: str | Path) -> dict:
         unknown = sorted(set(entry) - {"temperature", "preference"})
         if unknown:
             raise ConfigError(f"{path}: {task}: unknown field(s) {unknown}; {fix}")
-        if "temperature" in entry and not (finite_number(entry["temperature"]) and entry["temperature"] > 0):
-            raise ConfigError(f"{path}: {task}.temperature is a positive number, not {entry['temperature']!r}; {fix}")
+        low, high = (float(np.exp(bound)) for bound in LOG_T_BOUNDS)  # what `fit_temperature` can write
+        temperature = entry.get("temperature", 1.0)
+        if not (finite_number(temperature) and low * (1 - 1e-9) <= temperature <= high * (1 + 1e-9)):
+            raise ConfigError(
+                f"{path}: {task}.temperature is a number from {low:.4g} to {high:.4g} (what `avjudge judges "
+                f"calibrate` fits), not {temperature!r}; {fix}"
+            )
         if "preference" in entry:
             try:
                 Preference(**entry["preference"])

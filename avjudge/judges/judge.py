@@ -143,7 +143,9 @@ def warn_of_card(checkpoint: Path) -> None:
         return
     try:
         card = json.loads(path.read_text())
-        flags = card.get("flags") if isinstance(card, dict) else None
+        if not isinstance(card, dict):
+            raise ValueError(f"an object of the card's fields, not a {type(card).__name__}")
+        flags = card.get("flags")
         if not isinstance(flags, (list, type(None))):
             raise ValueError(f"flags is a list, not {type(flags).__name__}")
     except (ValueError, UnicodeDecodeError) as err:  # a card only ever warns: the judge itself still loads

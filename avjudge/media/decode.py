@@ -359,7 +359,11 @@ def decode(
         if stop is None:
             raise MediaError(name, "duration unknown; pass end=... to bound the window")
         if longest is not None and stop - start > longest + 1e-6:
-            raise MediaError(name, too_long(stop - start, longest))
+            ends = {
+                "picture": stream_end(vs, origin) if vs else None,
+                "sound": stream_end(aus, origin) if aus else None,
+            }
+            raise MediaError(name, too_long(stop - start, longest, ends))
         _within(budget, name, stop - start, vs if video else None, fps, size, max_pixels, aus if audio else None)
         deadline = budget.deadline()
         sampler = assembler = gate = None
@@ -423,11 +427,16 @@ def decode(
     )
 
 
-def too_long(seconds: float, longest: float) -> str:
-    """Why a clip of ``seconds`` is refused by readers that take at most ``longest`` seconds of it."""
+def too_long(seconds: float, longest: float, ends: dict[str, float | None] | None = None) -> str:
+    """Why a clip of ``seconds`` is refused by readers that take at most ``longest`` seconds of it; ``ends``: where
+    each stream ends, as its headers say (picture, sound), named where they differ."""
+    known = {kind: end for kind, end in (ends or {}).items() if end is not None}
+    streams = ""
+    if len(known) > 1 and max(known.values()) - min(known.values()) > 0.5:
+        streams = " (" + ", ".join(f"{kind} {end:.1f} s" for kind, end in known.items()) + ")"
     return (
-        f"audio lasts {seconds:.1f} s, longer than the judge's {longest:.0f} s window (refused from its headers); set "
-        "long_audio=head to score its beginning, or cut the clip"
+        f"the clip lasts {seconds:.1f} s{streams}, longer than the judge's {longest:.0f} s window (refused from its "
+        "headers); set long_audio=head to score its beginning, or cut the clip"
     )
 
 

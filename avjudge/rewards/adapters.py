@@ -18,7 +18,7 @@ import numpy as np
 from ..config import ConfigError
 from .gather import SampleGatherer
 from .inputs import batch_items, clip_item, same_lengths
-from .reward import Reward, RewardBatch, sample
+from .reward import Reward, RewardBatch, group_key, sample
 
 TEXT_FROM = ("prompt", "completion")
 
@@ -36,13 +36,6 @@ def one_sample_a_call(reward: Reward, adapter: str) -> Reward:
             "use verl_batch_compute_score (verl's BatchRewardManager), or mode: pointwise"
         )
     return reward
-
-
-def group_key(value):
-    """A hashable key of what groups samples (a prompt as text or messages, an id): None stays None."""
-    if value is None or isinstance(value, (str, int, float, tuple)):
-        return value
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _message_text(value) -> str | None:
@@ -80,6 +73,8 @@ def trl_reward(
     reward = failing_as(reward, on_failure, "none")
 
     def avjudge_reward(prompts=None, completions=None, completion_ids=None, **columns) -> list[float | None]:
+        # a caller may hand any iterable (a generator): each is read once, as a list
+        prompts, completions = (None if v is None else list(v) for v in (prompts, completions))
         media = completions if media_from == "completions" else columns.get(media_from)
         if media is None:
             raise ConfigError(f"no clips: the dataset has no {media_from!r} column (media_from=) for the reward")

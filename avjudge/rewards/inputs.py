@@ -26,6 +26,8 @@ RATE_KEYS = ("sample_rate", "audio_sample_rate")
 def as_array(value) -> np.ndarray:
     """A numpy array of a numpy array or a torch tensor (detached, on the CPU; bfloat16 as float32)."""
     if hasattr(value, "detach"):  # a torch tensor, without importing torch here
+        if str(getattr(value, "device", "")) == "meta":  # a shape without data (a model built without weights)
+            raise ValueError("a tensor on the meta device holds no data")
         value = value.detach().cpu()
         if str(value.dtype) == "torch.bfloat16":
             value = value.float()

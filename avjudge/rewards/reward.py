@@ -15,6 +15,7 @@ out of its group's comparisons (it wins nothing, and nobody wins against it) and
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import threading
 import warnings
@@ -100,9 +101,18 @@ class RewardBatch:
         return {**self.terms, "failed": [float(f) for f in self.failed]}
 
 
+def group_key(value):
+    """A hashable key of what groups samples (a prompt as text or messages, an id): None stays None."""
+    if value is None or isinstance(value, (str, int, float, tuple)):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def sample(media: dict, text: str | None = None, utterance: str | None = None, group=None) -> dict:
     """A scoring-core item of one sample: its media fields (`avjudge.rewards.inputs.clip_item`), its texts, and its
-    ``group`` (any hashable: GRPO's group, the samples of one prompt), where a failure's neutral value comes from."""
+    ``group`` (GRPO's group, the samples of one prompt: a text, an id, or messages, read as their JSON), where a
+    failure's neutral value and a win rate's rivals come from."""
+    group = group_key(group)
     return {**media, "captions": captions_of(text, utterance), **({"group": group} if group is not None else {})}
 
 

@@ -150,7 +150,17 @@ class FunctionScorer:
         self.needs = needs or DecodeNeeds(video=True, fps=NATIVE_FPS)
 
     def score(self, clips: Sequence[MediaClip], captions: Sequence[dict]) -> list[Outcome]:
-        return [_outcome(lambda: {"value": float(self.fn(clip))}) for clip in clips]
+        return [_outcome(lambda: {"value": self._number(self.fn(clip))}) for clip in clips]
+
+    def _number(self, value) -> float:
+        """The function's value as one number; anything else (None, two values, a word) is that clip's error, not
+        a fault of the run: the function is the user's."""
+        try:
+            if value is None or isinstance(value, (str, bytes, bool, tuple, list, dict)):
+                raise TypeError
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"the function {self.name!r} returned {value!r}, not one number") from None
 
 
 def _outcome(compute) -> Outcome:

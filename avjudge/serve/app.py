@@ -41,10 +41,13 @@ from ..media.processes import DecoderDied
 from ..media.wire import unpack_clip
 from ..rewards import Reward
 from ..rewards.adapters import openrlhf_failing_as, openrlhf_rewards
+from ..rewards.failure import OnFailure
 from ..scoring import ClipRecord
 from .batcher import Batcher, QueueFull, ShuttingDown
 from .service import MAX_TEXT_CHARS, ItemError, ScoreItem, ScoreService
 from .telemetry import Telemetry
+
+MAX_WAIT_MS = 60_000.0  # a batch's first request waits at most a minute for others: a client gives up long before
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,17 @@ class ServerSettings:
             raise ConfigError(f"--media-root {missing[0]}: no such folder")
         if self.reward_judge is not None:
             reward_terms(self.reward_judge)
+        try:
+            rule = OnFailure(self.on_failure).rule
+        except ConfigError:
+            rule = None
+        if rule in (None, "none", "nan"):  # /get_reward's answer becomes OpenRLHF's tensor: no null, no NaN
+            raise ConfigError(f"--on-failure {self.on_failure!r}: give neutral or a finite number")
+        if not 0 <= self.max_wait_ms <= MAX_WAIT_MS:
+            raise ConfigError(
+                f"--max-wait-ms {self.max_wait_ms:g}: give 0 to {MAX_WAIT_MS:g} ms (the first request of a batch "
+                "waits that long for others)"
+            )
 
 
 def reward_terms(spec: str) -> dict[str, float]:
@@ -89,9 +103,15 @@ def reward_terms(spec: str) -> dict[str, float]:
             value = math.nan
         if not name or not math.isfinite(value):
             raise ConfigError(how)
+        if value == 0:
+            raise ConfigError(f"--reward-judge {spec!r}: {name}'s weight is 0: leave the term out")
+        if name in terms:
+            raise ConfigError(f"--reward-judge {spec!r}: {name} is given twice")
         terms[name] = value
     if not terms:
         raise ConfigError(how)
+    if sum(terms.values()) <= 0:  # as `avjudge.rewards.reward.check_weights` asks once the terms are loaded
+        raise ConfigError(f"--reward-judge {spec!r}: the weights must sum to a positive number")
     return terms
 
 

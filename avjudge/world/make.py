@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ..ahead import map_ahead
 from ..config import ConfigError, dump_yaml, load_yaml, to_dict
 from ..jsonl import JsonlWriter, read_jsonl, write_json
 from ..media import encode_video
@@ -88,19 +89,18 @@ def make_world(cfg: WorldConfig, out_dir: str | Path, workers: int | None = None
     for leftover in (out / "clips").glob(".*.mp4"):  # temp files of a killed run (one writer per folder)
         leftover.unlink()
     done = {r["id"] for r in read_jsonl(out / MANIFEST) if (out / r["video"]).exists()}
-    todo = [i for i in range(cfg.n) if scene_id(cfg.seed, i) not in done]
-    workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
-    jobs = [(cfg, i, out) for i in todo]
+    # the clips to make, drawn as they are made: a world of 1e8 clips holds no list of them in memory
+    jobs = ((cfg, i, out) for i in range(cfg.n) if scene_id(cfg.seed, i) not in done)
+    workers = max(1, min(workers or os.cpu_count() or 1, cfg.n - len(done) or 1))
     with (
         JsonlWriter(out / MANIFEST) as writer,
-        tqdm(total=cfg.n, initial=cfg.n - len(todo), disable=not progress, desc="world clips", unit="clip") as bar,
+        tqdm(total=cfg.n, initial=len(done), disable=not progress, desc="world clips", unit="clip") as bar,
     ):
         if workers == 1:
-            results = map(_render_job, jobs)
-            _write_all(writer, results, bar)
+            _write_all(writer, map(_render_job, jobs), bar)
         else:
             with ProcessPoolExecutor(workers) as pool:
-                _write_all(writer, pool.map(_render_job, jobs), bar)
+                _write_all(writer, map_ahead(_render_job, jobs, ahead=2 * workers, executor=pool), bar)
     summary = summarize(out)
     write_json(out / SUMMARY, summary)
     return summary
