@@ -208,3 +208,22 @@ def test_preference_pairs_take_a_marked_tie_as_a_tie():
     ]
     a, b, outcome = preference_pairs(records)
     assert a.tolist() == [2.0, 1.9] and b.tolist() == [-1.0, 2.0] and outcome.tolist() == [0, 1]
+
+
+def test_calibrate_keeps_no_temperature_that_makes_the_held_out_pairs_worse(
+    tiny_judges, pairs, tmp_path, monkeypatch, capsys
+):
+    """A fit split unlike the report split can give a temperature that calibrates the held-out pairs worse than none
+    (the issue: ECE 0.001 -> 0.199, written without a word): then T = 1 is kept, and said."""
+    import avjudge.train.calibrate as calibration
+
+    folder = informative_judge(tiny_judges["qwen2_5_omni"], pairs, tmp_path / "judge")
+    monkeypatch.setattr(calibration, "fit_temperature", lambda *a, **k: 1e-3)  # a fit that overshoots: S near 0 or 1
+    argv = ["judges", "calibrate", "--judge", f"av={folder}", "--pairs", str(pairs), "--split", "train"]
+    assert main([*argv, "--report-split", "test", "--out", str(tmp_path / "o"), "--workers", "1"]) == 0
+    result = json.loads((tmp_path / "o" / "calibration.json").read_text())
+    kept, pointwise = result["temperature_kept"], result["pointwise"]
+    assert kept["kept"] == "identity" and kept["fitted"] == 1e-3
+    assert kept["fitted_log_loss"] > pointwise["before"]["log_loss"] and pointwise["after"] == pointwise["before"]
+    assert load_temperature(folder, "av") == 1.0 and result["fitted"]["temperature"] == 1.0
+    assert "T = 1 kept" in capsys.readouterr().out

@@ -108,7 +108,12 @@ def _calibrate(args: argparse.Namespace) -> int:
     (out / "calibration.json").write_text(json.dumps(result, indent=2))
     diagram = reliability_diagram(result, out / "reliability.png")
     fitted, before, after = result["fitted"], result["pointwise"]["before"], result["pointwise"]["after"]
-    pairwise = result["pairwise"]
+    pairwise, kept = result["pairwise"], result["temperature_kept"]
+    if kept["kept"] == "identity":
+        print(
+            f"the fitted T = {kept['fitted']:.3g} made {args.report_split}'s log loss worse ({before['log_loss']:.3f} "
+            f"-> {kept['fitted_log_loss']:.3f}): T = 1 kept, the judge's scores as they were"
+        )
     print(
         f"{task} judge: T = {fitted['temperature']:.3f}, preference tau = {fitted['preference']['temperature']:.3f}, "
         f"tie width = {fitted['preference']['tie']:.3f} (fitted on {args.split})\n"
@@ -136,5 +141,5 @@ register(
     "ECE (15 bins), Brier score, log loss, preference accuracy with and without ties (the tie\n"
     "threshold chosen on the fit split, never the reported one), and a reliability diagram.\n\n"
     "example:\n"
-    "  avjudge judges calibrate --judge av=runs/av/final --pairs pairs --split val",
+    "  avjudge judges calibrate --judge av=runs/av/final --pairs pairs",
 )

@@ -147,17 +147,24 @@ def calibrate(judge: Judge, dataset: str | Path, fit_split: str | None = None, r
     model = fit_preference(fit_a, fit_b, fit_outcome)
     threshold = tie_threshold(fit_a, fit_b, fit_outcome)  # from the fit split: the report split never chooses it
     deltas, labels = [r["delta"] for r in report], [r["label"] for r in report]
+    # the fitted temperature is kept only where it calibrates the held-out pairs better than none: a fit split unlike
+    # the report split (few pairs, another mix of negatives) can make them worse, and the judge is then left as it was
+    fitted_temperature = temperature
+    before, after = pointwise_figures(deltas, labels, 1.0), pointwise_figures(deltas, labels, temperature)
+    fitted_log_loss = after["log_loss"]
+    kept = "fitted" if fitted_log_loss <= before["log_loss"] else "identity"
+    if kept == "identity":
+        temperature, after = 1.0, before
     result = {
         "judge": judge.task.name,
         "checkpoint": str(judge.adapter.checkpoint),
         "fit_split": fit_split,
         "report_split": report_split,
         "fitted": {"temperature": temperature, "preference": model.to_dict()},
+        # the temperature kept: the fitted one, or 1 (identity) where the fit made the report split's log loss worse
+        "temperature_kept": {"kept": kept, "fitted": fitted_temperature, "fitted_log_loss": fitted_log_loss},
         "pairs": {"fit": len(fit), "report": len(report), "left_out": fit_left_out + report_left_out},
-        "pointwise": {
-            "before": pointwise_figures(deltas, labels, 1.0),
-            "after": pointwise_figures(deltas, labels, temperature),
-        },
+        "pointwise": {"before": before, "after": after},
         "pairwise": {
             "before": pairwise_figures(a, b, outcome, Preference(), 0.0),
             "after": pairwise_figures(a, b, outcome, model, threshold),
