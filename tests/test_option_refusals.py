@@ -153,3 +153,9 @@ def test_a_world_of_a_hundred_million_clips_starts_writing_at_once(tmp_path, mon
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert made == [0, 1] and peak < 50 * 2**20
+
+
+def test_train_names_a_missing_dataset_as_the_configs_before_anything_loads(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the shipped config's demo_out/pairs is not here
+    assert main(["train", "--config", "tiny_world_av", "--set", "objective=bt"]) == 2
+    assert "dataset demo_out/pairs (from the config tiny_world_av) does not exist" in capsys.readouterr().err

@@ -25,7 +25,7 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from ..config import dump_yaml, load_config
+    from ..config import ConfigError, dump_yaml, load_config
     from ..resources import resolve
     from ..rewards.card import card_of_run
     from ..stats import printed
@@ -35,6 +35,17 @@ def _train(args: argparse.Namespace) -> int:
     if args.positional_overrides:
         warn_deprecated("KEY=VALUE without --set", "--set KEY=VALUE")
     config = load_config(TrainConfig, resolve(args.config, "train_config"), args.positional_overrides + args.overrides)
+    given = {o.partition("=")[0] for o in args.positional_overrides + args.overrides}
+    # a path a shipped config holds: said where it came from, before anything loads (a model named as a hub id, not
+    # a path, is the loader's to find)
+    local = {"dataset": True, "model": config.model.startswith(("~", "/", "."))}
+    for key in ("dataset", "model"):
+        if key not in given and local[key] and not Path(getattr(config, key)).expanduser().exists():
+            raise ConfigError(
+                f"{key} {getattr(config, key)} (from the config {args.config}) does not exist: give "
+                f"--set {key}=PATH" + (" (pairs made by `avjudge data build`, or `avjudge demo`'s demo_out/pairs)"
+                                     if key == "dataset" else " (a judge or base model folder)")
+            )  # fmt: skip
     if is_main_process():  # under torchrun or deepspeed, one process speaks for all
         print(dump_yaml(config))
     summary = run_training(config)
