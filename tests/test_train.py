@@ -471,6 +471,8 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
         balanced, area = (printed(figures[k], 3, "n/a") for k in ("balanced_accuracy", "auroc"))
         assert re.search(rf"^\s+{kind}\s+\S+\s+{balanced}\s+\S+\s+{area}$", out, re.M), kind
     assert "trained 2 steps" in out
+    overall = json.loads((tmp_path / "run" / "eval" / "step_000002.json").read_text())["overall"]
+    assert f"pairwise accuracy {printed(overall['pairwise_accuracy'], 3, 'n/a')}," in out  # as the docs say
     # the judge card, in the run's folder and beside its weights: what it learnt from, its figures, its audits
     card = json.loads((tmp_path / "run" / "judge_card.json").read_text())
     assert card == json.loads((tmp_path / "run" / "final" / "judge_card.json").read_text())

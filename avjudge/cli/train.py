@@ -58,7 +58,8 @@ def _train(args: argparse.Namespace) -> int:
     print("\n".join(evaluation_table({config.task: summary})))
     print(
         f"trained {summary['steps']} steps; held-out accuracy {after['accuracy']:.3f}, AUROC "
-        f"{printed(after['auroc'], 3, 'n/a')}, Yes-bias {after['yes_bias']:.3f}; model in "
+        f"{printed(after['auroc'], 3, 'n/a')}, pairwise accuracy {printed(after.get('pairwise_accuracy'), 3, 'n/a')}, "
+        f"Yes-bias {after['yes_bias']:.3f}; model in "
         f"{Path(config.output_dir) / 'final'}"
     )
     card = card_of_run(config, summary)
