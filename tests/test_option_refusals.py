@@ -159,3 +159,22 @@ def test_train_names_a_missing_dataset_as_the_configs_before_anything_loads(tmp_
     monkeypatch.chdir(tmp_path)  # the shipped config's demo_out/pairs is not here
     assert main(["train", "--config", "tiny_world_av", "--set", "objective=bt"]) == 2
     assert "dataset demo_out/pairs (from the config tiny_world_av) does not exist" in capsys.readouterr().err
+
+
+def test_a_named_sampling_wins_over_the_shipped_configs_own_rate_and_pixels(tiny_judges):
+    from avjudge.config import load_config
+    from avjudge.resources import resolve
+    from avjudge.train import TrainConfig
+    from avjudge.train.train_config import named_sampling_wins
+
+    def loaded(*overrides):
+        overrides = [f"model={tiny_judges['qwen2_5_omni']}", *overrides]
+        return named_sampling_wins(
+            load_config(TrainConfig, resolve("tiny_world_av", "train_config"), overrides), overrides
+        )
+
+    shipped = loaded()
+    assert (shipped.fps, shipped.max_pixels) == (8.0, 3136)  # the config's own
+    avbench = loaded("sampling=avbench")  # before: the config's 8 fps kept, the sampling asked for silently not used
+    assert (avbench.fps, avbench.max_pixels) == (None, None) and avbench.time_sampling().fps == 1.0
+    assert loaded("sampling=avbench", "fps=2").time_sampling().fps == 2.0  # what the overrides set stays

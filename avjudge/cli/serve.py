@@ -228,7 +228,8 @@ register(
     "loopback unless a --token-file is given.\n\n"
     "examples:\n"
     "  avjudge serve --judge av=runs/av/final --port 8000\n"
-    '  curl -s localhost:8000/v1/score -d \'{"items": [{"id": "1", "judge": "av", "video": "clip.mp4"}]}\'\n'
+    '  curl -s localhost:8000/v1/score -d \'{"items": [{"id": "1", "judge": "av", "video": "/data/clip.mp4"}]}\'\n'
+    "  (a path as the server reads it: absolute, or relative to the first --media-root)\n"
     "  avjudge serve --judge av=runs/av/final --host 0.0.0.0 --token-file token.txt --media-root /data/rollouts\n"
     "  avjudge serve --judge av=runs/av/final --engine ray --address auto   (Ray Serve: a replica per GPU)\n"
     "  avjudge serve --judge av=runs/av/final --served-url http://127.0.0.1:8001/v1   (vLLM runs the judge's model)",

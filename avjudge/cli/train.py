@@ -30,12 +30,14 @@ def _train(args: argparse.Namespace) -> int:
     from ..rewards.card import card_of_run
     from ..stats import printed
     from ..train import TrainConfig, evaluation_table, run_training
+    from ..train.train_config import named_sampling_wins
     from ..train.trainer import end_worker, is_main_process
 
     if args.positional_overrides:
         warn_deprecated("KEY=VALUE without --set", "--set KEY=VALUE")
-    config = load_config(TrainConfig, resolve(args.config, "train_config"), args.positional_overrides + args.overrides)
-    given = {o.partition("=")[0] for o in args.positional_overrides + args.overrides}
+    overrides = args.positional_overrides + args.overrides
+    config = named_sampling_wins(load_config(TrainConfig, resolve(args.config, "train_config"), overrides), overrides)
+    given = {o.partition("=")[0] for o in overrides}
     # a path a shipped config holds: said where it came from, before anything loads (a model named as a hub id, not
     # a path, is the loader's to find)
     local = {"dataset": True, "model": config.model.startswith(("~", "/", "."))}

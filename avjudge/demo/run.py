@@ -29,6 +29,7 @@ from ..prompts import task as judge_task
 from ..rewards.card import card_of_run
 from ..stats import printed
 from ..train import TrainConfig, evaluation_table, learning_curves, run_training
+from ..train.train_config import named_sampling_wins
 from ..world import MANIFEST, make_world
 from ..world.verify import verify_clip
 from .generators import benchmark_generators
@@ -226,17 +227,20 @@ def demo_config(
 ) -> TrainConfig:
     """How the demo trains ``task``'s judge: its tiny config from the tiny judge of its family (``checkpoints``, as
     `make_tiny_judges` gives them) on ``dataset`` into ``output_dir``, for the size's epochs."""
-    return load_config(
-        TrainConfig,
-        TRAIN_CONFIGS[task],
-        [
-            f"model={checkpoints[judge_task(task).family]}",
-            f"dataset={dataset}",
-            f"output_dir={output_dir}",
-            f"num_train_epochs={size.epochs_of(task)}",
-            f"seed={seed}",
-            *overrides,
-        ],
+    return named_sampling_wins(
+        load_config(
+            TrainConfig,
+            TRAIN_CONFIGS[task],
+            [
+                f"model={checkpoints[judge_task(task).family]}",
+                f"dataset={dataset}",
+                f"output_dir={output_dir}",
+                f"num_train_epochs={size.epochs_of(task)}",
+                f"seed={seed}",
+                *overrides,
+            ],
+        ),
+        overrides,
     )
 
 

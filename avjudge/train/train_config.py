@@ -108,7 +108,8 @@ class TrainConfig:
     max_eval_pairs: int | None = None
     padding_side: Literal["left", "right"] = "right"
     # how the judge is shown clips (avjudge.sampling): a named sampling (None: the task's, AV "sync" 8 fps at
-    # 480x640/16 pixels; "avbench": the paper's 1 fps at 480x640), and fps / max_pixels that override it
+    # 480x640/16 pixels; "avbench": the paper's 1 fps at 480x640), and fps / max_pixels that override it (a sampling
+    # named in --set wins over the rate and pixels the config file itself sets: `named_sampling_wins`)
     sampling: str | None = None
     fps: float | None = None
     max_pixels: int | None = None
@@ -252,3 +253,14 @@ class TrainConfig:
             remove_unused_columns=False,
             eval_strategy="no",
         )
+
+
+def named_sampling_wins(config: TrainConfig, overrides: list[str] | tuple[str, ...]) -> TrainConfig:
+    """``config`` as loaded with ``overrides``: where these name a sampling (``sampling=avbench``), the frame rate and
+    pixels the config file itself sets are left out, since they would override the sampling asked for; those the
+    overrides set stay."""
+    given = {o.partition("=")[0].strip() for o in overrides}
+    if "sampling" not in given:
+        return config
+    dropped = {key: None for key in ("fps", "max_pixels") if key not in given and getattr(config, key) is not None}
+    return dataclasses.replace(config, **dropped) if dropped else config
