@@ -178,3 +178,14 @@ def test_a_named_sampling_wins_over_the_shipped_configs_own_rate_and_pixels(tiny
     avbench = loaded("sampling=avbench")  # before: the config's 8 fps kept, the sampling asked for silently not used
     assert (avbench.fps, avbench.max_pixels) == (None, None) and avbench.time_sampling().fps == 1.0
     assert loaded("sampling=avbench", "fps=2").time_sampling().fps == 2.0  # what the overrides set stays
+
+
+def test_omni_commands_name_a_missing_release_and_too_few_probe_items(tmp_path, capsys):
+    missing = tmp_path / "Results.tar.gz"
+    assert main(["omni", "score", "--suite", "sonicbench", "--input", str(missing), "--out", str(tmp_path / "s")]) == 2
+    assert "no such file or folder; the released predictions are Results.tar.gz of" in capsys.readouterr().err
+    items = tmp_path / "items"
+    assert main(["omni", "sonicbench", "make", "--out", str(items), "--per-cell", "2", "--attributes", "pitch",
+                 "--no-progress"]) == 0  # fmt: skip
+    assert main(["omni", "sonicbench", "probe", "--items", str(items), "--out", str(tmp_path / "p")]) == 2
+    assert "the probe needs at least 2 of each" in capsys.readouterr().err

@@ -146,6 +146,12 @@ def probe_items(questions: list[ChoiceQuestion], encoder: Encoder = logmel, seed
         cells.setdefault((q.groups["attribute"], q.groups["paradigm"]), []).append(q)
     result: dict = {}
     for (attribute, paradigm), items in cells.items():
+        counts = [sum(item_label(q) == value for q in items) for value in (0, 1)]
+        if min(counts) < 2:  # half of each label trains the probe, the other half measures it
+            raise SuiteError(
+                f"{attribute} {paradigm}: {counts[0]} and {counts[1]} items of its two answers; the probe needs at "
+                "least 2 of each (one to train on, one held out): make the items with --per-cell 4 or more"
+            )
         features = [item_features(q, encoder) for q in items]
         result.setdefault(attribute, {})[paradigm] = train_probe(features, [item_label(q) for q in items], seed)
     return result

@@ -119,6 +119,11 @@ class SonicBench(Suite):
                 entries = [(PurePath(m.name), m) for m in members]
                 yield from self._matched(path, entries, lambda m: tar.extractfile(m).read())
             return
+        if not path.exists():
+            raise SuiteError(
+                f"{path}: no such file or folder; the released predictions are Results.tar.gz of "
+                "github.com/EIT-NLP/SonicBench (download it, then give its path)"
+            )
         if not path.is_dir():
             raise SuiteError(
                 f"{path}: not a SonicBench release (a Results folder of model folders, one model folder, or "
