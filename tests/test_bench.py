@@ -521,3 +521,24 @@ def test_alignment_refuses_judgments_that_match_no_scored_pair_and_rows_missing_
     for option, value in (("--eps", "-0.1"), ("--bootstrap", "-1")):
         err = refused(["bench", "align", "--input", str(bench), "--judgments", str(judgments), option, value], capsys)
         assert option in err
+
+
+def test_a_best_model_is_marked_only_beyond_the_interval_of_its_lead():
+    """The issue's case: a "best" named on a gap of 1/30 of a standard deviation. A lead within the 95 % interval of
+    the difference of the two means marks none and says so; a clear one is marked."""
+    from avjudge.bench.report import leaderboard_markdown
+
+    def summary(gap: float) -> dict:
+        cells = {"a": 0.60 + gap, "b": 0.60}
+        return {
+            "dimensions": ["av"], "labels": {"av": "AV"}, "higher_is_better": {"av": True}, "models": ["a", "b"],
+            "prompts": {"normal": 30},
+            "results": {m: {"normal": {"av": {"mean": v, "std": 0.15, "n": 30, "errors": 0}}}
+                        for m, v in cells.items()},
+        }  # fmt: skip
+
+    close = leaderboard_markdown(summary(0.15 / 30), "normal")
+    assert "**" not in close and "the first model's lead is within the 95 % interval" in close
+    # a lead of 1.96 * sqrt(2 * 0.15² / 30) = 0.076 is the edge: 0.1 is beyond it
+    clear = leaderboard_markdown(summary(0.1), "normal")
+    assert "| a | **0.700 ± 0.150 (n=30)** |" in clear and "within the 95 % interval" not in clear

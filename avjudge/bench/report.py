@@ -1,7 +1,8 @@
 """`avjudge bench report`: leaderboards shaped like the paper's Table 2 (Markdown, CSV; each cell its mean, spread
 and clip count), a chart per split (PNG: a radar for three dimensions or more, bars with their spread for fewer),
 and one static HTML file with both and a per-sample drill-down that opens from disk. A split of fewer than
-`MIN_PROMPTS_FOR_BEST` prompts names no best model: its differences say too little."""
+`MIN_PROMPTS_FOR_BEST` prompts names no best model, and a dimension names one only where its lead over the next
+model is beyond the 95 % interval of the difference of their means: else its differences say too little."""
 
 from __future__ import annotations
 
@@ -47,20 +48,47 @@ def _best(values: list[float | None], higher: bool) -> float | None:
     return (max(present) if higher else min(present)) if present else None
 
 
+def _lead_is_clear(cells: list[dict], higher: bool) -> bool:
+    """Whether the best of ``cells`` (mean, std, n) leads the next by more than the 95 % interval of the difference
+    of their means (each mean's standard error from its clips' spread)."""
+    ranked = sorted((c for c in cells if c["mean"] is not None), key=lambda c: c["mean"], reverse=higher)
+    if len(ranked) < 2:
+        return bool(ranked)
+    first, second = ranked[:2]
+    if first["mean"] == second["mean"]:
+        return False
+    errors = [(c["std"] or 0.0) ** 2 / max(c["n"], 1) if c.get("std") is not None else 0.0 for c in (first, second)]
+    return abs(first["mean"] - second["mean"]) > 1.96 * float(np.sqrt(sum(errors)))
+
+
 def bests(summary: dict, split: str) -> list[float | None]:
-    """Each dimension's best mean in the split, or None for all where the split is too small to name one."""
+    """Each dimension's best mean in the split where it leads the next beyond their interval (`_lead_is_clear`);
+    None where no best can be named: a tie within the interval, or a split too small for any."""
     models, rows = table(summary, split)
     if summary["prompts"].get(split, 0) < MIN_PROMPTS_FOR_BEST:
         return [None] * len(summary["dimensions"])
-    return [_best([r[j] for r in rows], summary["higher_is_better"][d]) for j, d in enumerate(summary["dimensions"])]
+    marked = []
+    for j, d in enumerate(summary["dimensions"]):
+        higher = summary["higher_is_better"][d]
+        cells = [summary["results"][m][split][d] for m in models]
+        marked.append(_best([r[j] for r in rows], higher) if _lead_is_clear(cells, higher) else None)
+    return marked
 
 
 def too_small(summary: dict, split: str) -> str | None:
-    """Why no best is named in the split, if none is."""
+    """Why no best is named in the split, or on some of its dimensions, if so."""
     n = summary["prompts"].get(split, 0)
-    if n >= MIN_PROMPTS_FOR_BEST:
+    if n < MIN_PROMPTS_FOR_BEST:
+        return f"{n} prompt{'s' * (n != 1)} in this split: too few (under {MIN_PROMPTS_FOR_BEST}) to name a best model"
+    models, _ = table(summary, split)
+    unclear = [
+        summary["labels"][d]
+        for d in summary["dimensions"]
+        if not _lead_is_clear([summary["results"][m][split][d] for m in models], summary["higher_is_better"][d])
+    ]
+    if not unclear:
         return None
-    return f"{n} prompt{'s' * (n != 1)} in this split: too few (under {MIN_PROMPTS_FOR_BEST}) to name a best model"
+    return f"on {', '.join(unclear)}, the first model's lead is within the 95 % interval of the two means' difference"
 
 
 def cell_text(cell: dict) -> str:
