@@ -227,3 +227,22 @@ def test_calibrate_keeps_no_temperature_that_makes_the_held_out_pairs_worse(
     assert kept["fitted_log_loss"] > pointwise["before"]["log_loss"] and pointwise["after"] == pointwise["before"]
     assert load_temperature(folder, "av") == 1.0 and result["fitted"]["temperature"] == 1.0
     assert "T = 1 kept" in capsys.readouterr().out
+
+
+def test_the_reliability_diagram_shows_each_bins_count(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from avjudge.train.calibrate import pointwise_figures, reliability_diagram
+
+    deltas, labels = [-3.0, -1.0, 0.1, 0.2, 2.5, 3.0, 3.5], [0, 0, 1, 0, 1, 1, 1]
+    result = {"judge": "av", "report_split": "test", "pointwise": {
+        "before": pointwise_figures(deltas, labels, 1.0), "after": pointwise_figures(deltas, labels, 2.0)}}  # fmt: skip
+    axes = []
+    subplots = plt.subplots
+    monkeypatch.setattr(
+        plt, "subplots", lambda *a, **k: (lambda f, ax: (axes.append(ax), (f, ax))[1])(*subplots(*a, **k))
+    )
+    assert reliability_diagram(result, tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+    shown = sorted(int(t.get_text()) for t in axes[0].texts)
+    expected = sorted(b["count"] for side in ("before", "after") for b in result["pointwise"][side]["bins"])
+    assert shown == expected and sum(shown) == 2 * len(deltas)

@@ -190,7 +190,10 @@ def reliability_diagram(result: dict, path: str | Path) -> Path:
         bins = figures["bins"]
         axis.plot([r["mean_score"] for r in bins], [r["positives"] for r in bins], marker=marker,
                   label=f"{when} (ECE {figures['ece']:.3f})")  # fmt: skip
-    axis.set_xlabel("S (mean in bin)")
+        for r in bins:  # how many pairs each point stands on: a bin of three says little
+            axis.annotate(f"{r['count']}", (r["mean_score"], r["positives"]), textcoords="offset points",
+                          xytext=(4, -10 if when == "before" else 4), fontsize=7)  # fmt: skip
+    axis.set_xlabel("S (mean in bin; beside each point, its pairs)")
     axis.set_ylabel("share of matching pairs")
     axis.set_title(f"{result['judge']} judge, {result['report_split']} split")
     axis.legend(loc="upper left")
