@@ -261,6 +261,9 @@ def test_bench_run_scores_every_model_resumes_and_reports(bench_input, scorer, t
     assert "| reference |" in md and "Audio Quality (DNSMOS)" in md and " ± " in md and "(n=" in md
     assert all((out / f"radar_{s}.png").stat().st_size > 1000 for s in summary["results"]["reference"])
     assert written["html"] == [str(out / "report.html")]
+    from avjudge.pages import STYLE
+
+    assert STYLE in (out / "report.html").read_text()  # the one style of every page (the reward audit's too)
 
 
 @requires_chromium

@@ -4,6 +4,7 @@ silence-loving term and a prompt-blind mix are flagged), the degenerate variants
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from avjudge.cli import main
 from avjudge.media import NATIVE_FPS, DecodeNeeds, decode
+from avjudge.pages import STYLE
 from avjudge.perturb import Context, get_strategy
 from avjudge.rewards import PromptBlindReward, Reward, RewardTerm, sample
 
@@ -86,6 +88,12 @@ def test_rewards_audit_writes_its_report_for_a_reward_yaml(tiny_judges, small_wo
     assert "| silence (the sound silenced) |" in (out / "audit.md").read_text()
     page = (out / "audit.html").read_text()
     assert page.count("<tr>") == 13 and "data:image/png;base64," in page
+    assert STYLE in page  # one style for every page avjudge writes (the demo's and the bench report's too)
+    # a cell is red where the audit flags that term for that variant, and nowhere else
+    flagged = {(v, name) for v, row in report["variants"].items() for name in row["flagged"]}
+    assert page.count('<td class="flag">') == len(flagged)
+    for flag_text in report["flags"]:
+        assert html.escape(flag_text) in page
     (tmp_path / "bad.mp4").write_bytes(b"not a video")  # nothing readable: an error, not an audit without flags
     assert main([*argv[:4], "--input", str(tmp_path / "bad.mp4"), "--out", str(tmp_path / "none")]) == 1
     assert "none of the 1 clips could be read" in capsys.readouterr().err

@@ -674,3 +674,23 @@ def test_a_recipes_ties_mark_unnoticed_negatives_and_btt_learns_them_as_ties(sma
         preference_loss(delta, 2, 1.0, torch.tensor([False, True]))
     run = replace(config(tiny_judges, tmp_path / "pairs", tmp_path / "run"), objective="btt")
     assert run_training(replace(run, trainer={**run.trainer, "max_steps": 2}))["steps"] == 2
+
+
+def test_a_type_with_too_few_held_out_negatives_is_na_in_the_tables():
+    """The issue's case: the demo report gave a balanced accuracy for a type with one held-out pair, where its own
+    audit said n/a. Both tables now follow the audit's rule (`MIN_REPORTED` negatives)."""
+    from avjudge.data.shortcuts import MIN_REPORTED
+    from avjudge.demo.page import _per_type_table
+    from avjudge.train.evaluation import evaluation_table, judge_metrics
+
+    rng = np.random.default_rng(0)
+    labels = [1] * 30 + [0] * (MIN_REPORTED + 1)
+    types = ["positive"] * 30 + ["filter"] * MIN_REPORTED + ["pitch_shift"]
+    scores = np.clip(np.array(labels) * 0.4 + rng.uniform(0.2, 0.5, len(labels)), 0, 1)
+    figures = judge_metrics(scores, labels, types)
+    assert figures["per_type"]["pitch_shift"]["negatives"] == 1 and figures["per_type"]["pitch_shift"]["auroc"] == 1.0
+    result = {"eval_before": figures, "eval_after": figures}
+    rows = {line.split()[0]: line.split()[1:] for line in evaluation_table({"av": result})[4:]}
+    assert rows["pitch_shift"] == ["n/a"] * 4 and "n/a" not in rows["filter"]
+    page = _per_type_table("av", result)
+    assert page.count(">n/a</td>") == 4

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..jsonl import read_json_object, read_jsonl
+from ..pages import head
 from .errors import BenchError
 from .runner import SAMPLES, SUMMARY
 
@@ -207,18 +208,7 @@ def chart_png(summary: dict, split: str, path: Path) -> None:
     plt.close(fig)
 
 
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>avjudge benchmark</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
-table {{ border-collapse: collapse; margin: 1em 0; }}
-th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
-td.best {{ font-weight: bold; background: #eef7ee; }}
-p.note {{ color: #735; }}
-td.err {{ color: #a33; }}
-video {{ width: 240px; }}
-</style></head><body>
+_PAGE = """{head}
 <h1>avjudge benchmark</h1>
 <p>{facts}</p>
 {splits}
@@ -328,8 +318,8 @@ def write_html(summary: dict, records: list[dict], charts: dict[str, Path], path
     sections += _calibration_sections(summary)
     data = json.dumps({"dimensions": summary["dimensions"], "samples": samples}).replace("</", "<\\/")
     heads = "".join(f"<th>{html.escape(summary['labels'][d])}</th>" for d in summary["dimensions"])
-    page = _PAGE.format(facts=facts, splits=_splits_table(summary), sections="\n".join(sections),
-                        sample_heads=heads, data=data)  # fmt: skip
+    page = _PAGE.format(head=head("avjudge benchmark"), facts=facts, splits=_splits_table(summary),
+                        sections="\n".join(sections), sample_heads=heads, data=data)  # fmt: skip
     path.write_text(page)
 
 

@@ -9,19 +9,11 @@ import base64
 import html
 from pathlib import Path
 
+from ..pages import head
 from ..stats import printed
+from ..train.evaluation import shown
 
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>avjudge demo</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }}
-table {{ border-collapse: collapse; margin: 1em 0; }}
-th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; vertical-align: top; }}
-th:first-child, td:first-child, td.text {{ text-align: left; }}
-td.up {{ background: #eef7ee; }}
-video {{ width: 200px; }}
-img {{ max-width: 100%; }}
-</style></head><body>
+_PAGE = """{head}
 <h1>avjudge demo</h1>
 <p>{world}</p>
 <p>Pairs per judge: {pairs}. Each judge was scored on its held-out pairs untrained, trained on the CPU, and
@@ -54,8 +46,8 @@ picture with the negative's sound; a caption negative shows the edited text besi
 
 
 def _per_type_table(judge: str, result: dict) -> str:
-    before = (result["eval_before"] or {}).get("per_type", {})
-    after = result["eval_after"]["per_type"]
+    before = {kind: shown(m) for kind, m in (result["eval_before"] or {}).get("per_type", {}).items()}
+    after = {kind: shown(m) for kind, m in result["eval_after"]["per_type"].items()}
     rows = []
     for kind in sorted(after):
         b, a = before.get(kind, {}).get("balanced_accuracy"), after[kind]["balanced_accuracy"]
@@ -80,7 +72,7 @@ def _per_type_table(judge: str, result: dict) -> str:
 def _card_section(judge: str, card: dict) -> str:
     from ..data.shortcuts import audit_lines
 
-    flags = "".join(f"<li>{html.escape(flag)}</li>" for flag in card["flags"]) or "<li>none</li>"
+    flags = "".join(f"<li>{html.escape(flag)}</li>" for flag in card["flags"]) or '<li class="none">none</li>'
     audited = card["reward_audit"]
     rows = "".join(
         f'<tr><td class="text">{html.escape(name)} <small>{html.escape(row["description"])}</small></td>'
@@ -138,6 +130,7 @@ def write_page(report: dict, chart: Path, path: Path) -> Path:
     the demo folder, where the page is written."""
     pairs = "; ".join(f"{judge} {entry['pairs']}" for judge, entry in report["pairs"]["judges"].items())
     page = _PAGE.format(
+        head=head("avjudge demo"),
         world=html.escape(report["world_line"]),
         pairs=html.escape(pairs),
         tables="\n".join(_per_type_table(judge, result) for judge, result in report["judges"].items()),

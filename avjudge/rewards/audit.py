@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import AvjudgeError
 from ..jsonl import write_json
 from ..media import NATIVE_FPS, DecodeNeeds, MediaClip, MediaError, load_clip
+from ..pages import head
 from ..perturb import Context, PerturbError, get_strategy
 from ..perturb.signal import fit_length
 
@@ -179,7 +180,7 @@ def audit(
             cut_scores = values(reward.score([item for _, item in cut]))
             for name in names:
                 baseline[name][[j for j, _ in cut]] = cut_scores[name]
-        shares = {}
+        shares, flagged = {}, []
         for name in names:
             if not streams[name] & set(variant.changes):
                 shares[name] = dict(NOT_ASKED)
@@ -194,10 +195,13 @@ def audit(
             if variant.nuisance and set(variant.changes) <= streams[name] and below > 1 - NUISANCE_FLOOR:
                 report["flags"].append(f"{name} punishes {variant.name} ({variant.description}) on {below:.0%} "
                                        "of clips: it may hear silence as a mismatch")  # fmt: skip
+                flagged.append(name)
             elif not variant.nuisance and share > max_share:
                 report["flags"].append(f"{name} prefers {variant.name} ({variant.description}) to the source on "
                                        f"{share:.0%} of clips")  # fmt: skip
-        report["variants"][variant.name] = {"description": variant.description, **shares}
+                flagged.append(name)
+        # the terms this variant is flagged for: what the page colours
+        report["variants"][variant.name] = {"description": variant.description, **shares, "flagged": flagged}
     report["prompt_blind"] = not reward.reads_prompt
     if report["prompt_blind"]:
         report["flags"].insert(0, "prompt-blind: no term reads the prompt (add a vt or at judge, or CLAP)")
@@ -236,7 +240,8 @@ def _plot(report: dict) -> str:
     variants = list(report["variants"])
     shares = [report["variants"][v]["reward"]["share"] or 0.0 for v in variants]
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(variants) + 1.2))
-    ax.barh(variants, shares, color=["#c33" if s > 0.5 else "#48a" for s in shares])
+    flagged = [bool(report["variants"][v].get("flagged")) for v in variants]  # red: a flag, as on the page
+    ax.barh(variants, shares, color=["#c33" if f else "#48a" for f in flagged])
     ax.axvline(0.5, color="#888", linewidth=1, linestyle="--")
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
@@ -254,15 +259,22 @@ def write_audit(report: dict, out: str | Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "audit.json", report)
     (out / "audit.md").write_text(markdown(report))
-    flags = "".join(f"<li>{html.escape(flag)}</li>" for flag in report["flags"]) or "<li>none</li>"
+    flags = "".join(f"<li>{html.escape(flag)}</li>" for flag in report["flags"]) or '<li class="none">none</li>'
     names = ["reward", *report["terms"]]
+
+    def cell(row: dict, name: str) -> str:
+        mark = ' class="flag"' if name in row.get("flagged", ()) else ""
+        return f"<td{mark}>{_cell(row[name])}</td>"
+
     rows = "".join(
-        f"<tr><td>{html.escape(variant)}</td>" + "".join(f"<td>{_cell(row[name])}</td>" for name in names) + "</tr>"
+        f'<tr><td class="text">{html.escape(variant)} <small>{html.escape(row["description"])}</small></td>'
+        + "".join(cell(row, name) for name in names)
+        + "</tr>"
         for variant, row in report["variants"].items()
     )
     page = (
-        "<!doctype html><html lang=en><head><meta charset=utf-8><title>avjudge reward audit</title></head><body>"
-        f"<h1>Reward audit</h1><p>{report['clips']} clips.</p><h2>Flags</h2><ul class=flags>{flags}</ul>"
+        head("avjudge reward audit")
+        + f"<h1>Reward audit</h1><p>{report['clips']} clips.</p><h2>Flags</h2><ul class=flags>{flags}</ul>"
         "<h2>Share of clips whose variant scores above its source</h2>"
         f"<table class=audit><tr><th>variant</th>{''.join(f'<th>{html.escape(n)}</th>' for n in names)}</tr>{rows}"
         f'</table><img alt="shares by variant" src="data:image/png;base64,{_plot(report)}"></body></html>'

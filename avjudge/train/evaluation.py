@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.shortcuts import MIN_REPORTED
 from ..stats import auroc, per_negative_type, printed, reliability
 
 
@@ -44,18 +45,29 @@ def binary_metrics(scores, labels) -> dict:
 
 
 def judge_metrics(scores, labels, negative_types) -> dict:
-    """Overall metrics plus one entry per negative type (its negatives vs every positive)."""
+    """Overall metrics plus one entry per negative type (its negatives vs every positive, and how many negatives)."""
+    kinds = np.asarray(negative_types)
+    per_type = per_negative_type(scores, labels, negative_types, binary_metrics)
     return {
         "overall": binary_metrics(scores, labels),
-        "per_type": per_negative_type(scores, labels, negative_types, binary_metrics),
+        "per_type": {kind: {**m, "negatives": int((kinds == kind).sum())} for kind, m in per_type.items()},
     }
+
+
+def shown(figures: dict) -> dict:
+    """A negative type's figures as a table shows them: its balanced accuracy and AUROC left out (n/a) where it has
+    fewer held-out negatives than the shortcut audit reports on (`MIN_REPORTED`): one pair's accuracy says nothing."""
+    if figures.get("negatives", MIN_REPORTED) >= MIN_REPORTED:
+        return figures
+    return {**figures, "balanced_accuracy": None, "auroc": None}
 
 
 def evaluation_table(results: dict[str, dict]) -> list[str]:
     """Held-out figures before and after training, a block per judge in ``results`` (name -> {"eval_before",
     "eval_after"}, as `run_training` returns them; "eval_before" is None where a resumed run never saw the model
     untrained): over all pairs, then per negative type, the balanced accuracy at S = 0.5 and the AUROC (at any
-    threshold); an undefined figure is n/a. The first lines say what the columns hold."""
+    threshold); an undefined figure is n/a, as is a type's with too few held-out negatives (`shown`). The first lines
+    say what the columns hold."""
 
     def row(name: str, label: str, before: dict, after: dict) -> str:
         figures = [before.get("balanced_accuracy"), after.get("balanced_accuracy"), before.get("auroc"),
@@ -71,7 +83,7 @@ def evaluation_table(results: dict[str, dict]) -> list[str]:
         before, after = result["eval_before"] or {"overall": {}, "per_type": {}}, result["eval_after"]
         lines.append(row(name, "(all pairs)", before["overall"], after["overall"]))
         lines += [
-            row("", kind, before["per_type"].get(kind, {}), after["per_type"][kind])
+            row("", kind, shown(before["per_type"].get(kind, {})), shown(after["per_type"][kind]))
             for kind in sorted(after["per_type"])
         ]
     return lines
