@@ -14,6 +14,7 @@ import torch
 from tqdm import tqdm
 
 from ..ahead import map_ahead
+from ..config import ConfigError
 from ..devices import device_name
 from ..jsonl import read_json_object
 from ..media import (
@@ -216,10 +217,10 @@ class Judge:
         if adapter.vision is not None:
             adapter.vision = adapter.vision.with_pixels(self.settings.min_pixels, self.settings.max_pixels)
         if self.settings.use_audio_in_video and not adapter.supports_audio_in_video:
-            raise ValueError(f"{adapter.family} models cannot take the audio inside the video item")
+            raise ConfigError(f"{adapter.family} models cannot take the audio inside the video item")
         adapter.use_audio_in_video = bool(self.settings.use_audio_in_video)
         if adapter.sync_spec and not (self.task.name == "av" and adapter.use_audio_in_video):
-            raise ValueError(
+            raise ConfigError(
                 f"{adapter.checkpoint} has a sync adapter, which compares each picture with the sound of its moment: "
                 "it judges av with the audio inside the video item (use_audio_in_video), not "
                 f"{self.task.name}{'' if adapter.use_audio_in_video else ' with the audio as its own item'}"
