@@ -178,7 +178,7 @@ def test_a_truncated_calibration_file_is_an_error_naming_it(tmp_path):
     with pytest.raises(ConfigError, match="not valid JSON"):
         load_preference(tmp_path, "av")
     (tmp_path / CALIBRATION_FILE).write_text('{"av": {"temperature": NaN}}')  # Python's json reads NaN
-    with pytest.raises(ConfigError, match="temperature is a positive number"):
+    with pytest.raises(ConfigError, match="temperature is a number from"):
         load_temperature(tmp_path, "av")
 
 

@@ -160,7 +160,7 @@ def test_a_body_that_trickles_is_a_408(av_vt_judges):
 
 @pytest.mark.parametrize("rule", ["nan", "none"])
 def test_a_failure_rule_json_cannot_carry_is_refused_when_the_server_starts(av_vt_judges, rule):
-    with pytest.raises(ConfigError, match="neutral or a number"):
+    with pytest.raises(ConfigError, match="give neutral or a finite number"):  # as the settings are made
         create_app(ScoreService({"av": av_vt_judges["av"]}), ServerSettings(reward_judge="av", on_failure=rule))
 
 

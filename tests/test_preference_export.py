@@ -110,7 +110,7 @@ def test_llamafactory_ranking_reads_back_through_its_converter_in_both_orders(pa
         assert seen[(b, a)] == {"A": "B", "B": "A"}[chosen]
 
 
-@pytest.mark.parametrize("fmt", ["llamafactory", "swift"])
+@pytest.mark.parametrize("fmt", ["llamafactory", pytest.param("swift", marks=pytest.mark.slow)])  # one writer
 def test_yes_no_exports_hold_each_pair_as_train_shows_it(pairs, records, tmp_path, fmt):
     """Positives and negatives alike are the pair's window, picture and sound, as `train`'s PairDataset builds it:
     no length tells the answer (the issue's finding: a source's whole 4 s beside a negative's 2 s of sound)."""

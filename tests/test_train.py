@@ -23,7 +23,7 @@ from avjudge.perturb import SourcePool
 from avjudge.resources import resolve
 from avjudge.stats import auroc, printed
 from avjudge.train import TrainConfig, apply_freeze, build_training, evaluation_table, judge_metrics, run_training
-from avjudge.train.evaluation import calibration_error
+from avjudge.train.evaluation import calibration_error, shown
 from avjudge.train.freeze import group_of
 from avjudge.train.trainer import flat_metrics, prepared_pairs
 from avjudge.world import MANIFEST
@@ -467,8 +467,8 @@ def test_the_train_command_prints_each_negative_types_figures_before_and_after(t
     assert main(["train", "--config", "tiny_world_av", *(arg for o in overrides for arg in ("--set", o))]) == 0
     out = capsys.readouterr().out
     after = json.loads((tmp_path / "run" / "eval" / "step_000002.json").read_text())["per_type"]
-    for kind, figures in after.items():  # the table's after column is the last evaluation's
-        balanced, area = (printed(figures[k], 3, "n/a") for k in ("balanced_accuracy", "auroc"))
+    for kind, figures in after.items():  # the table's after column is the last evaluation's (n/a: too few pairs)
+        balanced, area = (printed(shown(figures)[k], 3, "n/a") for k in ("balanced_accuracy", "auroc"))
         assert re.search(rf"^\s+{kind}\s+\S+\s+{balanced}\s+\S+\s+{area}$", out, re.M), kind
     assert "trained 2 steps" in out
     overall = json.loads((tmp_path / "run" / "eval" / "step_000002.json").read_text())["overall"]
