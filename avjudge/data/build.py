@@ -25,7 +25,7 @@ from tqdm import tqdm
 from ..config import ConfigError, dump_yaml, from_dict, load_yaml
 from ..jsonl import JsonlWriter, output_lock, read_json_object, read_jsonl, write_json
 from ..llm import make_backend
-from ..media import MediaError, encode_audio
+from ..media import MediaClip, MediaError, encode_audio
 from ..perturb import STRATEGIES, Context, PerturbError, SourcePool, get_strategy
 from ..perturb.base import change_db
 from ..perturb.signal import UNCHANGED_DB
@@ -50,6 +50,7 @@ class Slot:
 
     record: dict | None = None
     rejection: dict | None = None
+    negative: MediaClip | None = None  # an AV negative's sound as it was checked, for --materialize to write
 
 
 def _split_sizes(total: int, weights: list[int]) -> list[int]:
@@ -177,8 +178,11 @@ class _SplitBuilder:
                     record["tie"] = self.strategies[name].unnoticed(params)
                 if self.windows:
                     record["window"] = window
+                negative, change = None, 0.0
                 try:
-                    change = self._change_db(record) if self.cfg.check_changed else 0.0
+                    if self.cfg.check_changed:
+                        negative = self._negative(record)
+                        change = change_db(self._source_sound(record), negative)
                 except (PerturbError, MediaError) as err:
                     errors.append(f"{name}: {err}")
                     continue
@@ -188,21 +192,22 @@ class _SplitBuilder:
                     continue
                 if unchanged:
                     record["redrawn_unchanged"] = unchanged
-                yield Slot(record=record)
+                yield Slot(record=record, negative=negative)
                 break
             else:
                 yield Slot(rejection={"slot": k, "source_id": source["id"], "reasons": errors, "unchanged": unchanged})
 
-    def _change_db(self, record: dict) -> float:
-        """How far a negative's sound is from its source's over what the pair shows (`change_db`)."""
-        path = self.pool.records[record["source_id"]]["video"]
-        source = self.decoded(path, False, True, None, self.recipe.sample_rate)
-        return change_db(
-            source, pair_clip(record, self.pool, self.recipe.sample_rate, sources=self.decoded, frames=False)
-        )
+    def _source_sound(self, record: dict) -> MediaClip:
+        """The sound of a pair's source, decoded once for all its negatives (the key `pair_clip` decodes it by)."""
+        return self.decoded(self.pool.records[record["source_id"]]["video"], False, True, None, self.recipe.sample_rate)
 
-    def _materialize(self, record: dict) -> str:
-        clip = pair_clip(record, self.pool, self.recipe.sample_rate, frames=False)
+    def _negative(self, record: dict) -> MediaClip:
+        """What a negative's pair shows of its sound (`pair_clip`, no frames: every AV strategy changes the sound)."""
+        return pair_clip(record, self.pool, self.recipe.sample_rate, sources=self.decoded, frames=False)
+
+    def _materialize(self, record: dict, negative: MediaClip | None) -> str:
+        """Write the negative's sound (``negative``: as its check made it, else made now) beside the pairs."""
+        clip = negative if negative is not None else self._negative(record)
         rel = f"media/{self.judge}/{record['id']}.wav"
         encode_audio(self.out / rel, clip.audio, clip.sample_rate, float32=True)
         return rel
@@ -299,7 +304,7 @@ class _SplitBuilder:
                 if slot.record is not None:
                     # a negative's sound alone changes; an in-sync nuisance changes the picture too: applied when loaded
                     if self.materialize and slot.record["strategy"] in STRATEGIES and not slot.record["label"]:
-                        slot.record["media"]["audio"] = self._materialize(slot.record)
+                        slot.record["media"]["audio"] = self._materialize(slot.record, slot.negative)
                     pairs.write(slot.record)
                     bar.update(1)
                 else:

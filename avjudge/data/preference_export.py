@@ -28,7 +28,7 @@ from ..perturb import SourcePool
 from ..prompts import CHAT_FORMATS, PAIR_ANSWERS, media_kinds, render_pair_query
 from ..prompts import task as judge_task
 from .build import built_sources
-from .pairs import pair_clip
+from .pairs import DecodedSources, pair_clip
 
 TAGS = {"video": "<video>", "audio": "<audio>"}
 
@@ -57,6 +57,7 @@ class ClipWriter:
     def __init__(self, dataset: Path, out: Path, pairs: dict[tuple[str, str], list[dict]], progress: bool = False):
         self.dataset, self.folder = dataset, out / "clips"
         self.pool = SourcePool(built_sources(dataset))
+        self.decoded = DecodedSources(budget_mb=512)  # a source shared by many pairs decoded once
         self.written: dict[str, dict] = {}
         total = sum(len(records) for records in pairs.values())
         self.bar = tqdm(total=total, desc="writing clips", unit="clip", disable=not progress, leave=False)
@@ -66,7 +67,7 @@ class ClipWriter:
         no picture (AT), "audio" None where it hears no sound (VT)."""
         if record["id"] in self.written:
             return self.written[record["id"]]
-        clip = pair_clip(record, self.pool, root=self.dataset)
+        clip = pair_clip(record, self.pool, root=self.dataset, sources=self.decoded)
         name = record["id"].replace("/", "_")
         video = audio = None
         if clip.frames is not None:

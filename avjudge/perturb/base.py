@@ -272,6 +272,7 @@ class Strategy:
             f"{name} {params[name]:g} moves it {cls.departure(name, params[name]):.3g}, under the {size:g}"
             f"{cls.noticeable_units.get(name, '')} a person notices"
             for name, size in cls.noticeable.items()
+            if name in params  # as `unnoticed` reads them
         )
         return f"{cls.name}: {sizes}: a negative equal to its source to the ear"
 
