@@ -57,11 +57,11 @@ def _entries(checkpoint: str | Path) -> dict:
     data = read_json_object(path, fix)
     if not all(isinstance(entry, dict) for entry in data.values()):
         raise ConfigError(f"{path}: expected an object of task entries; {fix}")
+    low, high = (float(np.exp(bound)) for bound in LOG_T_BOUNDS)  # what `fit_temperature` can write
     for task, entry in data.items():
         unknown = sorted(set(entry) - {"temperature", "preference"})
         if unknown:
             raise ConfigError(f"{path}: {task}: unknown field(s) {unknown}; {fix}")
-        low, high = (float(np.exp(bound)) for bound in LOG_T_BOUNDS)  # what `fit_temperature` can write
         temperature = entry.get("temperature", 1.0)
         if not (finite_number(temperature) and low * (1 - 1e-9) <= temperature <= high * (1 + 1e-9)):
             raise ConfigError(

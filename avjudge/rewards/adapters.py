@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..config import ConfigError
+from .failure import OnFailure
 from .gather import SampleGatherer
 from .inputs import batch_items, clip_item, same_lengths
-from .reward import Reward, RewardBatch, group_key, sample
+from .reward import Reward, RewardBatch, sample
 
 TEXT_FROM = ("prompt", "completion")
 
@@ -85,7 +86,7 @@ def trl_reward(
         same_lengths(**{media_from: media, "prompts": prompts, text_from: texts, str(utterance_from): utterances})
         samples = [  # a group: the completions of one prompt (TRL's consecutive num_generations)
             sample(clip_item(m, fps), _message_text(texts[k]) if texts else None,
-                   utterances[k] if utterances else None, group_key(prompts[k]) if prompts else None)
+                   utterances[k] if utterances else None, prompts[k] if prompts else None)
             for k, m in enumerate(media)
         ]  # fmt: skip
         batch = reward.score(samples)
@@ -121,8 +122,8 @@ def _verl_group(extra: dict, ground_truth) -> object:
     prompt, else the ground truth."""
     for key in ("uid", "index", "prompt"):
         if extra.get(key) is not None:
-            return group_key(extra[key])
-    return group_key(ground_truth)
+            return extra[key]
+    return ground_truth
 
 
 def _verl_dict(batch: RewardBatch, k: int) -> dict:
@@ -265,19 +266,33 @@ def openrlhf_rewards(
         prompt = prompts[k] if prompts else None
         try:
             clip, text = query_fields(query, prompt, labels[k] if labels else None, clip_from, text_from)
-            samples.append(sample(clip_item(clip), text, group=group_key(prompt)))  # a group: one prompt's samples
+            samples.append(sample(clip_item(clip), text, group=prompt))  # a group: one prompt's samples
         except (ValueError, TypeError) as err:  # a query that names no clip: that sample fails alone
             samples.append(sample({"error": f"query {k}: {err}"}))
     return reward.score(samples)
 
 
+def openrlhf_failure_rule(on_failure, name: str = "on_failure") -> OnFailure:
+    """``on_failure`` as a rule OpenRLHF can take: it makes a tensor of every reward, so ``none`` and ``nan`` (and
+    what is no rule at all) are refused.
+
+    Raises:
+        ConfigError: naming ``name`` (the option it came from) and the value.
+    """
+    try:
+        rule = OnFailure(on_failure)
+    except ConfigError:
+        rule = None
+    if rule is None or rule.rule in ("none", "nan"):
+        raise ConfigError(
+            f"{name} {on_failure!r}: give neutral or a finite number (OpenRLHF makes a tensor of every reward)"
+        )
+    return rule
+
+
 def openrlhf_failing_as(reward: Reward, on_failure=None) -> Reward:
-    """``reward`` under the failure rule OpenRLHF can take (default ``neutral``): it makes a tensor of every reward,
-    so ``none`` and ``nan`` are refused."""
-    reward = failing_as(reward, on_failure, "neutral")
-    if reward.on_failure.rule in ("none", "nan"):
-        raise ConfigError("OpenRLHF makes a tensor of every reward: on_failure must be neutral or a number")
-    return reward
+    """``reward`` under the failure rule OpenRLHF can take (default ``neutral``, `openrlhf_failure_rule`)."""
+    return failing_as(reward, openrlhf_failure_rule("neutral" if on_failure is None else on_failure).rule, "neutral")
 
 
 def openrlhf_reward_func(
@@ -321,7 +336,7 @@ def flow_grpo_reward(reward: Reward, fps: float | None = None, on_failure=None) 
         same_lengths(videos=items, prompts=prompts, metadata=meta)
         meta = meta or [{}] * len(items)
         texts = list(prompts) if prompts is not None else [None] * len(items)
-        batch = reward.score([sample(i, t, m.get("utterance"), group_key(t)) for i, t, m in zip(items, texts, meta)])
+        batch = reward.score([sample(i, t, m.get("utterance"), t) for i, t, m in zip(items, texts, meta)])
         info = {name: np.asarray(values, np.float32) for name, values in batch.columns().items()}
         return np.asarray(batch.rewards, np.float32), info
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..config import ConfigError
-from .adapters import failing_as, group_key
+from .adapters import failing_as
 from .inputs import batch_items, same_lengths
 from .reward import Reward, sample
 
@@ -85,7 +85,7 @@ class FlowFactoryReward(_pointwise_base()):
         frames = video if video is not None else [None] * len(prompt)  # an audio-only model's samples
         items = batch_items(frames, self.fps, audio, audio_sample_rate or self.sample_rate)
         same_lengths(prompt=prompt, video=items)
-        batch = self.reward.score([sample(i, p, group=group_key(p)) for i, p in zip(items, prompt)])
+        batch = self.reward.score([sample(i, p, group=p) for i, p in zip(items, prompt)])
         return _output(batch.rewards, batch.columns())
 
     def to(self, device):

@@ -40,8 +40,7 @@ from ..media import MediaError
 from ..media.processes import DecoderDied
 from ..media.wire import unpack_clip
 from ..rewards import Reward
-from ..rewards.adapters import openrlhf_failing_as, openrlhf_rewards
-from ..rewards.failure import OnFailure
+from ..rewards.adapters import openrlhf_failing_as, openrlhf_failure_rule, openrlhf_rewards
 from ..scoring import ClipRecord
 from .batcher import Batcher, QueueFull, ShuttingDown
 from .service import MAX_TEXT_CHARS, ItemError, ScoreItem, ScoreService
@@ -75,12 +74,7 @@ class ServerSettings:
             raise ConfigError(f"--media-root {missing[0]}: no such folder")
         if self.reward_judge is not None:
             reward_terms(self.reward_judge)
-        try:
-            rule = OnFailure(self.on_failure).rule
-        except ConfigError:
-            rule = None
-        if rule in (None, "none", "nan"):  # /get_reward's answer becomes OpenRLHF's tensor: no null, no NaN
-            raise ConfigError(f"--on-failure {self.on_failure!r}: give neutral or a finite number")
+        openrlhf_failure_rule(self.on_failure, "--on-failure")  # /get_reward's answer becomes OpenRLHF's tensor
         if not 0 <= self.max_wait_ms <= MAX_WAIT_MS:
             raise ConfigError(
                 f"--max-wait-ms {self.max_wait_ms:g}: give 0 to {MAX_WAIT_MS:g} ms (the first request of a batch "
