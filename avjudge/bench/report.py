@@ -58,7 +58,7 @@ def _lead_is_clear(cells: list[dict], higher: bool) -> bool:
     first, second = ranked[:2]
     if first["mean"] == second["mean"]:
         return False
-    errors = [(c["std"] or 0.0) ** 2 / max(c["n"], 1) if c.get("std") is not None else 0.0 for c in (first, second)]
+    errors = [(c.get("std") or 0.0) ** 2 / max(c["n"], 1) for c in (first, second)]
     return abs(first["mean"] - second["mean"]) > 1.96 * float(np.sqrt(sum(errors)))
 
 
@@ -81,12 +81,7 @@ def too_small(summary: dict, split: str) -> str | None:
     n = summary["prompts"].get(split, 0)
     if n < MIN_PROMPTS_FOR_BEST:
         return f"{n} prompt{'s' * (n != 1)} in this split: too few (under {MIN_PROMPTS_FOR_BEST}) to name a best model"
-    models, _ = table(summary, split)
-    unclear = [
-        summary["labels"][d]
-        for d in summary["dimensions"]
-        if not _lead_is_clear([summary["results"][m][split][d] for m in models], summary["higher_is_better"][d])
-    ]
+    unclear = [summary["labels"][d] for d, best in zip(summary["dimensions"], bests(summary, split)) if best is None]
     if not unclear:
         return None
     return f"on {', '.join(unclear)}, the first model's lead is within the 95 % interval of the two means' difference"
